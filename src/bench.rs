@@ -1,0 +1,100 @@
+//! `armsim bench`: steps/s of a scene through the full ECS step path and, in the same run, the
+//! same world stepped by bare Rapier, so the cost of the ECS around the physics is a measured
+//! ratio rather than a guess.
+
+use std::fmt;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use crate::headless::finish_setup;
+use crate::scene::Scene;
+use crate::session::SessionCommand;
+use crate::sim::{self, SimWorld};
+use crate::{SimOptions, headless_app};
+
+/// Rounds per measurement; the median is reported so one descheduled round does not skew it.
+const ROUNDS: usize = 5;
+
+#[derive(Clone, Debug)]
+pub struct BenchReport {
+    pub scene_id: String,
+    pub steps: u64,
+    pub ecs: Duration,
+    pub bare: Duration,
+}
+
+impl BenchReport {
+    pub fn ecs_steps_per_second(&self) -> f64 {
+        self.steps as f64 / self.ecs.as_secs_f64()
+    }
+    pub fn bare_steps_per_second(&self) -> f64 {
+        self.steps as f64 / self.bare.as_secs_f64()
+    }
+    /// ECS time per step over bare Rapier time per step (1.0 = no overhead).
+    pub fn overhead_ratio(&self) -> f64 {
+        self.ecs.as_secs_f64() / self.bare.as_secs_f64()
+    }
+}
+
+impl fmt::Display for BenchReport {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        writeln!(
+            f,
+            "scene {}: {} steps per round, median of {ROUNDS} rounds",
+            self.scene_id, self.steps
+        )?;
+        writeln!(
+            f,
+            "  ECS step path : {:>8.0} steps/s ({:.1} µs/step)",
+            self.ecs_steps_per_second(),
+            self.ecs.as_secs_f64() * 1e6 / self.steps as f64
+        )?;
+        writeln!(
+            f,
+            "  bare Rapier   : {:>8.0} steps/s ({:.1} µs/step)",
+            self.bare_steps_per_second(),
+            self.bare.as_secs_f64() * 1e6 / self.steps as f64
+        )?;
+        write!(f, "  ECS / bare    : {:.3}x", self.overhead_ratio())
+    }
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum BenchError {
+    #[error("the step count must be positive")]
+    NoSteps,
+}
+
+/// Steps `scene` `steps` times per round through the ECS (session RUNNING, every step-path
+/// system in place) and through `PhysicsWorld::step` alone, alternating rounds.
+pub fn run(scene: Arc<Scene>, steps: u64) -> Result<BenchReport, BenchError> {
+    if steps == 0 {
+        return Err(BenchError::NoSteps);
+    }
+    let mut ecs = Vec::with_capacity(ROUNDS);
+    let mut bare = Vec::with_capacity(ROUNDS);
+    for _ in 0..ROUNDS {
+        let mut app = headless_app(scene.clone(), &SimOptions::default());
+        finish_setup(&mut app);
+        app.world_mut().write_message(SessionCommand::Start);
+        app.update();
+        let t0 = Instant::now();
+        sim::run_steps(&mut app, steps);
+        ecs.push(t0.elapsed());
+
+        let mut world = SimWorld::new(&scene);
+        let t0 = Instant::now();
+        for _ in 0..steps {
+            world.physics.step();
+        }
+        bare.push(t0.elapsed());
+    }
+    ecs.sort_unstable();
+    bare.sort_unstable();
+    Ok(BenchReport {
+        scene_id: scene.config.scene_id.clone(),
+        steps,
+        ecs: ecs[ROUNDS / 2],
+        bare: bare[ROUNDS / 2],
+    })
+}

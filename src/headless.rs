@@ -1,0 +1,101 @@
+//! Running the simulation without a window: the loop behind `armsim --headless`, with its stop
+//! condition and the report printed at exit.
+
+use std::fmt;
+use std::time::{Duration, Instant};
+
+use bevy::app::PluginsState;
+use bevy::prelude::*;
+use bevy::tasks::tick_global_task_pools_on_main_thread;
+
+use crate::sim::{SIM_DT, SimClock};
+
+/// When a headless run ends.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum StopAfter {
+    Steps(u64),
+    SimSeconds(f64),
+    /// Until the process is interrupted or the app exits by itself.
+    Never,
+}
+
+impl StopAfter {
+    fn step_limit(self) -> Option<u64> {
+        match self {
+            StopAfter::Steps(n) => Some(n),
+            StopAfter::SimSeconds(s) => Some((s / SIM_DT).round() as u64),
+            StopAfter::Never => None,
+        }
+    }
+}
+
+/// What a headless run did, printed at exit.
+#[derive(Clone, Copy, Debug)]
+pub struct RunReport {
+    pub steps: u64,
+    pub sim_time: f64,
+    pub wall: Duration,
+}
+
+impl RunReport {
+    pub fn steps_per_second(&self) -> f64 {
+        self.steps as f64 / self.wall.as_secs_f64().max(1e-9)
+    }
+}
+
+impl fmt::Display for RunReport {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "{} steps, {:.1} s sim, {:.1} s wall, {:.0} steps/s",
+            self.steps,
+            self.sim_time,
+            self.wall.as_secs_f64(),
+            self.steps_per_second()
+        )
+    }
+}
+
+/// Finishes plugin set-up the way Bevy's runners do, so `app.update()` can be called directly.
+pub fn finish_setup(app: &mut App) {
+    while app.plugins_state() == PluginsState::Adding {
+        tick_global_task_pools_on_main_thread();
+    }
+    app.finish();
+    app.cleanup();
+}
+
+/// Runs `app` frame by frame until `stop` is reached or the app asks to exit. The clock's mode
+/// decides the pace; in real-time mode the loop sleeps between frames instead of spinning.
+pub fn run(app: &mut App, stop: StopAfter) -> RunReport {
+    finish_setup(app);
+    let limit = stop.step_limit();
+    let started = Instant::now();
+    loop {
+        if let Some(limit) = limit {
+            // The last frame must not overshoot: cap the clock to what is left.
+            let left = limit.saturating_sub(app.world().resource::<SimClock>().steps);
+            if left == 0 {
+                break;
+            }
+            app.world_mut().resource_mut::<SimClock>().max_steps_this_frame =
+                u32::try_from(left).unwrap_or(u32::MAX);
+        }
+        app.update();
+        if app.should_exit().is_some() {
+            break;
+        }
+        if matches!(
+            app.world().resource::<SimClock>().mode,
+            crate::sim::ClockMode::RealTime { .. }
+        ) {
+            std::thread::sleep(Duration::from_micros(500));
+        }
+    }
+    let clock = app.world().resource::<SimClock>();
+    RunReport {
+        steps: clock.steps,
+        sim_time: clock.sim_time,
+        wall: started.elapsed(),
+    }
+}

@@ -1,0 +1,64 @@
+//! armsim: a robot arm on a table with cubes, simulated by Rapier at a fixed 240 Hz inside a
+//! Bevy app, shown in a window or run headless. The window and headless apps are built here from
+//! the same simulation plugins, so both run exactly the same step path.
+
+pub mod bench;
+pub mod headless;
+pub mod robot;
+pub mod scene;
+pub mod session;
+pub mod sim;
+pub mod ui;
+
+use std::sync::Arc;
+
+use bevy::app::TaskPoolPlugin;
+use bevy::diagnostic::FrameCountPlugin;
+use bevy::prelude::*;
+use bevy::time::TimePlugin;
+
+use crate::scene::Scene;
+use crate::sim::{ClockMode, SimClock};
+
+/// Settings shared by the window and headless apps.
+#[derive(Clone, Debug)]
+pub struct SimOptions {
+    pub clock: ClockMode,
+}
+
+impl Default for SimOptions {
+    fn default() -> Self {
+        Self {
+            clock: ClockMode::RealTime { speed: 1.0 },
+        }
+    }
+}
+
+/// The simulation with no window and no renderer: what tests, benchmarks and `--headless` run.
+/// No log plugin is added here so that tests can build many apps; `main` adds one.
+pub fn headless_app(scene: Arc<Scene>, options: &SimOptions) -> App {
+    let mut app = App::new();
+    app.add_plugins((
+        TaskPoolPlugin::default(),
+        FrameCountPlugin,
+        TimePlugin,
+        TransformPlugin,
+    ));
+    add_simulation(&mut app, scene, options);
+    app
+}
+
+/// The simulation in a window with the 3D view and the control panel.
+pub fn window_app(scene: Arc<Scene>, options: &SimOptions, ui_options: ui::UiOptions) -> App {
+    let mut app = App::new();
+    ui::add_window_plugins(&mut app, &scene);
+    add_simulation(&mut app, scene, options);
+    ui::plugin(&mut app);
+    app.insert_resource(ui_options);
+    app
+}
+
+fn add_simulation(app: &mut App, scene: Arc<Scene>, options: &SimOptions) {
+    app.add_plugins(sim::plugin_for(scene));
+    app.world_mut().resource_mut::<SimClock>().mode = options.clock;
+}

@@ -1,0 +1,139 @@
+//! The `armsim` command: parse the command line, load and validate the scene, then open the
+//! window, run headless, or run the benchmark.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::Arc;
+
+use anyhow::Context;
+use armsim::headless::{self, StopAfter};
+use armsim::sim::ClockMode;
+use armsim::{SimOptions, bench, scene};
+use bevy::log::LogPlugin;
+use clap::{Parser, Subcommand};
+
+#[derive(Parser, Debug)]
+#[command(
+    name = "armsim",
+    version,
+    about = "A robot arm on a table with cubes, simulated by Rapier at 240 Hz",
+    long_about = "A robot arm on a table with cubes, simulated by Rapier at a fixed 240 Hz inside a \
+                  Bevy app. Without options it opens the window on the default scene; \
+                  --headless runs the same simulation without one."
+)]
+struct Cli {
+    /// Scene file (revA scene_config.json).
+    #[arg(
+        long,
+        default_value = "assets/scenes/default_scene.json",
+        global = true
+    )]
+    scene: PathBuf,
+
+    /// Run without a window; prints steps, sim time, wall time and steps/s at exit.
+    #[arg(long)]
+    headless: bool,
+
+    /// Stop after N physics steps (headless).
+    #[arg(long, value_name = "N", conflicts_with = "duration")]
+    steps: Option<u64>,
+
+    /// Stop after S seconds of simulated time (headless).
+    #[arg(long, value_name = "S")]
+    duration: Option<f64>,
+
+    /// Pace the simulation to wall-clock time (default in the window; headless default is --fast).
+    #[arg(long, conflicts_with = "fast")]
+    realtime: bool,
+
+    /// Step as fast as possible.
+    #[arg(long)]
+    fast: bool,
+
+    /// Real-time speed factor when pacing to the wall clock (0.5 = half speed).
+    #[arg(long, default_value_t = 1.0, value_name = "FACTOR")]
+    speed: f64,
+
+    /// Window only: save a PNG of the window here once the scene has rendered.
+    #[arg(long, value_name = "PATH")]
+    screenshot: Option<PathBuf>,
+
+    #[command(subcommand)]
+    command: Option<Command>,
+}
+
+#[derive(Subcommand, Debug)]
+enum Command {
+    /// Measure steps/s of the scene through the ECS step path and in bare Rapier.
+    Bench {
+        /// Steps per measurement.
+        #[arg(long, default_value_t = 24_000)]
+        steps: u64,
+    },
+}
+
+fn main() -> ExitCode {
+    match run() {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("armsim: {e:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn run() -> anyhow::Result<ExitCode> {
+    let cli = Cli::parse();
+    if !(cli.speed.is_finite() && cli.speed > 0.0) {
+        anyhow::bail!("--speed must be a positive number, got {}", cli.speed);
+    }
+    if let Some(d) = cli.duration
+        && !(d.is_finite() && d > 0.0)
+    {
+        anyhow::bail!("--duration must be a positive number of seconds, got {d}");
+    }
+    let scene = match scene::load_scene(&cli.scene) {
+        Ok(s) => Arc::new(s),
+        Err(errors) => {
+            eprintln!(
+                "armsim: scene {} is not valid:\n{errors}",
+                cli.scene.display()
+            );
+            return Ok(ExitCode::from(2));
+        }
+    };
+
+    if let Some(Command::Bench { steps }) = cli.command {
+        let report = bench::run(scene, steps).context("benchmark failed")?;
+        println!("{report}");
+        return Ok(ExitCode::SUCCESS);
+    }
+
+    let realtime = ClockMode::RealTime { speed: cli.speed };
+    let clock = if cli.fast {
+        ClockMode::Fast
+    } else if cli.realtime || !cli.headless {
+        realtime
+    } else {
+        ClockMode::Fast
+    };
+    let options = SimOptions { clock };
+
+    if cli.headless {
+        let stop = match (cli.steps, cli.duration) {
+            (Some(n), _) => StopAfter::Steps(n),
+            (None, Some(s)) => StopAfter::SimSeconds(s),
+            (None, None) => StopAfter::Never,
+        };
+        let mut app = armsim::headless_app(scene, &options);
+        app.add_plugins(LogPlugin::default());
+        let report = headless::run(&mut app, stop);
+        println!("{report}");
+    } else {
+        let ui_options = armsim::ui::UiOptions {
+            screenshot: cli.screenshot,
+        };
+        armsim::window_app(scene, &options, ui_options).run();
+    }
+    Ok(ExitCode::SUCCESS)
+}

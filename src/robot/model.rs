@@ -1,0 +1,194 @@
+//! The robot model every loader produces and every consumer reads: links, joints, shapes, actuators.
+//!
+//! Bevy-free on purpose: loaders, kinematics and the physics builder share it, and it is cheap to
+//! unit-test. Frames follow URDF: a link's frame sits at its parent joint; `origin` is the pose of
+//! that frame in the parent link's frame at joint position zero.
+
+use glam::{Quat, Vec3};
+
+/// A rigid transform (translation then rotation), the pose of one frame in another.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Pose {
+    pub translation: Vec3,
+    pub rotation: Quat,
+}
+
+impl Pose {
+    pub const IDENTITY: Pose = Pose {
+        translation: Vec3::ZERO,
+        rotation: Quat::IDENTITY,
+    };
+
+    pub fn new(translation: Vec3, rotation: Quat) -> Self {
+        Self {
+            translation,
+            rotation,
+        }
+    }
+
+    /// `self * other`: the pose of `other`'s frame expressed in the frame `self` is expressed in.
+    pub fn mul(&self, other: &Pose) -> Pose {
+        Pose {
+            translation: self.translation + self.rotation * other.translation,
+            rotation: (self.rotation * other.rotation).normalize(),
+        }
+    }
+
+    pub fn transform_point(&self, p: Vec3) -> Vec3 {
+        self.translation + self.rotation * p
+    }
+
+    pub fn inverse(&self) -> Pose {
+        let inv = self.rotation.inverse();
+        Pose {
+            translation: -(inv * self.translation),
+            rotation: inv,
+        }
+    }
+}
+
+impl Default for Pose {
+    fn default() -> Self {
+        Self::IDENTITY
+    }
+}
+
+/// Primitive collision/visual shapes. Capsules and cylinders are aligned with the local Z axis
+/// (MJCF and URDF convention); `half_length` excludes the capsule's caps.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Shape {
+    Box { half_extents: Vec3 },
+    Sphere { radius: f32 },
+    Capsule { radius: f32, half_length: f32 },
+    Cylinder { radius: f32, half_length: f32 },
+}
+
+/// One shape attached to a link, posed in the link frame.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Geom {
+    pub name: Option<String>,
+    pub shape: Shape,
+    pub pose: Pose,
+    /// Linear RGBA in 0..=1.
+    pub rgba: [f32; 4],
+    /// Sliding friction coefficient; `None` uses the simulator's default.
+    pub friction: Option<f32>,
+    /// Density in kg/m³ used when the link has no explicit inertial.
+    pub density: Option<f32>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Inertial {
+    pub mass: f32,
+    /// Centre of mass in the link frame.
+    pub com: Vec3,
+    /// Principal moments of inertia (kg·m²) about the centre of mass, in the link frame axes.
+    pub principal_inertia: Vec3,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Link {
+    pub name: String,
+    /// Index of the parent link in `RobotModel::links`; `None` only for the root (base) link.
+    pub parent: Option<usize>,
+    /// Pose of this link's frame in the parent link's frame at joint position zero.
+    pub origin: Pose,
+    /// The actuated joint connecting this link to its parent (index into `RobotModel::joints`);
+    /// `None` means rigidly fixed to the parent (or the root).
+    pub joint: Option<usize>,
+    pub inertial: Option<Inertial>,
+    pub collisions: Vec<Geom>,
+    pub visuals: Vec<Geom>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum JointKind {
+    /// Rotation about `axis`, radians.
+    Revolute,
+    /// Translation along `axis`, metres.
+    Prismatic,
+}
+
+/// How a joint is driven when nobody commands it otherwise (from the MJCF actuator or defaults).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ActuatorKind {
+    Position,
+    Velocity,
+    Motor,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Actuator {
+    pub name: String,
+    pub kind: ActuatorKind,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Joint {
+    pub name: String,
+    pub kind: JointKind,
+    /// The child link this joint moves (index into `RobotModel::links`).
+    pub link: usize,
+    /// Unit axis in the child link frame.
+    pub axis: Vec3,
+    /// Point the axis passes through, in the child link frame (zero for URDF).
+    pub anchor: Vec3,
+    /// Position limits `(lower, upper)`; `None` = unlimited (continuous).
+    pub limits: Option<(f32, f32)>,
+    /// Largest force/torque the joint's motor may apply (N or N·m).
+    pub max_effort: f32,
+    /// Largest joint speed (rad/s or m/s).
+    pub max_velocity: f32,
+    /// Passive viscous damping (N·m·s/rad).
+    pub damping: f32,
+    /// Position-control gains used by the simulator's PD motor (acceleration-based: 1/s², 1/s).
+    pub kp: f32,
+    pub kd: f32,
+    pub actuator: Option<Actuator>,
+}
+
+/// A joint that follows another one: `q = multiplier * q_leader + offset` (URDF `<mimic>`, MJCF
+/// joint equality). Used by the gripper so one command closes every finger.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Mimic {
+    pub joint: usize,
+    pub leader: usize,
+    pub multiplier: f32,
+    pub offset: f32,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct RobotModel {
+    /// Robot name (MJCF `<mujoco model=..>`, URDF `<robot name=..>`); used by the agent protocol.
+    pub name: String,
+    /// Parents come before children; `links[0]` is the root, fixed to the robot's base pose.
+    pub links: Vec<Link>,
+    /// Actuated joints in the robot's canonical order (file order; protocols use this order).
+    pub joints: Vec<Joint>,
+    pub mimics: Vec<Mimic>,
+    /// Link carrying the end-effector point, and the point in that link's frame.
+    pub ee_link: usize,
+    pub ee_offset: Vec3,
+}
+
+impl RobotModel {
+    pub fn joint_index(&self, name: &str) -> Option<usize> {
+        self.joints.iter().position(|j| j.name == name)
+    }
+
+    pub fn link_index(&self, name: &str) -> Option<usize> {
+        self.links.iter().position(|l| l.name == name)
+    }
+
+    /// The joint driven by the actuator called `name`, if any.
+    pub fn actuator_joint(&self, name: &str) -> Option<usize> {
+        self.joints
+            .iter()
+            .position(|j| j.actuator.as_ref().is_some_and(|a| a.name == name))
+    }
+
+    /// Joints that follow `leader` (directly), with their mimic relation.
+    pub fn followers(&self, leader: usize) -> impl Iterator<Item = &Mimic> {
+        self.mimics.iter().filter(move |m| m.leader == leader)
+    }
+}

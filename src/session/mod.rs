@@ -1,0 +1,181 @@
+//! The one global session state (IDLE | RUNNING | PAUSED | ERROR) shared by the panel, the
+//! keyboard and every protocol, the commands that move it, and what the arm does when control
+//! stops (`pause_behavior`).
+
+use bevy::prelude::*;
+
+use crate::scene::PauseBehavior;
+use crate::sim::{JointCommand, Sim, SimClock, SimScene, SimWorld};
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
+pub enum SessionState {
+    /// The world steps, the arm holds, no external control is applied.
+    #[default]
+    Idle,
+    /// The world steps and the controller's targets are applied.
+    Running,
+    /// Simulation time is frozen for everyone; single steps still run.
+    Paused,
+    /// Something went wrong (e.g. the physics produced non-finite state); reset to recover.
+    Error,
+}
+
+impl SessionState {
+    /// The spelling used on every wire (revA `sim_state`, monitor streams, the panel).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            SessionState::Idle => "IDLE",
+            SessionState::Running => "RUNNING",
+            SessionState::Paused => "PAUSED",
+            SessionState::Error => "ERROR",
+        }
+    }
+}
+
+/// A request to change the session, from any source (panel, keys, protocols).
+#[derive(Message, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SessionCommand {
+    Start,
+    Pause,
+    /// Pause (if running) and run exactly `n` steps.
+    Step(u32),
+    /// Start if paused or idle, pause if running (the Space key).
+    TogglePause,
+    Reset,
+}
+
+/// Announced after the session changed, so every protocol can tell its clients.
+#[derive(Message, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SessionEvent {
+    Started,
+    Paused,
+    ResetDone,
+    Errored,
+}
+
+/// The global session: state and the posture the arm holds while nobody controls it.
+#[derive(Resource, Debug, Clone)]
+pub struct Session {
+    state: SessionState,
+    pub pause_behavior: PauseBehavior,
+    /// Commands applied while not RUNNING (latched when control stopped).
+    hold: Vec<JointCommand>,
+    /// Why the session is in ERROR, for the panel and the logs.
+    pub error: Option<String>,
+}
+
+impl Session {
+    pub fn new(pause_behavior: PauseBehavior, hold: Vec<JointCommand>) -> Self {
+        Self {
+            state: SessionState::Idle,
+            pause_behavior,
+            hold,
+            error: None,
+        }
+    }
+
+    pub fn state(&self) -> SessionState {
+        self.state
+    }
+
+    /// Commands the arm follows while control is not applied.
+    pub fn hold_commands(&self) -> &[JointCommand] {
+        &self.hold
+    }
+
+    /// Latches the hold posture from the arm's current state, following `pause_behavior`:
+    /// `hold` keeps the current joint positions, `damp` brings the joints to rest.
+    pub fn latch_hold(&mut self, world: &SimWorld) {
+        self.hold = match self.pause_behavior {
+            PauseBehavior::Hold => world
+                .joint_positions()
+                .into_iter()
+                .map(|q| JointCommand::Position {
+                    target: q,
+                    velocity: 0.0,
+                })
+                .collect(),
+            PauseBehavior::Damp => vec![JointCommand::Velocity { target: 0.0 }; world.joint_count()],
+        };
+    }
+}
+
+pub(crate) fn plugin(app: &mut App) {
+    app.add_message::<SessionCommand>()
+        .add_message::<SessionEvent>()
+        .add_systems(First, handle_session_commands);
+}
+
+fn handle_session_commands(
+    mut commands: MessageReader<SessionCommand>,
+    mut events: MessageWriter<SessionEvent>,
+    mut session: ResMut<Session>,
+    mut sim: ResMut<Sim>,
+    mut clock: ResMut<SimClock>,
+    scene: Res<SimScene>,
+) {
+    for cmd in commands.read() {
+        let before = session.state;
+        match *cmd {
+            SessionCommand::Start => start(&mut session),
+            SessionCommand::Pause => pause(&mut session, &sim.0),
+            SessionCommand::TogglePause => {
+                if session.state == SessionState::Running {
+                    pause(&mut session, &sim.0);
+                } else {
+                    start(&mut session);
+                }
+            }
+            SessionCommand::Step(n) => {
+                pause(&mut session, &sim.0);
+                if session.state == SessionState::Paused {
+                    clock.request_steps(n);
+                }
+            }
+            SessionCommand::Reset => {
+                sim.0 = SimWorld::new(&scene.0);
+                clock.reset();
+                session.hold = sim.0.commands().to_vec();
+                session.state = SessionState::Idle;
+                session.error = None;
+                info!("session reset: scene restored, state IDLE");
+                events.write(SessionEvent::ResetDone);
+                continue;
+            }
+        }
+        if session.state != before {
+            info!("session {} -> {}", before.as_str(), session.state.as_str());
+            events.write(match session.state {
+                SessionState::Running => SessionEvent::Started,
+                SessionState::Paused => SessionEvent::Paused,
+                SessionState::Error => SessionEvent::Errored,
+                SessionState::Idle => SessionEvent::ResetDone,
+            });
+        }
+    }
+}
+
+fn start(session: &mut Session) {
+    if session.state != SessionState::Error {
+        session.state = SessionState::Running;
+    }
+}
+
+fn pause(session: &mut Session, world: &SimWorld) {
+    match session.state {
+        SessionState::Running => {
+            session.latch_hold(world);
+            session.state = SessionState::Paused;
+        }
+        SessionState::Idle => session.state = SessionState::Paused,
+        SessionState::Paused | SessionState::Error => {}
+    }
+}
+
+/// Puts the session in ERROR (from the physics guard or a protocol), latching the hold posture.
+pub fn fail(session: &mut Session, world: &SimWorld, why: String) {
+    error!("session error: {why}");
+    session.latch_hold(world);
+    session.state = SessionState::Error;
+    session.error = Some(why);
+}

@@ -1,0 +1,310 @@
+//! The simulator's clock: the mode (real time, as fast as possible, lockstep through the
+//! `StepGate`), sim time and step count, and the figures the panel and protocols show
+//! (real-time factor, steps/s, step cost).
+
+use std::collections::BTreeMap;
+use std::time::{Duration, Instant};
+
+use bevy::prelude::*;
+
+use super::SIM_DT;
+
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum ClockMode {
+    /// Sim time follows wall time times `speed` (1.0 = real time).
+    RealTime { speed: f64 },
+    /// As many steps as fit in the frame budget (headless batch work, benchmarks).
+    Fast,
+    /// No steps from frames at all: the embedding code steps explicitly with `sim::run_steps`
+    /// (tests and batch scripts that need exact step counts).
+    Manual,
+}
+
+/// How many steps the driver may run this frame and for how long.
+#[derive(Clone, Copy, Debug)]
+pub struct FrameBudget {
+    pub max_steps: u32,
+    pub wall_budget: Duration,
+}
+
+#[derive(Resource, Debug)]
+pub struct SimClock {
+    pub mode: ClockMode,
+    /// Simulated seconds since the scene was loaded or reset.
+    pub sim_time: f64,
+    /// Steps since the scene was loaded or reset.
+    pub steps: u64,
+    /// Real-time mode: the most steps one frame may run to catch up; beyond it, time is dropped
+    /// (the sim runs slower than real time rather than spiralling).
+    pub max_catch_up_steps: u32,
+    /// Wall time one frame may spend stepping in fast/lockstep mode, so rendering stays live.
+    pub frame_wall_budget: Duration,
+    /// True while a step is waiting for an external (lockstep/sync) client.
+    pub waiting_for_external: bool,
+    /// Upper bound on the steps of any one frame (a headless run's remaining steps).
+    pub max_steps_this_frame: u32,
+    accumulator: f64,
+    pending_single_steps: u32,
+    last_frame: Option<Instant>,
+    pub stats: ClockStats,
+}
+
+/// Measured figures, refreshed about twice a second.
+#[derive(Debug, Clone, Default)]
+pub struct ClockStats {
+    /// Sim seconds per wall second over the last window.
+    pub real_time_factor: f64,
+    pub steps_per_second: f64,
+    /// Cost of the last step (the whole `SimStep` schedule).
+    pub last_step_cost: Duration,
+    /// Mean and 99th percentile step cost over the last window.
+    pub mean_step_cost: Duration,
+    pub p99_step_cost: Duration,
+    /// Steps dropped because real time ran ahead of what the machine could simulate.
+    pub dropped_steps: u64,
+    window_start: Option<Instant>,
+    window_sim_start: f64,
+    window_steps: u64,
+    window_costs: Vec<Duration>,
+}
+
+impl Default for SimClock {
+    fn default() -> Self {
+        Self {
+            mode: ClockMode::RealTime { speed: 1.0 },
+            sim_time: 0.0,
+            steps: 0,
+            max_catch_up_steps: 24,
+            frame_wall_budget: Duration::from_millis(12),
+            waiting_for_external: false,
+            max_steps_this_frame: u32::MAX,
+            accumulator: 0.0,
+            pending_single_steps: 0,
+            last_frame: None,
+            stats: ClockStats::default(),
+        }
+    }
+}
+
+impl SimClock {
+    /// Queues single steps to run while paused.
+    pub fn request_steps(&mut self, n: u32) {
+        self.pending_single_steps = self.pending_single_steps.saturating_add(n);
+    }
+
+    pub fn pending_steps(&self) -> u32 {
+        self.pending_single_steps
+    }
+
+    /// Back to time zero (reset); the mode and its settings stay.
+    pub fn reset(&mut self) {
+        self.sim_time = 0.0;
+        self.steps = 0;
+        self.accumulator = 0.0;
+        self.pending_single_steps = 0;
+        self.waiting_for_external = false;
+        self.stats = ClockStats::default();
+    }
+
+    /// Called by the physics system after each step.
+    pub fn advance(&mut self) {
+        self.steps += 1;
+        self.sim_time = self.steps as f64 * SIM_DT;
+    }
+
+    pub fn record_step(&mut self, cost: Duration) {
+        self.stats.last_step_cost = cost;
+        self.stats.window_costs.push(cost);
+        self.stats.window_steps += 1;
+    }
+
+    /// Decides this frame's budget from the mode, the pause state and the gate.
+    pub fn begin_frame(&mut self, paused: bool, gated: bool) -> FrameBudget {
+        let mut budget = self.frame_budget(paused, gated);
+        budget.max_steps = budget.max_steps.min(self.max_steps_this_frame);
+        budget
+    }
+
+    fn frame_budget(&mut self, paused: bool, gated: bool) -> FrameBudget {
+        let now = Instant::now();
+        let wall_dt = self
+            .last_frame
+            .map(|t| now - t)
+            .unwrap_or_default()
+            .as_secs_f64();
+        self.last_frame = Some(now);
+        if paused {
+            self.accumulator = 0.0;
+            let n = std::mem::take(&mut self.pending_single_steps);
+            return FrameBudget {
+                max_steps: n,
+                wall_budget: Duration::MAX,
+            };
+        }
+        if gated {
+            // Lockstep: the clients set the pace; the budget only keeps frames coming.
+            return FrameBudget {
+                max_steps: u32::MAX,
+                wall_budget: self.frame_wall_budget,
+            };
+        }
+        match self.mode {
+            ClockMode::RealTime { speed } => {
+                self.accumulator += wall_dt * speed;
+                let wanted = (self.accumulator / SIM_DT).floor();
+                let n = wanted.min(f64::from(self.max_catch_up_steps)) as u32;
+                if wanted > f64::from(n) {
+                    self.stats.dropped_steps += (wanted as u64).saturating_sub(u64::from(n));
+                }
+                self.accumulator -= wanted * SIM_DT;
+                FrameBudget {
+                    max_steps: n,
+                    wall_budget: Duration::MAX,
+                }
+            }
+            ClockMode::Fast => FrameBudget {
+                max_steps: u32::MAX,
+                wall_budget: self.frame_wall_budget,
+            },
+            ClockMode::Manual => FrameBudget {
+                max_steps: 0,
+                wall_budget: Duration::ZERO,
+            },
+        }
+    }
+
+    /// Refreshes the measured figures once the window is long enough.
+    pub fn end_frame(&mut self, _ran: u32, _budget: FrameBudget) {
+        let now = Instant::now();
+        let s = &mut self.stats;
+        let Some(start) = s.window_start else {
+            s.window_start = Some(now);
+            s.window_sim_start = self.sim_time;
+            s.window_steps = 0;
+            s.window_costs.clear();
+            return;
+        };
+        let wall = (now - start).as_secs_f64();
+        if wall < 0.5 {
+            return;
+        }
+        s.real_time_factor = (self.sim_time - s.window_sim_start) / wall;
+        s.steps_per_second = s.window_steps as f64 / wall;
+        if !s.window_costs.is_empty() {
+            s.window_costs.sort_unstable();
+            let total: Duration = s.window_costs.iter().sum();
+            s.mean_step_cost = total / s.window_costs.len() as u32;
+            let idx = ((s.window_costs.len() - 1) as f64 * 0.99).round() as usize;
+            s.p99_step_cost = s.window_costs[idx];
+        }
+        s.window_start = Some(now);
+        s.window_sim_start = self.sim_time;
+        s.window_steps = 0;
+        s.window_costs.clear();
+    }
+}
+
+/// Lets steps wait for external clients (spec-003 lockstep, spec-001 sync agents): while any
+/// source is registered, a step runs only when every source has said it is ready, and each step
+/// consumes that readiness. With no source registered the gate is open and the clock's mode
+/// alone sets the pace.
+#[derive(Resource, Debug, Default)]
+pub struct StepGate {
+    next_id: u64,
+    sources: BTreeMap<u64, GateSource>,
+}
+
+#[derive(Debug)]
+struct GateSource {
+    name: String,
+    ready: bool,
+}
+
+impl StepGate {
+    /// Registers a synchronous source; returns its id.
+    pub fn register(&mut self, name: impl Into<String>) -> u64 {
+        self.next_id += 1;
+        self.sources.insert(
+            self.next_id,
+            GateSource {
+                name: name.into(),
+                ready: false,
+            },
+        );
+        self.next_id
+    }
+
+    pub fn unregister(&mut self, id: u64) {
+        self.sources.remove(&id);
+    }
+
+    /// The source has supplied its input for the next step.
+    pub fn mark_ready(&mut self, id: u64) {
+        if let Some(s) = self.sources.get_mut(&id) {
+            s.ready = true;
+        }
+    }
+
+    pub fn is_gated(&self) -> bool {
+        !self.sources.is_empty()
+    }
+
+    /// Names of the sources the next step is waiting for (for the panel).
+    pub fn waiting_on(&self) -> impl Iterator<Item = &str> {
+        self.sources
+            .values()
+            .filter(|s| !s.ready)
+            .map(|s| s.name.as_str())
+    }
+
+    /// If every source is ready, consumes their readiness and returns true.
+    pub fn try_consume(&mut self) -> bool {
+        if !self.sources.values().all(|s| s.ready) {
+            return false;
+        }
+        self.sources.values_mut().for_each(|s| s.ready = false);
+        true
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn gate_opens_only_when_every_source_is_ready() {
+        let mut gate = StepGate::default();
+        assert!(!gate.is_gated());
+        let a = gate.register("a");
+        let b = gate.register("b");
+        assert!(!gate.try_consume());
+        gate.mark_ready(a);
+        assert!(!gate.try_consume());
+        assert_eq!(gate.waiting_on().collect::<Vec<_>>(), vec!["b"]);
+        gate.mark_ready(b);
+        assert!(gate.try_consume());
+        assert!(!gate.try_consume(), "readiness is consumed by the step");
+        gate.unregister(a);
+        gate.unregister(b);
+        assert!(!gate.is_gated());
+    }
+
+    #[test]
+    fn paused_clock_runs_only_requested_steps() {
+        let mut clock = SimClock::default();
+        assert_eq!(clock.begin_frame(true, false).max_steps, 0);
+        clock.request_steps(3);
+        assert_eq!(clock.begin_frame(true, false).max_steps, 3);
+        assert_eq!(clock.begin_frame(true, false).max_steps, 0);
+    }
+
+    #[test]
+    fn real_time_caps_catch_up_and_counts_dropped_steps() {
+        let mut clock = SimClock::default();
+        clock.begin_frame(false, false);
+        std::thread::sleep(Duration::from_millis(300));
+        let b = clock.begin_frame(false, false);
+        assert_eq!(b.max_steps, clock.max_catch_up_steps);
+        assert!(clock.stats.dropped_steps > 0);
+    }
+}

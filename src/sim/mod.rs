@@ -1,0 +1,169 @@
+//! The simulation in the ECS: the scene and physics world as resources, the `SimClock` that
+//! decides how many 240 Hz steps run each frame, and the `SimStep` schedule that every step, in
+//! every mode, goes through (DESIGN §3).
+//!
+//! Why a custom schedule run by an exclusive driver rather than `FixedUpdate`: lockstep and
+//! as-fast-as-possible need the step count to be decided by inputs and budgets, not by virtual
+//! time, and a step must be able to wait for a client without holding up the frame.
+
+mod clock;
+mod world;
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use bevy::ecs::schedule::{ScheduleLabel, SingleThreadedExecutor};
+use bevy::prelude::*;
+
+pub use clock::{ClockMode, SimClock, StepGate};
+pub use world::{
+    BodyRole, CommandError, JointCommand, ObjectBody, SIM_DT, SIM_HZ, SimWorld, gripper_range,
+};
+
+use crate::scene::Scene;
+use crate::session::{self, Session, SessionState};
+
+/// The scene the world was built from; reset rebuilds from it.
+#[derive(Resource, Clone)]
+pub struct SimScene(pub Arc<Scene>);
+
+/// The physics world of the running scene.
+#[derive(Resource)]
+pub struct Sim(pub SimWorld);
+
+/// What the arm's controller (a protocol client, the panel's sliders, a test) wants, in robot
+/// joint order. Applied only while the session is RUNNING; otherwise the session's hold posture
+/// is applied instead.
+#[derive(Resource, Debug, Clone)]
+pub struct JointTargets {
+    pub commands: Vec<JointCommand>,
+}
+
+/// One physics step, in the order of DESIGN §3. Each phase is a set; protocols add their systems
+/// to the set of their phase. A new phase goes into the chain in `plugin`, in tick order.
+#[derive(ScheduleLabel, Debug, Clone, PartialEq, Eq, Hash)]
+pub struct SimStep;
+
+#[derive(SystemSet, Debug, Clone, PartialEq, Eq, Hash)]
+pub enum SimSystems {
+    /// Sample the newest command of each source (decode only on a new token).
+    Sample,
+    /// Turn commands into joint targets (`JointTargets`).
+    Adapt,
+    /// Push the targets (or the hold posture) into the joint motors.
+    Apply,
+    /// Rapier step; sim time advances.
+    Physics,
+    /// Rule book after the step.
+    Referee,
+    /// Encode and publish outbound messages.
+    Publish,
+}
+
+/// Runs each frame (in `Update`) to drive the clock; the GUI's transform sync runs after it.
+#[derive(SystemSet, Debug, Clone, PartialEq, Eq, Hash)]
+pub struct ClockSystems;
+
+/// Builds the world for `scene` and registers the clock, the step schedule and the session.
+pub fn plugin_for(scene: Arc<Scene>) -> impl Fn(&mut App) {
+    move |app: &mut App| {
+        let world = SimWorld::new(&scene);
+        let hold = world.commands().to_vec();
+        let pause_behavior = scene.config.control.pause_behavior;
+        app.insert_resource(JointTargets {
+            commands: hold.clone(),
+        })
+        .insert_resource(Session::new(pause_behavior, hold))
+        .insert_resource(Sim(world))
+        .insert_resource(SimScene(scene.clone()))
+        .init_resource::<SimClock>()
+        .init_resource::<StepGate>();
+
+        let mut schedule = Schedule::new(SimStep);
+        // A step is a short, strictly ordered sequence: threads would cost more than they save.
+        schedule.set_executor(SingleThreadedExecutor::new());
+        schedule.configure_sets(
+            (
+                SimSystems::Sample,
+                SimSystems::Adapt,
+                SimSystems::Apply,
+                SimSystems::Physics,
+                SimSystems::Referee,
+                SimSystems::Publish,
+            )
+                .chain(),
+        );
+        schedule.add_systems((
+            apply_targets.in_set(SimSystems::Apply),
+            physics_step.in_set(SimSystems::Physics),
+        ));
+        app.add_schedule(schedule);
+        app.add_systems(Update, drive_clock.in_set(ClockSystems));
+        session::plugin(app);
+    }
+}
+
+/// Runs exactly one step through the `SimStep` schedule and records its cost. Every mode and
+/// every caller (driver, tests, benchmarks) steps through here.
+pub fn step_once(world: &mut World) {
+    let t0 = Instant::now();
+    world.run_schedule(SimStep);
+    let cost = t0.elapsed();
+    world.resource_mut::<SimClock>().record_step(cost);
+}
+
+/// Runs `n` steps back to back, ignoring the clock's pacing (tests, batch work, benchmarks).
+pub fn run_steps(app: &mut App, n: u64) {
+    for _ in 0..n {
+        step_once(app.world_mut());
+    }
+}
+
+/// Decides how many steps this frame gets and runs them.
+fn drive_clock(world: &mut World) {
+    let state = world.resource::<Session>().state();
+    let gated = world.resource::<StepGate>().is_gated();
+    let budget = world
+        .resource_mut::<SimClock>()
+        .begin_frame(state == SessionState::Paused, gated);
+    let started = Instant::now();
+    let mut ran = 0u32;
+    while ran < budget.max_steps && started.elapsed() < budget.wall_budget {
+        if gated {
+            let mut gate = world.resource_mut::<StepGate>();
+            if !gate.try_consume() {
+                world.resource_mut::<SimClock>().waiting_for_external = true;
+                break;
+            }
+        }
+        world.resource_mut::<SimClock>().waiting_for_external = false;
+        step_once(world);
+        ran += 1;
+        if world.resource::<Session>().state() == SessionState::Error {
+            break;
+        }
+    }
+    world.resource_mut::<SimClock>().end_frame(ran, budget);
+}
+
+fn apply_targets(targets: Res<JointTargets>, session: Res<Session>, mut sim: ResMut<Sim>) {
+    let commands = match session.state() {
+        SessionState::Running => &targets.commands,
+        _ => session.hold_commands(),
+    };
+    for (i, &cmd) in commands.iter().enumerate() {
+        // Inputs are validated where they enter; a refusal here only means a shorter vector.
+        let _ = sim.0.set_command(i, cmd);
+    }
+}
+
+fn physics_step(mut sim: ResMut<Sim>, mut clock: ResMut<SimClock>, mut session: ResMut<Session>) {
+    sim.0.step();
+    clock.advance();
+    if session.state() != SessionState::Error
+        && !sim.0.joint_positions().iter().all(|q| q.is_finite())
+    {
+        let why = "physics produced a non-finite joint state".to_string();
+        session::fail(&mut session, &sim.0, why);
+    }
+}

@@ -1,0 +1,630 @@
+//! The physics of one scene with no Bevy in it: a Rapier world holding the table, the free
+//! objects and the robot as a multibody with joint motors, plus the per-joint commands.
+//!
+//! Keeping this Bevy-free is what lets the benchmark compare the ECS step path with bare Rapier
+//! on exactly the same world, and lets reset rebuild the world bit-for-bit from the scene.
+
+use std::hash::Hasher;
+
+use bevy_rapier3d::rapier::prelude::{
+    ColliderBuilder, ColliderHandle, CoefficientCombineRule, GenericJointBuilder, JointAxesMask,
+    JointAxis, MassProperties, MotorModel, MultibodyJointHandle, PhysicsWorld, RigidBodyBuilder,
+    RigidBodyHandle,
+};
+use glam::{Quat, Vec3};
+
+use crate::robot::{JointKind, Pose, RobotModel, Shape, kinematics};
+use crate::scene::{ObjectConfig, Scene};
+
+/// The fixed physics rate of every armsim world.
+pub const SIM_HZ: f64 = 240.0;
+/// One physics step, seconds.
+pub const SIM_DT: f64 = 1.0 / SIM_HZ;
+
+/// Acceleration-based gain (1/s) with which a velocity command is tracked.
+const VELOCITY_GAIN: f32 = 200.0;
+/// Default friction of the finger pads and cubes when neither the robot nor the scene says.
+const DEFAULT_FRICTION: f32 = 1.0;
+/// Density of links whose file gives neither mass nor density (aluminium-ish, hollow).
+const DEFAULT_LINK_DENSITY: f32 = 1000.0;
+
+/// What one joint is told to do. Position targets go through the joint's PD motor, velocity
+/// targets through a damping motor, efforts bypass the motor and apply a torque (or force) pair
+/// to the two links the joint connects.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum JointCommand {
+    Position { target: f32, velocity: f32 },
+    Velocity { target: f32 },
+    Effort { torque: f32 },
+}
+
+/// A free object of the scene, as built in Rapier.
+#[derive(Clone, Debug)]
+pub struct ObjectBody {
+    pub name: String,
+    pub body: RigidBodyHandle,
+    pub shape: Shape,
+    pub rgba: [f32; 4],
+}
+
+/// What a rigid body in the world stands for; used by the renderer and the state snapshot.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BodyRole {
+    Table,
+    Object(usize),
+    Link(usize),
+}
+
+pub struct SimWorld {
+    pub physics: PhysicsWorld,
+    pub robot: RobotModel,
+    /// Pose of the robot's root link in the world.
+    pub base_pose: Pose,
+    /// One rigid body per robot link, in `robot.links` order.
+    pub link_bodies: Vec<RigidBodyHandle>,
+    /// One multibody joint per actuated robot joint, in `robot.joints` order.
+    joint_handles: Vec<MultibodyJointHandle>,
+    pub objects: Vec<ObjectBody>,
+    pub table: RigidBodyHandle,
+    pub table_top_z: f32,
+    /// Table top extents (x, y) and centre in the world.
+    pub table_size: [f32; 2],
+    pub table_center: [f32; 2],
+    commands: Vec<JointCommand>,
+}
+
+impl SimWorld {
+    /// Builds the world of `scene` in its initial state: robot at `home_q`, objects at their poses.
+    pub fn new(scene: &Scene) -> Self {
+        let cfg = &scene.config;
+        let ext = &cfg.extensions.armsim;
+        let mut physics = PhysicsWorld {
+            gravity: Vec3::new(0.0, 0.0, -9.81),
+            ..Default::default()
+        };
+        physics.integration_parameters.dt = SIM_DT as f32;
+        physics.integration_parameters.num_solver_iterations = ext.physics.solver_iterations.max(1);
+
+        let table_top_z = cfg.table.top_height_m;
+        let table_size = ext.table_size_m;
+        let table_center = ext.table_center_xy_m;
+        // The table is one static box whose top face is the scene's table height.
+        let table_half = Vec3::new(table_size[0] / 2.0, table_size[1] / 2.0, table_top_z / 2.0);
+        let table = physics.bodies.insert(
+            RigidBodyBuilder::fixed()
+                .translation(Vec3::new(table_center[0], table_center[1], table_top_z / 2.0)),
+        );
+        physics.colliders.insert_with_parent(
+            ColliderBuilder::cuboid(table_half.x, table_half.y, table_half.z)
+                .friction(ext.physics.friction),
+            table,
+            &mut physics.bodies,
+        );
+
+        let objects = cfg
+            .objects
+            .iter()
+            .map(|o| spawn_object(&mut physics, o, ext.physics.friction))
+            .collect();
+
+        let base_pose = Pose::new(
+            Vec3::from(cfg.robot.base_pose.pos_m),
+            Quat::from_array(cfg.robot.base_pose.quat_xyzw).normalize(),
+        );
+        let robot = scene.robot.clone();
+        let home_q = scene.home_q_full();
+        let (link_bodies, joint_handles) = spawn_robot(&mut physics, &robot, &base_pose, &home_q);
+
+        let commands = home_q
+            .iter()
+            .map(|&q| JointCommand::Position {
+                target: q,
+                velocity: 0.0,
+            })
+            .collect();
+        let mut world = Self {
+            physics,
+            robot,
+            base_pose,
+            link_bodies,
+            joint_handles,
+            objects,
+            table,
+            table_top_z,
+            table_size,
+            table_center,
+            commands,
+        };
+        world.apply_commands();
+        world
+    }
+
+    pub fn joint_count(&self) -> usize {
+        self.robot.joints.len()
+    }
+
+    pub fn commands(&self) -> &[JointCommand] {
+        &self.commands
+    }
+
+    /// Sets the command of joint `index` (robot joint order). Non-finite values are refused so a
+    /// bad input can never reach the solver.
+    pub fn set_command(&mut self, index: usize, cmd: JointCommand) -> Result<(), CommandError> {
+        let finite = match cmd {
+            JointCommand::Position { target, velocity } => target.is_finite() && velocity.is_finite(),
+            JointCommand::Velocity { target } => target.is_finite(),
+            JointCommand::Effort { torque } => torque.is_finite(),
+        };
+        if !finite {
+            return Err(CommandError::NotFinite { joint: index });
+        }
+        let slot = self
+            .commands
+            .get_mut(index)
+            .ok_or(CommandError::NoSuchJoint { joint: index })?;
+        *slot = cmd;
+        Ok(())
+    }
+
+    /// Position targets for the gripper: `closed` in 0 (open) ..= 1 (closed), applied to the
+    /// gripper actuator's joint and every joint that mimics it.
+    pub fn set_gripper(&mut self, leader: usize, closed: f32) {
+        let Some(joint) = self.robot.joints.get(leader) else {
+            return;
+        };
+        let (open, shut) = gripper_range(joint);
+        let target = open + (shut - open) * closed.clamp(0.0, 1.0);
+        self.commands[leader] = JointCommand::Position {
+            target,
+            velocity: 0.0,
+        };
+        let followers: Vec<(usize, f32)> = self
+            .robot
+            .followers(leader)
+            .map(|m| (m.joint, m.multiplier * target + m.offset))
+            .collect();
+        for (j, t) in followers {
+            self.commands[j] = JointCommand::Position {
+                target: t,
+                velocity: 0.0,
+            };
+        }
+    }
+
+    /// One physics step of `SIM_DT` with the current commands.
+    pub fn step(&mut self) {
+        self.apply_commands();
+        self.physics.step();
+    }
+
+    /// Pushes the commands into the joint motors and, for effort commands, the link torques.
+    fn apply_commands(&mut self) {
+        let q = self.joint_positions();
+        for (i, cmd) in self.commands.iter().enumerate() {
+            let joint = &self.robot.joints[i];
+            let axis = motor_axis(joint.kind);
+            let Some((mb, link_id)) = self.physics.multibody_joints.get_mut(self.joint_handles[i])
+            else {
+                continue;
+            };
+            let Some(link) = mb.link_mut(link_id) else {
+                continue;
+            };
+            let data = &mut link.joint.data;
+            data.set_motor_max_force(axis, joint.max_effort);
+            match *cmd {
+                JointCommand::Position { target, velocity } => {
+                    data.set_motor(axis, target, velocity, joint.kp, joint.kd);
+                }
+                JointCommand::Velocity { target } => {
+                    data.set_motor(axis, q[i], target, 0.0, VELOCITY_GAIN);
+                }
+                JointCommand::Effort { .. } => {
+                    data.set_motor(axis, q[i], 0.0, 0.0, 0.0);
+                }
+            }
+        }
+        // Efforts are external forces on the two links around the joint; Rapier keeps user
+        // forces until reset, so they are rebuilt every step.
+        for &h in &self.link_bodies {
+            if let Some(rb) = self.physics.bodies.get_mut(h) {
+                rb.reset_forces(false);
+                rb.reset_torques(false);
+            }
+        }
+        for (i, cmd) in self.commands.iter().enumerate() {
+            let JointCommand::Effort { torque } = *cmd else {
+                continue;
+            };
+            let joint = &self.robot.joints[i];
+            let child = self.link_bodies[joint.link];
+            let Some(parent_link) = self.robot.links[joint.link].parent else {
+                continue;
+            };
+            let parent = self.link_bodies[parent_link];
+            let tau = torque.clamp(-joint.max_effort, joint.max_effort);
+            let axis_world = self.physics.bodies[child].rotation() * joint.axis;
+            let wrench = axis_world * tau;
+            for (h, sign) in [(child, 1.0), (parent, -1.0)] {
+                if let Some(rb) = self.physics.bodies.get_mut(h) {
+                    match joint.kind {
+                        JointKind::Revolute => rb.add_torque(wrench * sign, true),
+                        JointKind::Prismatic => rb.add_force(wrench * sign, true),
+                    }
+                }
+            }
+        }
+    }
+
+    /// Joint positions (rad or m) in robot joint order.
+    pub fn joint_positions(&self) -> Vec<f32> {
+        self.joint_handles
+            .iter()
+            .zip(&self.robot.joints)
+            .map(|(&h, j)| {
+                self.physics
+                    .multibody_joints
+                    .get(h)
+                    .and_then(|(mb, id)| mb.link(id))
+                    .map(|l| l.joint.coords()[coord_index(j.kind)])
+                    .unwrap_or(0.0)
+            })
+            .collect()
+    }
+
+    /// Joint velocities (rad/s or m/s) in robot joint order.
+    pub fn joint_velocities(&self) -> Vec<f32> {
+        self.joint_handles
+            .iter()
+            .map(|&h| {
+                self.physics
+                    .multibody_joints
+                    .get(h)
+                    .and_then(|(mb, id)| mb.link(id).map(|l| mb.joint_velocity(l)))
+                    .and_then(|v| v.iter().next().copied())
+                    .unwrap_or(0.0)
+            })
+            .collect()
+    }
+
+    /// Teleports the robot to joint positions `q` with velocities `qd` (robot joint order).
+    pub fn set_joint_state(&mut self, q: &[f32], qd: &[f32]) {
+        set_multibody_state(
+            &mut self.physics,
+            &self.robot,
+            &self.link_bodies,
+            &self.joint_handles,
+            q,
+            Some(qd),
+        );
+    }
+
+    pub fn body_pose(&self, handle: RigidBodyHandle) -> Pose {
+        let p = self.physics.bodies[handle].position();
+        Pose::new(p.translation, p.rotation)
+    }
+
+    /// The end-effector point in the world frame.
+    pub fn ee_position(&self) -> Vec3 {
+        self.body_pose(self.link_bodies[self.robot.ee_link])
+            .transform_point(self.robot.ee_offset)
+    }
+
+    /// Every body's role, in a stable order (table, objects, links).
+    pub fn bodies(&self) -> impl Iterator<Item = (BodyRole, RigidBodyHandle)> + '_ {
+        std::iter::once((BodyRole::Table, self.table))
+            .chain(
+                self.objects
+                    .iter()
+                    .enumerate()
+                    .map(|(i, o)| (BodyRole::Object(i), o.body)),
+            )
+            .chain(
+                self.link_bodies
+                    .iter()
+                    .enumerate()
+                    .map(|(i, &h)| (BodyRole::Link(i), h)),
+            )
+    }
+
+    /// A hash over every body's pose and velocity and every joint's coordinate and velocity, bit
+    /// for bit: equal hashes mean equal physical state.
+    pub fn state_hash(&self) -> u64 {
+        let mut h = Fnv64::default();
+        for (_, handle) in self.bodies() {
+            let rb = &self.physics.bodies[handle];
+            let p = rb.position();
+            for v in p.translation.to_array() {
+                h.write_u32(v.to_bits());
+            }
+            for v in p.rotation.to_array() {
+                h.write_u32(v.to_bits());
+            }
+            for v in rb.linvel().to_array().into_iter().chain(rb.angvel().to_array()) {
+                h.write_u32(v.to_bits());
+            }
+        }
+        for v in self.joint_positions().into_iter().chain(self.joint_velocities()) {
+            h.write_u32(v.to_bits());
+        }
+        h.finish()
+    }
+
+    /// The collider handles of one body (for contact queries in tests and the referee).
+    pub fn colliders_of(&self, body: RigidBodyHandle) -> &[ColliderHandle] {
+        self.physics.bodies[body].colliders()
+    }
+}
+
+#[derive(Debug, thiserror::Error, PartialEq)]
+pub enum CommandError {
+    #[error("joint {joint} does not exist")]
+    NoSuchJoint { joint: usize },
+    #[error("command for joint {joint} is not finite")]
+    NotFinite { joint: usize },
+}
+
+/// The (open, closed) positions of a gripper joint: slide fingers open at their upper limit,
+/// hinge fingers at their lower one.
+pub fn gripper_range(joint: &crate::robot::Joint) -> (f32, f32) {
+    let (lo, hi) = joint.limits.unwrap_or((0.0, 0.0));
+    match joint.kind {
+        JointKind::Prismatic => (hi, lo),
+        JointKind::Revolute => (lo, hi),
+    }
+}
+
+fn motor_axis(kind: JointKind) -> JointAxis {
+    match kind {
+        JointKind::Revolute => JointAxis::AngX,
+        JointKind::Prismatic => JointAxis::LinX,
+    }
+}
+
+/// Index of a joint's free coordinate in Rapier's spatial coordinate vector.
+fn coord_index(kind: JointKind) -> usize {
+    match kind {
+        JointKind::Revolute => 3,
+        JointKind::Prismatic => 0,
+    }
+}
+
+fn to_rapier(p: &Pose) -> bevy_rapier3d::rapier::math::Pose {
+    bevy_rapier3d::rapier::math::Pose::from_parts(p.translation, p.rotation)
+}
+
+fn spawn_object(physics: &mut PhysicsWorld, o: &ObjectConfig, friction: f32) -> ObjectBody {
+    let shape = o.shape();
+    let pose = Pose::new(
+        Vec3::from(o.pose.pos_m),
+        Quat::from_array(o.pose.quat_xyzw).normalize(),
+    );
+    let body = physics.bodies.insert(
+        RigidBodyBuilder::dynamic()
+            .pose(to_rapier(&pose))
+            .ccd_enabled(true),
+    );
+    let mut collider = collider_for(&shape, &Pose::IDENTITY)
+        .friction(o.extensions.friction.unwrap_or(friction))
+        .friction_combine_rule(CoefficientCombineRule::Max);
+    collider = match o.extensions.mass_kg {
+        Some(m) => collider.mass(m),
+        // A 5 cm cube of wood-like density weighs about 0.1 kg.
+        None => collider.density(800.0),
+    };
+    physics
+        .colliders
+        .insert_with_parent(collider, body, &mut physics.bodies);
+    ObjectBody {
+        name: o.name.clone(),
+        body,
+        shape,
+        rgba: o.extensions.rgba.unwrap_or([0.8, 0.8, 0.8, 1.0]),
+    }
+}
+
+fn spawn_robot(
+    physics: &mut PhysicsWorld,
+    robot: &RobotModel,
+    base_pose: &Pose,
+    home_q: &[f32],
+) -> (Vec<RigidBodyHandle>, Vec<MultibodyJointHandle>) {
+    // Bodies start at their home pose so the broad phase never sees the arm folded into itself.
+    let link_poses = kinematics::forward_kinematics(robot, home_q);
+    let mut link_bodies = Vec::with_capacity(robot.links.len());
+    for (i, link) in robot.links.iter().enumerate() {
+        let world_pose = base_pose.mul(&link_poses[i]);
+        let builder = if link.parent.is_none() {
+            RigidBodyBuilder::fixed()
+        } else {
+            RigidBodyBuilder::dynamic()
+                .additional_solver_iterations(4)
+                .can_sleep(false)
+        };
+        let body = physics.bodies.insert(builder.pose(to_rapier(&world_pose)));
+        for geom in &link.collisions {
+            let mut c = collider_for(&geom.shape, &geom.pose)
+                .friction(geom.friction.unwrap_or(DEFAULT_FRICTION));
+            c = if link.inertial.is_some() {
+                // The link's explicit inertial wins; colliders contribute no mass.
+                c.density(0.0)
+            } else {
+                c.density(geom.density.unwrap_or(DEFAULT_LINK_DENSITY))
+            };
+            physics
+                .colliders
+                .insert_with_parent(c, body, &mut physics.bodies);
+        }
+        if let Some(inertial) = link.inertial
+            && link.parent.is_some()
+        {
+            let mp = MassProperties::new(
+                inertial.com,
+                inertial.mass.max(1e-3),
+                inertial.principal_inertia.max(Vec3::splat(1e-6)),
+            );
+            if let Some(rb) = physics.bodies.get_mut(body) {
+                rb.set_additional_mass_properties(mp, false);
+            }
+        }
+        link_bodies.push(body);
+    }
+
+    let mut joint_handles = vec![None; robot.joints.len()];
+    for (i, link) in robot.links.iter().enumerate() {
+        let Some(parent) = link.parent else { continue };
+        let (axis, anchor, kind) = match link.joint {
+            Some(j) => {
+                let joint = &robot.joints[j];
+                (joint.axis, joint.anchor, Some((j, joint.kind)))
+            }
+            None => (Vec3::X, Vec3::ZERO, None),
+        };
+        // The joint frame's X axis is the model's joint axis; frame 1 (in the parent) and frame 2
+        // (in the child) coincide at joint position zero, which puts the child at `origin`.
+        let basis = Quat::from_rotation_arc(Vec3::X, axis.normalize_or(Vec3::X));
+        let frame2 = Pose::new(anchor, basis);
+        let frame1 = link.origin.mul(&frame2);
+        let mask = match kind {
+            Some((_, JointKind::Revolute)) => JointAxesMask::LOCKED_REVOLUTE_AXES,
+            Some((_, JointKind::Prismatic)) => JointAxesMask::LOCKED_PRISMATIC_AXES,
+            None => JointAxesMask::LOCKED_FIXED_AXES,
+        };
+        let mut builder = GenericJointBuilder::new(mask)
+            .local_frame1(to_rapier(&frame1))
+            .local_frame2(to_rapier(&frame2))
+            .contacts_enabled(false);
+        if let Some((j, k)) = kind {
+            let joint = &robot.joints[j];
+            let axis = motor_axis(k);
+            builder = builder.motor_model(axis, MotorModel::AccelerationBased);
+            if let Some((lo, hi)) = joint.limits {
+                builder = builder.limits(axis, [lo, hi]);
+            }
+        }
+        let handle = physics.multibody_joints.insert(
+            link_bodies[parent],
+            link_bodies[i],
+            builder.build(),
+            true,
+        );
+        if let (Some((j, _)), Some(h)) = (kind, handle) {
+            joint_handles[j] = Some(h);
+        }
+    }
+    let joint_handles: Vec<MultibodyJointHandle> = joint_handles
+        .into_iter()
+        .map(|h| h.expect("every actuated joint connects a link to its parent"))
+        .collect();
+
+    // Passive damping per degree of freedom, from the model.
+    for (j, &h) in joint_handles.iter().enumerate() {
+        if let Some((mb, link_id)) = physics.multibody_joints.get_mut(h) {
+            let dof = mb.link(link_id).map(|l| l.assembly_id());
+            if let Some(dof) = dof {
+                mb.damping_mut()[dof] = robot.joints[j].damping;
+            }
+        }
+    }
+    set_multibody_state(physics, robot, &link_bodies, &joint_handles, home_q, None);
+    (link_bodies, joint_handles)
+}
+
+/// Moves the multibody to joint positions `q` (and velocities `qd`, or zero) and writes the
+/// resulting link poses back to the rigid bodies.
+fn set_multibody_state(
+    physics: &mut PhysicsWorld,
+    robot: &RobotModel,
+    link_bodies: &[RigidBodyHandle],
+    joint_handles: &[MultibodyJointHandle],
+    q: &[f32],
+    qd: Option<&[f32]>,
+) {
+    let Some(&first) = joint_handles.first() else {
+        return;
+    };
+    let Some((mb, _)) = physics.multibody_joints.get_mut(first) else {
+        return;
+    };
+    let mut disp = vec![0.0; mb.ndofs()];
+    let mut vel = vec![0.0; mb.ndofs()];
+    for (j, &h) in joint_handles.iter().enumerate() {
+        let Some(link) = physics
+            .multibody_joints
+            .get(h)
+            .and_then(|(mb, id)| mb.link(id))
+        else {
+            continue;
+        };
+        let dof = link.assembly_id();
+        let current = link.joint.coords()[coord_index(robot.joints[j].kind)];
+        if let Some(&target) = q.get(j) {
+            disp[dof] = target - current;
+        }
+        vel[dof] = qd.and_then(|v| v.get(j)).copied().unwrap_or(0.0);
+    }
+    let Some((mb, _)) = physics.multibody_joints.get_mut(first) else {
+        return;
+    };
+    mb.apply_displacements(&disp);
+    mb.generalized_velocity_mut()
+        .iter_mut()
+        .zip(&vel)
+        .for_each(|(v, &t)| *v = t);
+    mb.forward_kinematics(&physics.bodies, true);
+    mb.update_rigid_bodies(&mut physics.bodies, true);
+    // Rigid-body velocities follow from the generalized ones at the next step; clear stale ones
+    // so a state hash taken right after a teleport sees a consistent world.
+    for &h in link_bodies {
+        if let Some(rb) = physics.bodies.get_mut(h) {
+            rb.set_linvel(Vec3::ZERO, true);
+            rb.set_angvel(Vec3::ZERO, true);
+        }
+    }
+}
+
+/// A collider for one model shape posed in its link's frame.
+fn collider_for(shape: &Shape, pose: &Pose) -> ColliderBuilder {
+    // Parry's cylinders run along Y, the model's along Z: turn them a quarter about X.
+    let pose = match shape {
+        Shape::Cylinder { .. } => pose.mul(&Pose::new(
+            Vec3::ZERO,
+            Quat::from_rotation_x(std::f32::consts::FRAC_PI_2),
+        )),
+        _ => *pose,
+    };
+    let builder = match *shape {
+        Shape::Box { half_extents: e } => ColliderBuilder::cuboid(e.x, e.y, e.z),
+        Shape::Sphere { radius } => ColliderBuilder::ball(radius),
+        Shape::Capsule {
+            radius,
+            half_length,
+        } => ColliderBuilder::capsule_z(half_length, radius),
+        Shape::Cylinder {
+            radius,
+            half_length,
+        } => ColliderBuilder::cylinder(half_length, radius),
+    };
+    builder.position(to_rapier(&pose))
+}
+
+/// FNV-1a, written out so the state hash is the same on every build and platform.
+struct Fnv64(u64);
+
+impl Default for Fnv64 {
+    fn default() -> Self {
+        Self(0xcbf2_9ce4_8422_2325)
+    }
+}
+
+impl Hasher for Fnv64 {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for b in bytes {
+            self.0 ^= u64::from(*b);
+            self.0 = self.0.wrapping_mul(0x0100_0000_01b3);
+        }
+    }
+}

@@ -1,0 +1,102 @@
+//! The orbit camera of the 3D view, Z up: left drag orbits, right or middle drag pans, the
+//! wheel zooms, `Home` restores the starting view. Input over the panel belongs to the panel.
+
+use bevy::input::mouse::{AccumulatedMouseMotion, AccumulatedMouseScroll, MouseScrollUnit};
+use bevy::prelude::*;
+use bevy_egui::input::{egui_wants_any_keyboard_input, egui_wants_any_pointer_input};
+
+use crate::sim::SimScene;
+
+#[derive(Component, Clone, Copy, Debug)]
+pub struct OrbitCamera {
+    pub focus: Vec3,
+    pub radius: f32,
+    /// Angle about world Z, radians.
+    pub yaw: f32,
+    /// Elevation above the XY plane, radians.
+    pub pitch: f32,
+}
+
+impl OrbitCamera {
+    /// A view of the table from the front-left, a little above, framing arm and cubes.
+    fn home(table_top: f32) -> Self {
+        Self {
+            focus: Vec3::new(0.35, 0.0, table_top + 0.15),
+            radius: 2.0,
+            yaw: -2.4,
+            pitch: 0.45,
+        }
+    }
+
+    fn transform(&self) -> Transform {
+        let dir = Vec3::new(
+            self.pitch.cos() * self.yaw.cos(),
+            self.pitch.cos() * self.yaw.sin(),
+            self.pitch.sin(),
+        );
+        Transform::from_translation(self.focus + dir * self.radius).looking_at(self.focus, Vec3::Z)
+    }
+}
+
+pub(super) fn plugin(app: &mut App) {
+    app.add_systems(Startup, spawn_camera).add_systems(
+        Update,
+        (
+            orbit.run_if(not(egui_wants_any_pointer_input)),
+            reset_view.run_if(not(egui_wants_any_keyboard_input)),
+            apply_orbit,
+        )
+            .chain(),
+    );
+}
+
+fn spawn_camera(mut commands: Commands, scene: Res<SimScene>) {
+    let orbit = OrbitCamera::home(scene.0.config.table.top_height_m);
+    commands.spawn((Camera3d::default(), orbit.transform(), orbit));
+}
+
+fn orbit(
+    buttons: Res<ButtonInput<MouseButton>>,
+    motion: Res<AccumulatedMouseMotion>,
+    scroll: Res<AccumulatedMouseScroll>,
+    mut cameras: Query<&mut OrbitCamera>,
+) {
+    for mut cam in &mut cameras {
+        let delta = motion.delta;
+        if buttons.pressed(MouseButton::Left) {
+            cam.yaw -= delta.x * 0.006;
+            cam.pitch = (cam.pitch + delta.y * 0.006).clamp(-1.45, 1.45);
+        }
+        if buttons.pressed(MouseButton::Right) || buttons.pressed(MouseButton::Middle) {
+            let t = cam.transform();
+            let scale = cam.radius * 0.0015;
+            let (right, up) = (t.right(), t.up());
+            cam.focus += (-right * delta.x + up * delta.y) * scale;
+        }
+        let lines = match scroll.unit {
+            MouseScrollUnit::Line => scroll.delta.y,
+            MouseScrollUnit::Pixel => scroll.delta.y / 40.0,
+        };
+        if lines != 0.0 {
+            cam.radius = (cam.radius * (1.0 - lines * 0.1)).clamp(0.2, 20.0);
+        }
+    }
+}
+
+fn reset_view(
+    keys: Res<ButtonInput<KeyCode>>,
+    scene: Res<SimScene>,
+    mut cameras: Query<&mut OrbitCamera>,
+) {
+    if keys.just_pressed(KeyCode::Home) {
+        for mut cam in &mut cameras {
+            *cam = OrbitCamera::home(scene.0.config.table.top_height_m);
+        }
+    }
+}
+
+fn apply_orbit(mut cameras: Query<(&OrbitCamera, &mut Transform), Changed<OrbitCamera>>) {
+    for (cam, mut transform) in &mut cameras {
+        *transform = cam.transform();
+    }
+}

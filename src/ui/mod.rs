@@ -1,0 +1,110 @@
+//! The window: 3D view of the scene following physics, the orbit camera, the control panel and
+//! MuJoCo-style keys. Everything here only reads the simulation or sends `SessionCommand`s, so
+//! the window can never change what the simulation does except through the same commands the
+//! protocols use.
+
+mod camera;
+mod panel;
+mod visuals;
+
+use std::path::PathBuf;
+
+use bevy::prelude::*;
+use bevy::render::view::screenshot::{Screenshot, save_to_disk};
+use bevy::window::WindowResolution;
+use bevy_egui::EguiPlugin;
+use bevy_egui::input::egui_wants_any_keyboard_input;
+
+use crate::scene::Scene;
+use crate::session::SessionCommand;
+use crate::sim::ClockSystems;
+
+/// Window-only settings from the command line.
+#[derive(Resource, Clone, Debug, Default)]
+pub struct UiOptions {
+    /// Save one screenshot here once the scene has rendered for a moment (for CI and docs).
+    pub screenshot: Option<PathBuf>,
+}
+
+/// The window title for a scene: `armsim — <scene id>`.
+pub fn window_title(scene: &Scene) -> String {
+    format!("armsim — {}", scene.config.scene_id)
+}
+
+/// Bevy's default plugins configured for our window, plus egui.
+pub fn add_window_plugins(app: &mut App, scene: &Scene) {
+    app.add_plugins(
+        DefaultPlugins
+            .set(WindowPlugin {
+                primary_window: Some(Window {
+                    title: window_title(scene),
+                    resolution: WindowResolution::new(1280, 800),
+                    ..default()
+                }),
+                ..default()
+            })
+            .set(bevy::log::LogPlugin {
+                filter: "wgpu=error,naga=warn,bevy_render=warn,offset_allocator=warn".into(),
+                ..default()
+            }),
+    )
+    .add_plugins(EguiPlugin::default())
+    .insert_resource(ClearColor(Color::srgb(0.62, 0.68, 0.75)));
+}
+
+pub(crate) fn plugin(app: &mut App) {
+    app.init_resource::<UiOptions>();
+    camera::plugin(app);
+    visuals::plugin(app);
+    panel::plugin(app);
+    app.add_systems(
+        Update,
+        (
+            keyboard_shortcuts.run_if(not(egui_wants_any_keyboard_input)),
+            screenshot_keys,
+        )
+            .before(ClockSystems),
+    );
+}
+
+/// Space pause/run, Right arrow one step, Backspace reset: MuJoCo's viewer keys.
+fn keyboard_shortcuts(keys: Res<ButtonInput<KeyCode>>, mut session: MessageWriter<SessionCommand>) {
+    if keys.just_pressed(KeyCode::Space) {
+        session.write(SessionCommand::TogglePause);
+    }
+    if keys.just_pressed(KeyCode::ArrowRight) {
+        session.write(SessionCommand::Step(1));
+    }
+    if keys.just_pressed(KeyCode::Backspace) {
+        session.write(SessionCommand::Reset);
+    }
+}
+
+/// F12 writes a PNG of the window; `--screenshot PATH` writes one after the first second.
+fn screenshot_keys(
+    mut commands: Commands,
+    keys: Res<ButtonInput<KeyCode>>,
+    mut options: ResMut<UiOptions>,
+    time: Res<Time<Real>>,
+    frames: Res<bevy::diagnostic::FrameCount>,
+    mut counter: Local<u32>,
+) {
+    if keys.just_pressed(KeyCode::F12) {
+        *counter += 1;
+        let path = format!("armsim-screenshot-{}.png", *counter);
+        info!("screenshot: {path}");
+        commands
+            .spawn(Screenshot::primary_window())
+            .observe(save_to_disk(path));
+    }
+    // Wait for a few frames and a moment of wall time so meshes, shadows and the panel are in.
+    if frames.0 >= 30
+        && time.elapsed_secs() > 1.0
+        && let Some(path) = options.screenshot.take()
+    {
+        info!("screenshot: {}", path.display());
+        commands
+            .spawn(Screenshot::primary_window())
+            .observe(save_to_disk(path));
+    }
+}

@@ -1,0 +1,125 @@
+//! The egui side panel: session state and controls, sim time, real-time factor, step cost. The
+//! 3D view is confined to the area right of the panel so nothing hides behind it.
+
+use bevy::camera::Viewport;
+use bevy::prelude::*;
+use bevy::window::PrimaryWindow;
+use bevy_egui::{EguiContexts, EguiPrimaryContextPass, egui};
+
+use crate::session::{Session, SessionCommand, SessionState};
+use crate::sim::{SimClock, SimScene, StepGate};
+
+pub(super) fn plugin(app: &mut App) {
+    app.add_systems(EguiPrimaryContextPass, draw_panel);
+}
+
+fn state_colour(state: SessionState) -> egui::Color32 {
+    match state {
+        SessionState::Idle => egui::Color32::from_rgb(170, 170, 170),
+        SessionState::Running => egui::Color32::from_rgb(90, 200, 110),
+        SessionState::Paused => egui::Color32::from_rgb(230, 190, 70),
+        SessionState::Error => egui::Color32::from_rgb(230, 80, 70),
+    }
+}
+
+fn draw_panel(
+    mut contexts: EguiContexts,
+    session: Res<Session>,
+    clock: Res<SimClock>,
+    gate: Res<StepGate>,
+    scene: Res<SimScene>,
+    mut commands: MessageWriter<SessionCommand>,
+    mut camera: Query<&mut Camera, With<super::camera::OrbitCamera>>,
+    window: Query<&Window, With<PrimaryWindow>>,
+) -> Result {
+    let ctx = contexts.ctx_mut()?;
+    let mut root = egui::Ui::new(
+        ctx.clone(),
+        "armsim_root".into(),
+        egui::UiBuilder::new()
+            .layer_id(egui::LayerId::background())
+            .max_rect(ctx.viewport_rect()),
+    );
+    let width = egui::Panel::left("armsim_panel")
+        .resizable(true)
+        .default_size(260.0)
+        .show(&mut root, |ui| {
+            ui.heading("armsim");
+            ui.label(format!("scene: {}", scene.0.config.scene_id));
+            ui.separator();
+
+            let state = session.state();
+            ui.horizontal(|ui| {
+                ui.label("state");
+                ui.colored_label(state_colour(state), egui::RichText::new(state.as_str()).strong());
+            });
+            if let Some(why) = &session.error {
+                ui.colored_label(state_colour(SessionState::Error), why);
+            }
+            if clock.waiting_for_external {
+                let names: Vec<&str> = gate.waiting_on().collect();
+                ui.colored_label(
+                    state_colour(SessionState::Paused),
+                    format!("waiting for lockstep client ({})", names.join(", ")),
+                );
+            }
+            ui.horizontal(|ui| {
+                if ui.button("Start").clicked() {
+                    commands.write(SessionCommand::Start);
+                }
+                if ui.button("Pause").clicked() {
+                    commands.write(SessionCommand::Pause);
+                }
+                if ui.button("Step").clicked() {
+                    commands.write(SessionCommand::Step(1));
+                }
+                if ui.button("Reset").clicked() {
+                    commands.write(SessionCommand::Reset);
+                }
+            });
+            ui.small("Space run/pause · → step · Backspace reset · Home view · F12 screenshot");
+            ui.separator();
+
+            let s = &clock.stats;
+            egui::Grid::new("monitoring").num_columns(2).show(ui, |ui| {
+                ui.label("sim time");
+                ui.label(format!("{:.3} s", clock.sim_time));
+                ui.end_row();
+                ui.label("steps");
+                ui.label(clock.steps.to_string());
+                ui.end_row();
+                ui.label("real-time factor");
+                ui.label(format!("{:.2}", s.real_time_factor));
+                ui.end_row();
+                ui.label("steps/s");
+                ui.label(format!("{:.0}", s.steps_per_second));
+                ui.end_row();
+                ui.label("step cost");
+                ui.label(format!(
+                    "{:.1} µs (p99 {:.1})",
+                    s.mean_step_cost.as_secs_f64() * 1e6,
+                    s.p99_step_cost.as_secs_f64() * 1e6
+                ));
+                ui.end_row();
+            });
+            ui.allocate_space(ui.available_size());
+        })
+        .response
+        .rect
+        .width();
+
+    // Keep the 3D view to the right of the panel.
+    if let (Ok(window), Ok(mut camera)) = (window.single(), camera.single_mut()) {
+        let left = (width * window.scale_factor()) as u32;
+        let size = UVec2::new(
+            window.physical_width().saturating_sub(left).max(1),
+            window.physical_height().max(1),
+        );
+        camera.viewport = Some(Viewport {
+            physical_position: UVec2::new(left, 0),
+            physical_size: size,
+            ..default()
+        });
+    }
+    Ok(())
+}

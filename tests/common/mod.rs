@@ -1,0 +1,66 @@
+//! Shared set-up for the integration tests: load a shipped scene and build a headless app whose
+//! clock steps only when the test says so.
+
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use armsim::SimOptions;
+use armsim::headless::finish_setup;
+use armsim::scene::{Scene, load_scene};
+use armsim::session::{Session, SessionCommand, SessionState};
+use armsim::sim::{ClockMode, JointTargets, Sim};
+use bevy::prelude::*;
+
+pub fn asset(rel: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join(rel)
+}
+
+pub fn default_scene() -> Arc<Scene> {
+    Arc::new(load_scene(&asset("assets/scenes/default_scene.json")).expect("default scene loads"))
+}
+
+pub fn gripper4_scene() -> Arc<Scene> {
+    Arc::new(load_scene(&asset("assets/scenes/gripper4.json")).expect("gripper4 scene loads"))
+}
+
+/// A headless app on `scene` in manual clock mode, set up and ready to step.
+pub fn app_for(scene: Arc<Scene>) -> App {
+    let options = SimOptions {
+        clock: ClockMode::Manual,
+    };
+    let mut app = armsim::headless_app(scene, &options);
+    finish_setup(&mut app);
+    app.update();
+    app
+}
+
+/// Sends a session command and lets the app process it.
+pub fn command(app: &mut App, cmd: SessionCommand) {
+    app.world_mut().write_message(cmd);
+    app.update();
+}
+
+pub fn state(app: &App) -> SessionState {
+    app.world().resource::<Session>().state()
+}
+
+pub fn sim(app: &App) -> &armsim::sim::SimWorld {
+    &app.world().resource::<Sim>().0
+}
+
+pub fn sim_mut(app: &mut App) -> Mut<'_, Sim> {
+    app.world_mut().resource_mut::<Sim>()
+}
+
+pub fn targets(app: &mut App) -> Mut<'_, JointTargets> {
+    app.world_mut().resource_mut::<JointTargets>()
+}
+
+pub fn joint(app: &App, name: &str) -> usize {
+    sim(app)
+        .robot
+        .joint_index(name)
+        .unwrap_or_else(|| panic!("robot has no joint {name}"))
+}

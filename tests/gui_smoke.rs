@@ -1,0 +1,210 @@
+//! The real window under Xvfb with Mesa's software Vulkan: it opens on the default scene, a
+//! screenshot shows the panel, the table and the cubes, and the Space key toggles the session.
+//! CI installs Xvfb, Mesa and xdotool (`.ci/run`); without them this test fails and says what is
+//! missing. Screenshots are kept in `target/gui-artifacts/`.
+
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+/// Kills the child when the test ends, however it ends.
+struct Guard(Child);
+
+impl Drop for Guard {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+fn require(tool: &str) {
+    let found = Command::new("sh")
+        .args(["-c", &format!("command -v {tool}")])
+        .output()
+        .map(|o| o.status.success())
+        .unwrap_or(false);
+    assert!(
+        found,
+        "the GUI smoke test needs `{tool}`: apt-get install -y xvfb xdotool mesa-vulkan-drivers"
+    );
+}
+
+fn wait_for(what: &str, timeout: Duration, mut ok: impl FnMut() -> bool) {
+    let start = Instant::now();
+    while !ok() {
+        assert!(start.elapsed() < timeout, "timed out after {timeout:?} waiting for {what}");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+struct Rgb {
+    width: usize,
+    height: usize,
+    data: Vec<u8>,
+    channels: usize,
+}
+
+impl Rgb {
+    fn load(path: &Path) -> Rgb {
+        let decoder = png::Decoder::new(std::io::BufReader::new(
+            std::fs::File::open(path).expect("screenshot exists"),
+        ));
+        let mut reader = decoder.read_info().expect("screenshot is a PNG");
+        let mut data = vec![0; reader.output_buffer_size().expect("sane PNG size")];
+        let info = reader.next_frame(&mut data).expect("PNG decodes");
+        let channels = info.color_type.samples();
+        data.truncate(info.buffer_size());
+        Rgb {
+            width: info.width as usize,
+            height: info.height as usize,
+            data,
+            channels,
+        }
+    }
+
+    fn px(&self, x: usize, y: usize) -> [u8; 3] {
+        let i = (y * self.width + x) * self.channels;
+        [self.data[i], self.data[i + 1], self.data[i + 2]]
+    }
+
+    /// Fraction of pixels in the rectangle for which `pred` holds.
+    fn fraction(&self, x0: usize, x1: usize, y0: usize, y1: usize, pred: impl Fn([u8; 3]) -> bool) -> f64 {
+        let mut hit = 0usize;
+        let mut all = 0usize;
+        for y in y0..y1.min(self.height) {
+            for x in x0..x1.min(self.width) {
+                all += 1;
+                if pred(self.px(x, y)) {
+                    hit += 1;
+                }
+            }
+        }
+        hit as f64 / all.max(1) as f64
+    }
+
+    fn count(&self, x0: usize, pred: impl Fn([u8; 3]) -> bool) -> usize {
+        let mut n = 0;
+        for y in 0..self.height {
+            for x in x0..self.width {
+                if pred(self.px(x, y)) {
+                    n += 1;
+                }
+            }
+        }
+        n
+    }
+}
+
+#[test]
+fn window_shows_panel_table_cubes_and_space_toggles_pause() {
+    for tool in ["Xvfb", "xdotool"] {
+        require(tool);
+    }
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    let artifacts = root.join("target/gui-artifacts");
+    std::fs::create_dir_all(&artifacts).unwrap();
+    let shot = artifacts.join("default_scene.png");
+    let _ = std::fs::remove_file(&shot);
+
+    let display = format!(":{}", 90 + std::process::id() % 800);
+    let _xvfb = Guard(
+        Command::new("Xvfb")
+            .args([&display, "-screen", "0", "1280x800x24", "-nolisten", "tcp"])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("Xvfb starts"),
+    );
+    let socket = format!("/tmp/.X11-unix/X{}", &display[1..]);
+    wait_for("Xvfb", Duration::from_secs(20), || Path::new(&socket).exists());
+
+    let mut child = Command::new(env!("CARGO_BIN_EXE_armsim"))
+        .current_dir(&root)
+        .env("DISPLAY", &display)
+        .env_remove("WAYLAND_DISPLAY")
+        .env("RUST_LOG", "info")
+        .arg("--screenshot")
+        .arg(&shot)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("armsim starts");
+    let log = Arc::new(Mutex::new(String::new()));
+    for stream in [
+        Box::new(child.stdout.take().unwrap()) as Box<dyn std::io::Read + Send>,
+        Box::new(child.stderr.take().unwrap()),
+    ] {
+        let log = log.clone();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stream).lines().map_while(Result::ok) {
+                let mut l = log.lock().unwrap();
+                l.push_str(&line);
+                l.push('\n');
+            }
+        });
+    }
+    let mut app = Guard(child);
+    let alive = |app: &mut Guard, log: &Arc<Mutex<String>>| {
+        if let Ok(Some(status)) = app.0.try_wait() {
+            panic!("armsim exited early ({status}):\n{}", log.lock().unwrap());
+        }
+    };
+
+    // Software rendering in a debug build is slow to start: be generous.
+    wait_for("the screenshot", Duration::from_secs(300), || {
+        alive(&mut app, &log);
+        std::fs::metadata(&shot).map(|m| m.len() > 0).unwrap_or(false)
+    });
+    std::thread::sleep(Duration::from_millis(500));
+    let img = Rgb::load(&shot);
+    assert_eq!((img.width, img.height), (1280, 800), "window size");
+
+    // The panel: egui's dark fill down the left side.
+    let panel = img.fraction(8, 200, 300, 790, |[r, g, b]| {
+        r < 70 && g < 70 && b < 70 && r.abs_diff(g) < 8 && g.abs_diff(b) < 8
+    });
+    assert!(panel > 0.8, "left panel not found: {panel:.2} of the strip is panel-coloured");
+    // The table: a large wood-brown area in the 3D view.
+    let table = img.fraction(300, 1280, 0, 800, |[r, g, b]| {
+        r > 60 && r > g + 15 && g > b + 10
+    });
+    assert!(table > 0.03, "table not found: {table:.3} of the view is wood-coloured");
+    // The cubes: red, green and blue pixels.
+    let red = img.count(300, |[r, g, b]| r > 120 && g < 70 && b < 70);
+    let green = img.count(300, |[r, g, b]| g > 100 && r < 80 && b < 90);
+    let blue = img.count(300, |[r, g, b]| b > 120 && r < 70 && g < 90);
+    assert!(red > 20 && green > 20 && blue > 20, "cubes: red {red}, green {green}, blue {blue} pixels");
+
+    // Space from IDLE starts the session, Space again pauses it: real key events through X.
+    let window = Command::new("xdotool")
+        .env("DISPLAY", &display)
+        .args(["search", "--sync", "--name", "armsim"])
+        .output()
+        .expect("xdotool runs");
+    let id = String::from_utf8_lossy(&window.stdout)
+        .lines()
+        .next()
+        .expect("the armsim window is on the display")
+        .to_string();
+    let press = |key: &str| {
+        let st = Command::new("xdotool")
+            .env("DISPLAY", &display)
+            .args(["windowfocus", "--sync", &id, "key", "--delay", "80", key])
+            .status()
+            .expect("xdotool runs");
+        assert!(st.success());
+    };
+    press("space");
+    wait_for("Space to start the session", Duration::from_secs(60), || {
+        alive(&mut app, &log);
+        log.lock().unwrap().contains("session IDLE -> RUNNING")
+    });
+    press("space");
+    wait_for("Space to pause the session", Duration::from_secs(60), || {
+        alive(&mut app, &log);
+        log.lock().unwrap().contains("session RUNNING -> PAUSED")
+    });
+    std::fs::write(artifacts.join("gui_smoke.log"), log.lock().unwrap().as_bytes()).unwrap();
+}
