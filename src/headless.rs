@@ -78,8 +78,9 @@ pub fn run(app: &mut App, stop: StopAfter) -> RunReport {
             if left == 0 {
                 break;
             }
-            app.world_mut().resource_mut::<SimClock>().max_steps_this_frame =
-                u32::try_from(left).unwrap_or(u32::MAX);
+            app.world_mut()
+                .resource_mut::<SimClock>()
+                .max_steps_this_frame = u32::try_from(left).unwrap_or(u32::MAX);
         }
         app.update();
         if app.should_exit().is_some() {

@@ -34,7 +34,10 @@ fn require(tool: &str) {
 fn wait_for(what: &str, timeout: Duration, mut ok: impl FnMut() -> bool) {
     let start = Instant::now();
     while !ok() {
-        assert!(start.elapsed() < timeout, "timed out after {timeout:?} waiting for {what}");
+        assert!(
+            start.elapsed() < timeout,
+            "timed out after {timeout:?} waiting for {what}"
+        );
         std::thread::sleep(Duration::from_millis(100));
     }
 }
@@ -70,7 +73,14 @@ impl Rgb {
     }
 
     /// Fraction of pixels in the rectangle for which `pred` holds.
-    fn fraction(&self, x0: usize, x1: usize, y0: usize, y1: usize, pred: impl Fn([u8; 3]) -> bool) -> f64 {
+    fn fraction(
+        &self,
+        x0: usize,
+        x1: usize,
+        y0: usize,
+        y1: usize,
+        pred: impl Fn([u8; 3]) -> bool,
+    ) -> f64 {
         let mut hit = 0usize;
         let mut all = 0usize;
         for y in y0..y1.min(self.height) {
@@ -118,7 +128,9 @@ fn window_shows_panel_table_cubes_and_space_toggles_pause() {
             .expect("Xvfb starts"),
     );
     let socket = format!("/tmp/.X11-unix/X{}", &display[1..]);
-    wait_for("Xvfb", Duration::from_secs(20), || Path::new(&socket).exists());
+    wait_for("Xvfb", Duration::from_secs(20), || {
+        Path::new(&socket).exists()
+    });
 
     let mut child = Command::new(env!("CARGO_BIN_EXE_armsim"))
         .current_dir(&root)
@@ -155,7 +167,9 @@ fn window_shows_panel_table_cubes_and_space_toggles_pause() {
     // Software rendering in a debug build is slow to start: be generous.
     wait_for("the screenshot", Duration::from_secs(300), || {
         alive(&mut app, &log);
-        std::fs::metadata(&shot).map(|m| m.len() > 0).unwrap_or(false)
+        std::fs::metadata(&shot)
+            .map(|m| m.len() > 0)
+            .unwrap_or(false)
     });
     std::thread::sleep(Duration::from_millis(500));
     let img = Rgb::load(&shot);
@@ -165,17 +179,26 @@ fn window_shows_panel_table_cubes_and_space_toggles_pause() {
     let panel = img.fraction(8, 200, 300, 790, |[r, g, b]| {
         r < 70 && g < 70 && b < 70 && r.abs_diff(g) < 8 && g.abs_diff(b) < 8
     });
-    assert!(panel > 0.8, "left panel not found: {panel:.2} of the strip is panel-coloured");
+    assert!(
+        panel > 0.8,
+        "left panel not found: {panel:.2} of the strip is panel-coloured"
+    );
     // The table: a large wood-brown area in the 3D view.
     let table = img.fraction(300, 1280, 0, 800, |[r, g, b]| {
         r > 60 && r > g + 15 && g > b + 10
     });
-    assert!(table > 0.03, "table not found: {table:.3} of the view is wood-coloured");
+    assert!(
+        table > 0.03,
+        "table not found: {table:.3} of the view is wood-coloured"
+    );
     // The cubes: red, green and blue pixels.
     let red = img.count(300, |[r, g, b]| r > 120 && g < 70 && b < 70);
     let green = img.count(300, |[r, g, b]| g > 100 && r < 80 && b < 90);
     let blue = img.count(300, |[r, g, b]| b > 120 && r < 70 && g < 90);
-    assert!(red > 20 && green > 20 && blue > 20, "cubes: red {red}, green {green}, blue {blue} pixels");
+    assert!(
+        red > 20 && green > 20 && blue > 20,
+        "cubes: red {red}, green {green}, blue {blue} pixels"
+    );
 
     // Space from IDLE starts the session, Space again pauses it: real key events through X.
     let window = Command::new("xdotool")
@@ -197,14 +220,26 @@ fn window_shows_panel_table_cubes_and_space_toggles_pause() {
         assert!(st.success());
     };
     press("space");
-    wait_for("Space to start the session", Duration::from_secs(60), || {
-        alive(&mut app, &log);
-        log.lock().unwrap().contains("session IDLE -> RUNNING")
-    });
+    wait_for(
+        "Space to start the session",
+        Duration::from_secs(60),
+        || {
+            alive(&mut app, &log);
+            log.lock().unwrap().contains("session IDLE -> RUNNING")
+        },
+    );
     press("space");
-    wait_for("Space to pause the session", Duration::from_secs(60), || {
-        alive(&mut app, &log);
-        log.lock().unwrap().contains("session RUNNING -> PAUSED")
-    });
-    std::fs::write(artifacts.join("gui_smoke.log"), log.lock().unwrap().as_bytes()).unwrap();
+    wait_for(
+        "Space to pause the session",
+        Duration::from_secs(60),
+        || {
+            alive(&mut app, &log);
+            log.lock().unwrap().contains("session RUNNING -> PAUSED")
+        },
+    );
+    std::fs::write(
+        artifacts.join("gui_smoke.log"),
+        log.lock().unwrap().as_bytes(),
+    )
+    .unwrap();
 }

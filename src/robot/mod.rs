@@ -17,11 +17,11 @@ use std::path::{Path, PathBuf};
 
 use glam::Vec3;
 
-/// Default position gains of the PD motors, acceleration-based (1/s², 1/s): a 20 rad/s natural
+/// Default position gains of the PD motors, acceleration-based (1/s², 1/s): a 50 rad/s natural
 /// frequency, critically damped. Being acceleration-based they suit hinges and slides alike and
 /// do not need retuning when link masses change.
-pub const DEFAULT_KP: f32 = 400.0;
-pub const DEFAULT_KD: f32 = 40.0;
+pub const DEFAULT_KP: f32 = 2500.0;
+pub const DEFAULT_KD: f32 = 100.0;
 
 /// Motor force/torque limit when a file gives none (N·m for hinges, N for slides).
 pub const DEFAULT_MAX_TORQUE: f32 = 100.0;

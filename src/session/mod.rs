@@ -95,7 +95,9 @@ impl Session {
                     velocity: 0.0,
                 })
                 .collect(),
-            PauseBehavior::Damp => vec![JointCommand::Velocity { target: 0.0 }; world.joint_count()],
+            PauseBehavior::Damp => {
+                vec![JointCommand::Velocity { target: 0.0 }; world.joint_count()]
+            }
         };
     }
 }

@@ -7,7 +7,7 @@
 use std::hash::Hasher;
 
 use bevy_rapier3d::rapier::prelude::{
-    ColliderBuilder, ColliderHandle, CoefficientCombineRule, GenericJointBuilder, JointAxesMask,
+    CoefficientCombineRule, ColliderBuilder, ColliderHandle, GenericJointBuilder, JointAxesMask,
     JointAxis, MassProperties, MotorModel, MultibodyJointHandle, PhysicsWorld, RigidBodyBuilder,
     RigidBodyHandle,
 };
@@ -90,10 +90,13 @@ impl SimWorld {
         let table_center = ext.table_center_xy_m;
         // The table is one static box whose top face is the scene's table height.
         let table_half = Vec3::new(table_size[0] / 2.0, table_size[1] / 2.0, table_top_z / 2.0);
-        let table = physics.bodies.insert(
-            RigidBodyBuilder::fixed()
-                .translation(Vec3::new(table_center[0], table_center[1], table_top_z / 2.0)),
-        );
+        let table = physics
+            .bodies
+            .insert(RigidBodyBuilder::fixed().translation(Vec3::new(
+                table_center[0],
+                table_center[1],
+                table_top_z / 2.0,
+            )));
         physics.colliders.insert_with_parent(
             ColliderBuilder::cuboid(table_half.x, table_half.y, table_half.z)
                 .friction(ext.physics.friction),
@@ -151,7 +154,9 @@ impl SimWorld {
     /// bad input can never reach the solver.
     pub fn set_command(&mut self, index: usize, cmd: JointCommand) -> Result<(), CommandError> {
         let finite = match cmd {
-            JointCommand::Position { target, velocity } => target.is_finite() && velocity.is_finite(),
+            JointCommand::Position { target, velocity } => {
+                target.is_finite() && velocity.is_finite()
+            }
             JointCommand::Velocity { target } => target.is_finite(),
             JointCommand::Effort { torque } => torque.is_finite(),
         };
@@ -211,16 +216,20 @@ impl SimWorld {
                 continue;
             };
             let data = &mut link.joint.data;
-            data.set_motor_max_force(axis, joint.max_effort);
             match *cmd {
                 JointCommand::Position { target, velocity } => {
                     data.set_motor(axis, target, velocity, joint.kp, joint.kd);
+                    data.set_motor_max_force(axis, joint.max_effort);
                 }
                 JointCommand::Velocity { target } => {
                     data.set_motor(axis, q[i], target, 0.0, VELOCITY_GAIN);
+                    data.set_motor_max_force(axis, joint.max_effort);
                 }
                 JointCommand::Effort { .. } => {
+                    // A motor with zero gains is still a rigid velocity constraint; only a zero
+                    // force bound takes it out of the solve.
                     data.set_motor(axis, q[i], 0.0, 0.0, 0.0);
+                    data.set_motor_max_force(axis, 0.0);
                 }
             }
         }
@@ -340,11 +349,20 @@ impl SimWorld {
             for v in p.rotation.to_array() {
                 h.write_u32(v.to_bits());
             }
-            for v in rb.linvel().to_array().into_iter().chain(rb.angvel().to_array()) {
+            for v in rb
+                .linvel()
+                .to_array()
+                .into_iter()
+                .chain(rb.angvel().to_array())
+            {
                 h.write_u32(v.to_bits());
             }
         }
-        for v in self.joint_positions().into_iter().chain(self.joint_velocities()) {
+        for v in self
+            .joint_positions()
+            .into_iter()
+            .chain(self.joint_velocities())
+        {
             h.write_u32(v.to_bits());
         }
         h.finish()
@@ -394,7 +412,7 @@ fn to_rapier(p: &Pose) -> bevy_rapier3d::rapier::math::Pose {
 }
 
 fn spawn_object(physics: &mut PhysicsWorld, o: &ObjectConfig, friction: f32) -> ObjectBody {
-    let shape = o.shape();
+    let shape = o.shape.to_shape();
     let pose = Pose::new(
         Vec3::from(o.pose.pos_m),
         Quat::from_array(o.pose.quat_xyzw).normalize(),

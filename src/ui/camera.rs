@@ -1,9 +1,13 @@
 //! The orbit camera of the 3D view, Z up: left drag orbits, right or middle drag pans, the
 //! wheel zooms, `Home` restores the starting view. Input over the panel belongs to the panel.
 
+use bevy::camera::visibility::RenderLayers;
+use bevy::camera::{CameraOutputMode, ClearColorConfig};
 use bevy::input::mouse::{AccumulatedMouseMotion, AccumulatedMouseScroll, MouseScrollUnit};
 use bevy::prelude::*;
+use bevy::render::render_resource::BlendState;
 use bevy_egui::input::{egui_wants_any_keyboard_input, egui_wants_any_pointer_input};
+use bevy_egui::{EguiGlobalSettings, PrimaryEguiContext};
 
 use crate::sim::SimScene;
 
@@ -21,10 +25,10 @@ impl OrbitCamera {
     /// A view of the table from the front-left, a little above, framing arm and cubes.
     fn home(table_top: f32) -> Self {
         Self {
-            focus: Vec3::new(0.35, 0.0, table_top + 0.15),
-            radius: 2.0,
-            yaw: -2.4,
-            pitch: 0.45,
+            focus: Vec3::new(0.3, 0.0, table_top + 0.2),
+            radius: 2.1,
+            yaw: -0.75,
+            pitch: 0.42,
         }
     }
 
@@ -50,9 +54,30 @@ pub(super) fn plugin(app: &mut App) {
     );
 }
 
-fn spawn_camera(mut commands: Commands, scene: Res<SimScene>) {
+/// The 3D camera renders into the viewport right of the panel; egui gets a camera of its own
+/// covering the whole window, drawn on top, so the panel does not move with the viewport.
+fn spawn_camera(
+    mut commands: Commands,
+    scene: Res<SimScene>,
+    mut egui_settings: ResMut<EguiGlobalSettings>,
+) {
+    egui_settings.auto_create_primary_context = false;
     let orbit = OrbitCamera::home(scene.0.config.table.top_height_m);
     commands.spawn((Camera3d::default(), orbit.transform(), orbit));
+    commands.spawn((
+        PrimaryEguiContext,
+        Camera2d,
+        RenderLayers::none(),
+        Camera {
+            order: 1,
+            output_mode: CameraOutputMode::Write {
+                blend_state: Some(BlendState::ALPHA_BLENDING),
+                clear_color: ClearColorConfig::None,
+            },
+            clear_color: ClearColorConfig::Custom(Color::NONE),
+            ..default()
+        },
+    ));
 }
 
 fn orbit(

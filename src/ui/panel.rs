@@ -51,7 +51,10 @@ fn draw_panel(
             let state = session.state();
             ui.horizontal(|ui| {
                 ui.label("state");
-                ui.colored_label(state_colour(state), egui::RichText::new(state.as_str()).strong());
+                ui.colored_label(
+                    state_colour(state),
+                    egui::RichText::new(state.as_str()).strong(),
+                );
             });
             if let Some(why) = &session.error {
                 ui.colored_label(state_colour(SessionState::Error), why);
@@ -77,7 +80,9 @@ fn draw_panel(
                     commands.write(SessionCommand::Reset);
                 }
             });
-            ui.small("Space run/pause · → step · Backspace reset · Home view · F12 screenshot");
+            ui.small(
+                "Space run/pause · Right arrow step · Backspace reset · Home view · F12 screenshot",
+            );
             ui.separator();
 
             let s = &clock.stats;

@@ -136,7 +136,9 @@ fn plain_geom(shape: Shape, rgba: [f32; 4]) -> Geom {
 fn mesh_for(shape: &Shape) -> (Mesh, Quat) {
     let to_z = Quat::from_rotation_x(FRAC_PI_2);
     match *shape {
-        Shape::Box { half_extents } => (Cuboid::from_size(half_extents * 2.0).into(), Quat::IDENTITY),
+        Shape::Box { half_extents } => {
+            (Cuboid::from_size(half_extents * 2.0).into(), Quat::IDENTITY)
+        }
         Shape::Sphere { radius } => (Sphere::new(radius).into(), Quat::IDENTITY),
         Shape::Capsule {
             radius,
