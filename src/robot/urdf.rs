@@ -659,7 +659,10 @@ mod tests {
             m.joints[0].actuator.as_ref().unwrap().kind,
             ActuatorKind::Position
         );
-        assert_eq!((m.joints[0].kp, m.joints[0].kd), (400.0, 40.0));
+        assert_eq!(
+            (m.joints[0].kp, m.joints[0].kd),
+            (crate::robot::DEFAULT_KP, crate::robot::DEFAULT_KD)
+        );
     }
 
     #[test]

@@ -17,7 +17,8 @@ use bevy::prelude::*;
 
 pub use clock::{ClockMode, SimClock, StepGate};
 pub use world::{
-    BodyRole, CommandError, JointCommand, ObjectBody, SIM_DT, SIM_HZ, SimWorld, gripper_range,
+    BodyRole, CommandError, JointCommand, ObjectBody, SIM_DT, SIM_HZ, SimWorld, gripper_commands,
+    gripper_range,
 };
 
 use crate::scene::Scene;
@@ -37,6 +38,17 @@ pub struct Sim(pub SimWorld);
 #[derive(Resource, Debug, Clone)]
 pub struct JointTargets {
     pub commands: Vec<JointCommand>,
+}
+
+impl JointTargets {
+    /// Opens (0) or closes (1) the gripper whose actuator drives joint `leader`.
+    pub fn set_gripper(&mut self, robot: &crate::robot::RobotModel, leader: usize, closed: f32) {
+        for (j, cmd) in gripper_commands(robot, leader, closed) {
+            if let Some(slot) = self.commands.get_mut(j) {
+                *slot = cmd;
+            }
+        }
+    }
 }
 
 /// One physics step, in the order of DESIGN §3. Each phase is a set; protocols add their systems

@@ -171,31 +171,6 @@ impl SimWorld {
         Ok(())
     }
 
-    /// Position targets for the gripper: `closed` in 0 (open) ..= 1 (closed), applied to the
-    /// gripper actuator's joint and every joint that mimics it.
-    pub fn set_gripper(&mut self, leader: usize, closed: f32) {
-        let Some(joint) = self.robot.joints.get(leader) else {
-            return;
-        };
-        let (open, shut) = gripper_range(joint);
-        let target = open + (shut - open) * closed.clamp(0.0, 1.0);
-        self.commands[leader] = JointCommand::Position {
-            target,
-            velocity: 0.0,
-        };
-        let followers: Vec<(usize, f32)> = self
-            .robot
-            .followers(leader)
-            .map(|m| (m.joint, m.multiplier * target + m.offset))
-            .collect();
-        for (j, t) in followers {
-            self.commands[j] = JointCommand::Position {
-                target: t,
-                velocity: 0.0,
-            };
-        }
-    }
-
     /// One physics step of `SIM_DT` with the current commands.
     pub fn step(&mut self) {
         self.apply_commands();
@@ -382,13 +357,45 @@ pub enum CommandError {
     NotFinite { joint: usize },
 }
 
-/// The (open, closed) positions of a gripper joint: slide fingers open at their upper limit,
-/// hinge fingers at their lower one.
+/// Position targets that put the gripper at `closed` in 0 (open) ..= 1 (closed): the gripper
+/// actuator's joint `leader` and every joint that mimics it.
+pub fn gripper_commands(
+    robot: &RobotModel,
+    leader: usize,
+    closed: f32,
+) -> Vec<(usize, JointCommand)> {
+    let Some(joint) = robot.joints.get(leader) else {
+        return Vec::new();
+    };
+    let (open, shut) = gripper_range(joint);
+    let target = open + (shut - open) * closed.clamp(0.0, 1.0);
+    std::iter::once((leader, target))
+        .chain(
+            robot
+                .followers(leader)
+                .map(|m| (m.joint, m.multiplier * target + m.offset)),
+        )
+        .map(|(j, target)| {
+            (
+                j,
+                JointCommand::Position {
+                    target,
+                    velocity: 0.0,
+                },
+            )
+        })
+        .collect()
+}
+
+/// The (open, closed) positions of a gripper joint: open as the scene defines it
+/// (`scene::gripper_open_position`), closed at the far end of the joint's range (slide fingers
+/// close towards their lower limit, hinged fingers curl towards their upper one).
 pub fn gripper_range(joint: &crate::robot::Joint) -> (f32, f32) {
-    let (lo, hi) = joint.limits.unwrap_or((0.0, 0.0));
+    let open = crate::scene::gripper_open_position(joint);
+    let (lo, hi) = joint.limits.unwrap_or((open, open));
     match joint.kind {
-        JointKind::Prismatic => (hi, lo),
-        JointKind::Revolute => (lo, hi),
+        JointKind::Prismatic => (open, lo),
+        JointKind::Revolute => (open, hi),
     }
 }
 

@@ -2,6 +2,7 @@
 //! 3D view is confined to the area right of the panel so nothing hides behind it.
 
 use bevy::camera::Viewport;
+use bevy::ecs::system::SystemParam;
 use bevy::prelude::*;
 use bevy::window::PrimaryWindow;
 use bevy_egui::{EguiContexts, EguiPrimaryContextPass, egui};
@@ -22,16 +23,28 @@ fn state_colour(state: SessionState) -> egui::Color32 {
     }
 }
 
+/// What the panel reads from the simulation.
+#[derive(SystemParam)]
+struct SimView<'w> {
+    session: Res<'w, Session>,
+    clock: Res<'w, SimClock>,
+    gate: Res<'w, StepGate>,
+    scene: Res<'w, SimScene>,
+}
+
 fn draw_panel(
     mut contexts: EguiContexts,
-    session: Res<Session>,
-    clock: Res<SimClock>,
-    gate: Res<StepGate>,
-    scene: Res<SimScene>,
+    view: SimView,
     mut commands: MessageWriter<SessionCommand>,
     mut camera: Query<&mut Camera, With<super::camera::OrbitCamera>>,
     window: Query<&Window, With<PrimaryWindow>>,
 ) -> Result {
+    let SimView {
+        session,
+        clock,
+        gate,
+        scene,
+    } = view;
     let ctx = contexts.ctx_mut()?;
     let mut root = egui::Ui::new(
         ctx.clone(),
