@@ -4,6 +4,7 @@
 
 pub mod bench;
 pub mod headless;
+pub mod protocol;
 pub mod robot;
 pub mod scene;
 pub mod session;

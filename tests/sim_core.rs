@@ -218,3 +218,32 @@ fn end_effector_is_above_the_table() {
     let ee: Vec3 = s.ee_position();
     assert!(ee.z > s.table_top_z + 0.05, "ee at {ee}");
 }
+
+#[test]
+fn a_gated_step_waits_for_its_source_while_frames_go_on() {
+    use armsim::sim::{ClockMode, StepGate};
+    use bevy::diagnostic::FrameCount;
+
+    let mut app = app_for(default_scene());
+    app.world_mut().resource_mut::<SimClock>().mode = ClockMode::Fast;
+    let id = app
+        .world_mut()
+        .resource_mut::<StepGate>()
+        .register("test client");
+    let frames_before = app.world().resource::<FrameCount>().0;
+    for _ in 0..10 {
+        app.update();
+    }
+    assert_eq!(app.world().resource::<FrameCount>().0, frames_before + 10);
+    assert_eq!(app.world().resource::<SimClock>().steps, 0);
+    assert!(app.world().resource::<SimClock>().waiting_for_external);
+
+    app.world_mut().resource_mut::<StepGate>().mark_ready(id);
+    app.update();
+    app.update();
+    assert_eq!(app.world().resource::<SimClock>().steps, 1, "one answer, one step");
+
+    app.world_mut().resource_mut::<StepGate>().unregister(id);
+    app.update();
+    assert!(app.world().resource::<SimClock>().steps > 1, "ungated: fast mode runs again");
+}

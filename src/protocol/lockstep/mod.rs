@@ -1,0 +1,3 @@
+//! Spec 003, the binary lockstep protocol: one state frame out, one velocity frame in, one step.
+
+pub mod codec;

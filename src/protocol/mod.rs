@@ -1,0 +1,3 @@
+//! The protocol layer: spec 000's generic tick (`core`) and one module per wire protocol.
+pub mod core;
+pub mod lockstep;
