@@ -241,9 +241,16 @@ fn a_gated_step_waits_for_its_source_while_frames_go_on() {
     app.world_mut().resource_mut::<StepGate>().mark_ready(id);
     app.update();
     app.update();
-    assert_eq!(app.world().resource::<SimClock>().steps, 1, "one answer, one step");
+    assert_eq!(
+        app.world().resource::<SimClock>().steps,
+        1,
+        "one answer, one step"
+    );
 
     app.world_mut().resource_mut::<StepGate>().unregister(id);
     app.update();
-    assert!(app.world().resource::<SimClock>().steps > 1, "ungated: fast mode runs again");
+    assert!(
+        app.world().resource::<SimClock>().steps > 1,
+        "ungated: fast mode runs again"
+    );
 }
