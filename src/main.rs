@@ -54,6 +54,18 @@ struct Cli {
     #[arg(long, default_value_t = 1.0, value_name = "FACTOR")]
     speed: f64,
 
+    /// Serve spec 003's binary lockstep protocol on this TCP port (0 = any free port).
+    #[arg(long, visible_alias = "remote_control_port", value_name = "PORT")]
+    remote_control_port: Option<u16>,
+
+    /// Address the servers listen on (default loopback only; 0.0.0.0 opens them to the network).
+    #[arg(long, default_value = "127.0.0.1", value_name = "ADDR")]
+    bind: std::net::IpAddr,
+
+    /// Seconds a lockstep client may take to answer a frame before it is dropped.
+    #[arg(long, default_value_t = 5.0, value_name = "SECS")]
+    lockstep_timeout: f64,
+
     /// Window only: save a PNG of the window here once the scene has rendered.
     #[arg(long, value_name = "PATH")]
     screenshot: Option<PathBuf>,
@@ -119,6 +131,23 @@ fn run() -> anyhow::Result<ExitCode> {
     };
     let options = SimOptions { clock };
 
+    if !(cli.lockstep_timeout.is_finite() && cli.lockstep_timeout > 0.0) {
+        anyhow::bail!("--lockstep-timeout must be a positive number of seconds");
+    }
+    let lockstep = cli.remote_control_port.map(|port| {
+        (
+            std::net::SocketAddr::new(cli.bind, port),
+            std::time::Duration::from_secs_f64(cli.lockstep_timeout),
+        )
+    });
+    let add_servers = |app: &mut bevy::app::App| -> anyhow::Result<()> {
+        if let Some((addr, timeout)) = lockstep {
+            armsim::protocol::lockstep::plugin::add(app, addr, timeout)
+                .with_context(|| format!("cannot listen for lockstep clients on {addr}"))?;
+        }
+        Ok(())
+    };
+
     if cli.headless {
         let stop = match (cli.steps, cli.duration) {
             (Some(n), _) => StopAfter::Steps(n),
@@ -127,13 +156,16 @@ fn run() -> anyhow::Result<ExitCode> {
         };
         let mut app = armsim::headless_app(scene, &options);
         app.add_plugins(LogPlugin::default());
+        add_servers(&mut app)?;
         let report = headless::run(&mut app, stop);
         println!("{report}");
     } else {
         let ui_options = armsim::ui::UiOptions {
             screenshot: cli.screenshot,
         };
-        armsim::window_app(scene, &options, ui_options).run();
+        let mut app = armsim::window_app(scene, &options, ui_options);
+        add_servers(&mut app)?;
+        app.run();
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -83,10 +83,15 @@ impl Session {
         &self.hold
     }
 
-    /// Latches the hold posture from the arm's current state, following `pause_behavior`:
-    /// `hold` keeps the current joint positions, `damp` brings the joints to rest.
+    /// Latches the hold posture from the arm's current state.
     pub fn latch_hold(&mut self, world: &SimWorld) {
-        self.hold = match self.pause_behavior {
+        self.hold = self.hold_posture(world);
+    }
+
+    /// What the arm does when control stops, following `pause_behavior`: `hold` keeps the
+    /// current joint positions, `damp` brings the joints to rest.
+    pub fn hold_posture(&self, world: &SimWorld) -> Vec<JointCommand> {
+        match self.pause_behavior {
             PauseBehavior::Hold => world
                 .joint_positions()
                 .into_iter()
@@ -98,7 +103,7 @@ impl Session {
             PauseBehavior::Damp => {
                 vec![JointCommand::Velocity { target: 0.0 }; world.joint_count()]
             }
-        };
+        }
     }
 }
 

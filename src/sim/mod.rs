@@ -72,6 +72,11 @@ pub enum SimSystems {
     Publish,
 }
 
+/// Run by the driver while the `StepGate` is closed, between steps: protocol bridges poll their
+/// channels here and mark their source ready when an answer has arrived.
+#[derive(ScheduleLabel, Debug, Clone, PartialEq, Eq, Hash)]
+pub struct GatePoll;
+
 /// Runs each frame (in `Update`) to drive the clock; the GUI's transform sync runs after it.
 #[derive(SystemSet, Debug, Clone, PartialEq, Eq, Hash)]
 pub struct ClockSystems;
@@ -110,6 +115,9 @@ pub fn plugin_for(scene: Arc<Scene>) -> impl Fn(&mut App) {
             physics_step.in_set(SimSystems::Physics),
         ));
         app.add_schedule(schedule);
+        let mut poll = Schedule::new(GatePoll);
+        poll.set_executor(SingleThreadedExecutor::new());
+        app.add_schedule(poll);
         app.add_systems(Update, drive_clock.in_set(ClockSystems));
         session::plugin(app);
     }
@@ -141,12 +149,13 @@ fn drive_clock(world: &mut World) {
     let started = Instant::now();
     let mut ran = 0u32;
     while ran < budget.max_steps && started.elapsed() < budget.wall_budget {
-        if gated {
-            let mut gate = world.resource_mut::<StepGate>();
-            if !gate.try_consume() {
-                world.resource_mut::<SimClock>().waiting_for_external = true;
-                break;
-            }
+        // Even a paused single step must not hold the frame hostage to a silent client.
+        let wait_budget = budget
+            .wall_budget
+            .min(world.resource::<SimClock>().frame_wall_budget);
+        if gated && !wait_for_gate(world, started, wait_budget) {
+            world.resource_mut::<SimClock>().waiting_for_external = true;
+            break;
         }
         world.resource_mut::<SimClock>().waiting_for_external = false;
         step_once(world);
@@ -156,6 +165,23 @@ fn drive_clock(world: &mut World) {
         }
     }
     world.resource_mut::<SimClock>().end_frame(ran, budget);
+}
+
+/// Polls the synchronous sources until the gate opens (true) or the frame's wall budget is
+/// spent (false). Answers arrive within microseconds on loopback, so a short spin keeps lockstep
+/// fast; the budget keeps the frame (and rendering) going when a client is slow.
+fn wait_for_gate(world: &mut World, started: Instant, budget: std::time::Duration) -> bool {
+    loop {
+        world.run_schedule(GatePoll);
+        let mut gate = world.resource_mut::<StepGate>();
+        if !gate.is_gated() || gate.try_consume() {
+            return true;
+        }
+        if started.elapsed() >= budget {
+            return false;
+        }
+        std::thread::yield_now();
+    }
 }
 
 fn apply_targets(targets: Res<JointTargets>, session: Res<Session>, mut sim: ResMut<Sim>) {

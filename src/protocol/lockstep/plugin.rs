@@ -1,0 +1,210 @@
+//! The ECS side of spec 003: connects the TCP threads to the one step path through the protocol
+//! core. A connected client registers with the `StepGate`, so each of its answers buys exactly
+//! one step; its velocities become `JointTargets` in the Adapt phase and the next frame (step
+//! counter + joint angles) is published after the physics step.
+
+use std::io;
+use std::net::SocketAddr;
+
+use bevy::prelude::*;
+use crossbeam_channel::Receiver;
+
+use super::codec::{LockstepError, encode_state};
+use super::server::{self, LockstepConfig, LockstepEvent};
+use crate::protocol::core::{
+    ChannelTransport, Codec, CommandAdapter, ProtocolTick, ProtocolTime, SampleOutcome,
+};
+use crate::session::{Session, SessionCommand};
+use crate::sim::{
+    ClockSystems, GatePoll, JointCommand, JointTargets, SIM_DT, Sim, SimStep, SimSystems, StepGate,
+};
+
+/// Spec 003 frames ↔ joint velocity commands. State is the joint angles in robot joint order.
+pub struct LockstepCodec {
+    joints: usize,
+}
+
+impl Codec for LockstepCodec {
+    type Inbound = Vec<f32>;
+    type Outbound = Vec<u8>;
+    type Command = Vec<f32>;
+    type State = Vec<f32>;
+    type Error = LockstepError;
+
+    fn decode(&mut self, wire: &Vec<f32>) -> Result<Vec<f32>, LockstepError> {
+        if wire.len() != self.joints {
+            return Err(LockstepError::FrameLength {
+                expected: self.joints,
+                got: wire.len(),
+            });
+        }
+        if let Some((index, &value)) = wire.iter().enumerate().find(|(_, v)| !v.is_finite()) {
+            return Err(LockstepError::NonFinite { index, value });
+        }
+        Ok(wire.clone())
+    }
+
+    fn encode(&mut self, angles: &Vec<f32>, time: ProtocolTime, out: &mut Vec<Vec<u8>>) {
+        let mut frame = Vec::new();
+        encode_state(time.ticks, angles, &mut frame);
+        out.push(frame);
+    }
+}
+
+/// Every answer is a full set of target velocities.
+pub struct VelocityAdapter;
+
+impl CommandAdapter for VelocityAdapter {
+    type Command = Vec<f32>;
+    type State = Vec<f32>;
+    type Action = Vec<f32>;
+
+    fn adapt(&mut self, cmd: &Vec<f32>, _angles: &Vec<f32>) -> Option<Vec<f32>> {
+        Some(cmd.clone())
+    }
+}
+
+struct Client {
+    peer: SocketAddr,
+    transport: ChannelTransport<Vec<f32>, Vec<u8>>,
+    tick: ProtocolTick<LockstepCodec, VelocityAdapter>,
+    gate: u64,
+}
+
+/// The lockstep server as the ECS sees it: its address, the accept thread's events, and the
+/// client in control, if any.
+#[derive(Resource)]
+pub struct LockstepServer {
+    pub addr: SocketAddr,
+    events: Receiver<LockstepEvent>,
+    client: Option<Client>,
+}
+
+impl LockstepServer {
+    /// The connected client's address.
+    pub fn client(&self) -> Option<SocketAddr> {
+        self.client.as_ref().map(|c| c.peer)
+    }
+}
+
+/// Starts the server for the app's robot and wires it into the step path. Returns the bound
+/// address (a port of 0 is resolved), or the bind error (e.g. port in use).
+pub fn add(
+    app: &mut App,
+    addr: SocketAddr,
+    answer_timeout: std::time::Duration,
+) -> io::Result<SocketAddr> {
+    let joints = app.world().resource::<Sim>().0.joint_count();
+    let (addr, events) = server::start(LockstepConfig {
+        addr,
+        joints,
+        answer_timeout,
+    })?;
+    info!("lockstep: listening on {addr} ({joints} joints per frame)");
+    app.insert_resource(LockstepServer {
+        addr,
+        events,
+        client: None,
+    })
+    .add_systems(Update, handle_events.before(ClockSystems))
+    .add_systems(GatePoll, poll_answer)
+    .add_systems(SimStep, adapt.in_set(SimSystems::Adapt))
+    .add_systems(SimStep, publish.in_set(SimSystems::Publish));
+    Ok(addr)
+}
+
+fn handle_events(
+    mut server: ResMut<LockstepServer>,
+    mut gate: ResMut<StepGate>,
+    sim: Res<Sim>,
+    session: Res<Session>,
+    mut targets: ResMut<JointTargets>,
+    mut commands: MessageWriter<SessionCommand>,
+) {
+    while let Ok(event) = server.events.try_recv() {
+        match event {
+            LockstepEvent::Connected {
+                peer,
+                frames,
+                velocities,
+            } => {
+                let joints = sim.0.joint_count();
+                let mut client = Client {
+                    peer,
+                    transport: ChannelTransport::new(velocities, frames),
+                    tick: ProtocolTick::new(LockstepCodec { joints }, VelocityAdapter, SIM_DT),
+                    gate: gate.register(format!("lockstep {peer}")),
+                };
+                // Step counter 0: the angles before any step, as the original sends on connect.
+                client
+                    .tick
+                    .publish(&mut client.transport, &sim.0.joint_positions());
+                server.client = Some(client);
+                info!("lockstep: {peer} controls the arm; the clock now waits for its answers");
+                commands.write(SessionCommand::Start);
+            }
+            LockstepEvent::Disconnected { peer, reason } => {
+                if server.client.as_ref().is_some_and(|c| c.peer == peer) {
+                    drop_client(&mut server, &mut gate, &session, &sim, &mut targets);
+                    warn!("lockstep: {peer} gone ({reason}); the arm follows pause_behavior");
+                }
+            }
+        }
+    }
+}
+
+fn drop_client(
+    server: &mut LockstepServer,
+    gate: &mut StepGate,
+    session: &Session,
+    sim: &Sim,
+    targets: &mut JointTargets,
+) {
+    if let Some(client) = server.client.take() {
+        gate.unregister(client.gate);
+        targets.commands = session.hold_posture(&sim.0);
+    }
+}
+
+/// Between steps: has the client answered? A decoded answer opens the gate for one step.
+fn poll_answer(
+    mut server: ResMut<LockstepServer>,
+    mut gate: ResMut<StepGate>,
+    session: Res<Session>,
+    sim: Res<Sim>,
+    mut targets: ResMut<JointTargets>,
+) {
+    let Some(client) = server.client.as_mut() else {
+        return;
+    };
+    match client.tick.sample(&mut client.transport) {
+        SampleOutcome::Decoded { .. } => gate.mark_ready(client.gate),
+        SampleOutcome::DecodeError { error, .. } => {
+            let peer = client.peer;
+            drop_client(&mut server, &mut gate, &session, &sim, &mut targets);
+            warn!("lockstep: dropping {peer}: {error}");
+        }
+        SampleOutcome::NoMessage | SampleOutcome::Unchanged => {}
+    }
+}
+
+fn adapt(mut server: ResMut<LockstepServer>, sim: Res<Sim>, mut targets: ResMut<JointTargets>) {
+    let Some(client) = server.client.as_mut() else {
+        return;
+    };
+    if let Some(velocities) = client.tick.adapt(&sim.0.joint_positions()) {
+        for (slot, v) in targets.commands.iter_mut().zip(velocities) {
+            *slot = JointCommand::Velocity { target: v };
+        }
+    }
+}
+
+fn publish(mut server: ResMut<LockstepServer>, sim: Res<Sim>) {
+    let Some(client) = server.client.as_mut() else {
+        return;
+    };
+    client.tick.advance();
+    client
+        .tick
+        .publish(&mut client.transport, &sim.0.joint_positions());
+}
