@@ -25,6 +25,8 @@
 //!   forcerange>`, `<motor joint gear ctrlrange forcerange>`, at most one per joint. Unnamed
 //!   actuators take their joint's name.
 //! - `<equality><joint joint1 joint2 polycoef="c0 c1">` → `joint1 = c0 + c1·joint2` ([`Mimic`]).
+//!   A follower without an actuator of its own gets its leader's gains and limits (effort unless
+//!   it has an `actuatorfrcrange`, velocity scaled by |c1|): it is driven through the leader.
 //!
 //! Gains: our motors are acceleration-based (1/s², 1/s) while MuJoCo's `kp`/`kv` are forces per
 //! unit error. A given `kp`/`kv` is therefore divided by the joint's effective inertia at q = 0
@@ -77,7 +79,7 @@ pub fn parse_mjcf(xml: &str) -> Result<RobotModel, RobotError> {
         materials: HashMap::new(),
         links: Vec::new(),
         joints: Vec::new(),
-        armature: Vec::new(),
+        extra: Vec::new(),
         ee: None,
         unnamed: 0,
     };
@@ -98,8 +100,8 @@ struct Parser<'a, 'input> {
     materials: HashMap<String, [f32; 4]>,
     links: Vec<Link>,
     joints: Vec<Joint>,
-    /// Per joint, MJCF `armature` (added to the effective inertia for gain scaling).
-    armature: Vec<f32>,
+    /// Per joint, what MJCF says that the model does not keep.
+    extra: Vec<JointExtra>,
     ee: Option<(usize, Vec3)>,
     unnamed: usize,
 }
@@ -316,7 +318,7 @@ impl<'a, 'input> Parser<'a, 'input> {
             ee_link,
             ee_offset,
         };
-        apply_actuators(&mut model, &actuated, &self.armature);
+        apply_actuators(&mut model, &actuated, &self.extra);
         validate(&model)?;
         Ok(model)
     }
@@ -589,14 +591,17 @@ impl<'a, 'input> Parser<'a, 'input> {
             None
         };
         let (mut max_effort, max_velocity) = default_motor_limits(kind);
-        if let Some((lo, hi)) = el.pair("actuatorfrcrange")? {
+        let frcrange = el.pair("actuatorfrcrange")?;
+        if let Some((lo, hi)) = frcrange {
             max_effort = lo.abs().max(hi.abs());
         }
         let (kp, kd) = default_gains(kind);
         let j = self.joints.len();
         self.links[link].joint = Some(j);
-        self.armature
-            .push(el.f32("armature")?.unwrap_or(0.0).max(0.0));
+        self.extra.push(JointExtra {
+            armature: el.f32("armature")?.unwrap_or(0.0).max(0.0),
+            explicit_effort: frcrange.is_some(),
+        });
         self.joints.push(Joint {
             name,
             kind,
@@ -870,6 +875,13 @@ impl<'a, 'input> Parser<'a, 'input> {
     }
 }
 
+struct JointExtra {
+    /// Added to the effective inertia for gain scaling.
+    armature: f32,
+    /// `actuatorfrcrange` was given.
+    explicit_effort: bool,
+}
+
 #[derive(Clone, Debug)]
 struct ActuatorSpec {
     name: String,
@@ -880,10 +892,14 @@ struct ActuatorSpec {
     max_velocity: Option<f32>,
 }
 
-fn apply_actuators(model: &mut RobotModel, actuated: &[Option<ActuatorSpec>], armature: &[f32]) {
+fn apply_actuators(
+    model: &mut RobotModel,
+    actuated: &[Option<ActuatorSpec>],
+    extra: &[JointExtra],
+) {
     for (j, spec) in actuated.iter().enumerate() {
         let Some(spec) = spec else { continue };
-        let inertia = effective_inertia(model, j) + armature[j];
+        let inertia = effective_inertia(model, j) + extra[j].armature;
         let scale = |force_gain: f32| (inertia > 1e-9).then(|| force_gain / inertia);
         let joint = &mut model.joints[j];
         if let Some(kp) = spec.kp.and_then(scale) {
@@ -903,6 +919,22 @@ fn apply_actuators(model: &mut RobotModel, actuated: &[Option<ActuatorSpec>], ar
             name: spec.name.clone(),
             kind: spec.kind,
         });
+    }
+    // A follower without an actuator of its own is driven through its leader's, so it gets the
+    // leader's motor: otherwise the two jaws of a gripper close at different speeds and forces
+    // and shove the object sideways.
+    for m in model.mimics.clone() {
+        if m.joint == m.leader || actuated[m.joint].is_some() {
+            continue;
+        }
+        let leader = model.joints[m.leader].clone();
+        let follower = &mut model.joints[m.joint];
+        follower.kp = leader.kp;
+        follower.kd = leader.kd;
+        follower.max_velocity = leader.max_velocity * m.multiplier.abs().max(1e-3);
+        if !extra[m.joint].explicit_effort {
+            follower.max_effort = leader.max_effort;
+        }
     }
 }
 
@@ -1019,7 +1051,13 @@ mod tests {
         assert_eq!(left.limits, Some((0.0, 0.04)));
         assert_eq!(m.actuator_joint("gripper_close"), Some(6));
         assert!(left.kp > 1000.0, "finger kp {}", left.kp);
-        assert!(m.joints[7].actuator.is_none());
+        let right = &m.joints[7];
+        assert!(right.actuator.is_none());
+        assert_eq!(
+            (right.kp, right.kd, right.max_effort, right.max_velocity),
+            (left.kp, left.kd, left.max_effort, left.max_velocity),
+            "the mimicking finger moves like the driven one"
+        );
         assert_eq!(
             m.mimics,
             vec![Mimic {

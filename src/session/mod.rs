@@ -107,10 +107,15 @@ impl Session {
     }
 }
 
+/// The system set (in `First`) that applies `SessionCommand`s. Sources that connect and start
+/// a session in the same frame run before it, so the command takes effect before any step.
+#[derive(SystemSet, Debug, Clone, PartialEq, Eq, Hash)]
+pub struct SessionSystems;
+
 pub(crate) fn plugin(app: &mut App) {
     app.add_message::<SessionCommand>()
         .add_message::<SessionEvent>()
-        .add_systems(First, handle_session_commands);
+        .add_systems(First, handle_session_commands.in_set(SessionSystems));
 }
 
 fn handle_session_commands(

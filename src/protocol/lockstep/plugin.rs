@@ -14,9 +14,9 @@ use super::server::{self, LockstepConfig, LockstepEvent};
 use crate::protocol::core::{
     ChannelTransport, Codec, CommandAdapter, ProtocolTick, ProtocolTime, SampleOutcome,
 };
-use crate::session::{Session, SessionCommand};
+use crate::session::{Session, SessionCommand, SessionSystems};
 use crate::sim::{
-    ClockSystems, GatePoll, JointCommand, JointTargets, SIM_DT, Sim, SimStep, SimSystems, StepGate,
+    GatePoll, JointCommand, JointTargets, SIM_DT, Sim, SimStep, SimSystems, StepGate,
 };
 
 /// Spec 003 frames ↔ joint velocity commands. State is the joint angles in robot joint order.
@@ -106,7 +106,9 @@ pub fn add(
         events,
         client: None,
     })
-    .add_systems(Update, handle_events.before(ClockSystems))
+    // Before the session handles commands, so the Start sent on connect precedes every step the
+    // client pays for (same inputs, same trajectory, however the answers are timed).
+    .add_systems(First, handle_events.before(SessionSystems))
     .add_systems(GatePoll, poll_answer)
     .add_systems(SimStep, adapt.in_set(SimSystems::Adapt))
     .add_systems(SimStep, publish.in_set(SimSystems::Publish));

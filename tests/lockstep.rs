@@ -1,0 +1,238 @@
+//! Spec 003 over real sockets: a headless sim serves the lockstep port on 127.0.0.1:0 and a
+//! TCP client in a thread plays the original's client, while the test thread runs the frames.
+
+mod common;
+
+use std::io::{Read, Write};
+use std::net::{SocketAddr, TcpStream};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+use armsim::SimOptions;
+use armsim::headless::finish_setup;
+use armsim::protocol::lockstep::plugin::{self, LockstepServer};
+use armsim::sim::{ClockMode, SimClock};
+use bevy::prelude::App;
+use common::*;
+
+const N: usize = 10;
+
+fn lockstep_app(timeout: Duration) -> (App, SocketAddr) {
+    let mut app = armsim::headless_app(
+        gripper4_scene(),
+        &SimOptions {
+            // No free-running steps: every step the test sees is one a client paid for.
+            clock: ClockMode::Manual,
+        },
+    );
+    let addr = plugin::add(&mut app, "127.0.0.1:0".parse().unwrap(), timeout).expect("binds");
+    finish_setup(&mut app);
+    (app, addr)
+}
+
+/// Runs frames until the client thread is done (or a deadline passes) and returns its result.
+fn drive<T>(app: &mut App, client: JoinHandle<T>) -> T {
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while !client.is_finished() {
+        assert!(Instant::now() < deadline, "client did not finish in time");
+        app.update();
+    }
+    client.join().expect("client thread")
+}
+
+fn read_frame(s: &mut TcpStream) -> (u64, Vec<f32>) {
+    let mut buf = [0u8; 8 + 4 * N];
+    s.read_exact(&mut buf).expect("a 48-byte frame");
+    let step = u64::from_be_bytes(buf[..8].try_into().unwrap());
+    let angles = buf[8..]
+        .chunks(4)
+        .map(|c| f32::from_be_bytes(c.try_into().unwrap()))
+        .collect();
+    (step, angles)
+}
+
+fn answer(s: &mut TcpStream, v: &[f32]) {
+    let bytes: Vec<u8> = v.iter().flat_map(|x| x.to_be_bytes()).collect();
+    assert_eq!(bytes.len(), 40);
+    s.write_all(&bytes).expect("answer");
+}
+
+fn connect(addr: SocketAddr) -> TcpStream {
+    let s = TcpStream::connect(addr).expect("connects");
+    s.set_nodelay(true).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(20))).unwrap();
+    s
+}
+
+/// Plays `steps` steps answering `script(step)` and returns every (counter, angles) frame.
+fn play(
+    addr: SocketAddr,
+    steps: usize,
+    script: fn(u64) -> [f32; N],
+) -> JoinHandle<Vec<(u64, Vec<f32>)>> {
+    std::thread::spawn(move || {
+        let mut s = connect(addr);
+        let mut frames = Vec::new();
+        for _ in 0..steps {
+            let (step, angles) = read_frame(&mut s);
+            answer(&mut s, &script(step));
+            frames.push((step, angles));
+        }
+        frames.push(read_frame(&mut s));
+        frames
+    })
+}
+
+fn sine(step: u64) -> [f32; N] {
+    [(step as f32 / 10.0).sin(); N]
+}
+
+#[test]
+fn frames_count_up_from_zero_and_one_answer_is_one_step() {
+    let (mut app, addr) = lockstep_app(Duration::from_secs(5));
+    let before = app.world().resource::<SimClock>().steps;
+    let frames = drive(&mut app, play(addr, 200, sine));
+    let counters: Vec<u64> = frames.iter().map(|f| f.0).collect();
+    assert_eq!(counters, (0..=200).collect::<Vec<u64>>());
+    assert!(frames.iter().all(|f| f.1.len() == N));
+    app.update();
+    assert_eq!(app.world().resource::<SimClock>().steps - before, 200);
+}
+
+#[test]
+fn commanded_velocity_moves_the_joint_that_way_at_that_rate() {
+    let (mut app, addr) = lockstep_app(Duration::from_secs(5));
+    // +0.5 rad/s on the base swivel for 240 steps (1 s), everything else still.
+    let frames = drive(
+        &mut app,
+        play(addr, 240, |_| {
+            let mut v = [0.0; N];
+            v[0] = 0.5;
+            v
+        }),
+    );
+    let moved = frames.last().unwrap().1[0] - frames[0].1[0];
+    assert!(
+        (moved - 0.5).abs() < 0.06,
+        "swivel moved {moved} rad in 1 s at 0.5 rad/s"
+    );
+}
+
+#[test]
+fn same_velocity_script_gives_identical_angle_streams() {
+    let run = || {
+        let (mut app, addr) = lockstep_app(Duration::from_secs(5));
+        drive(&mut app, play(addr, 300, sine))
+    };
+    let (a, b) = (run(), run());
+    assert_eq!(a.len(), 301);
+    let bits = |f: &Vec<(u64, Vec<f32>)>| -> Vec<u32> {
+        f.iter()
+            .flat_map(|(_, v)| v.iter().map(|x| x.to_bits()))
+            .collect()
+    };
+    assert!(bits(&a) == bits(&b), "angle streams differ");
+    assert_ne!(a[0].1, a[300].1, "the arm moved");
+}
+
+#[test]
+fn disconnect_then_reconnect_starts_a_new_stream() {
+    let (mut app, addr) = lockstep_app(Duration::from_secs(5));
+    let first = drive(&mut app, play(addr, 20, sine));
+    assert_eq!(first.last().unwrap().0, 20);
+    // The first client has hung up; the next one is accepted and counts from 0 again.
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while app.world().resource::<LockstepServer>().client().is_some() {
+        assert!(Instant::now() < deadline, "disconnect not noticed");
+        app.update();
+    }
+    let second = drive(&mut app, play(addr, 5, sine));
+    assert_eq!(
+        second.iter().map(|f| f.0).collect::<Vec<_>>(),
+        vec![0, 1, 2, 3, 4, 5]
+    );
+}
+
+#[test]
+fn a_stalled_client_times_out_and_the_sim_runs_on() {
+    let (mut app, addr) = lockstep_app(Duration::from_millis(300));
+    let client = std::thread::spawn(move || {
+        let mut s = connect(addr);
+        let _ = read_frame(&mut s);
+        // Say nothing; the server must hang up on us.
+        let mut b = [0u8; 64];
+        let start = Instant::now();
+        loop {
+            match s.read(&mut b) {
+                Ok(0) | Err(_) => return start.elapsed(),
+                Ok(_) => {}
+            }
+        }
+    });
+    let waited = drive(&mut app, client);
+    assert!(
+        waited < Duration::from_secs(10),
+        "server never dropped the staller"
+    );
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while app.world().resource::<armsim::sim::StepGate>().is_gated() {
+        assert!(
+            Instant::now() < deadline,
+            "the gate still waits for the dropped client"
+        );
+        app.update();
+    }
+    // The next client is served.
+    let next = drive(&mut app, play(addr, 3, sine));
+    assert_eq!(next.last().unwrap().0, 3);
+}
+
+#[test]
+fn nan_frames_are_refused_and_the_client_dropped() {
+    let (mut app, addr) = lockstep_app(Duration::from_secs(5));
+    let client = std::thread::spawn(move || {
+        let mut s = connect(addr);
+        let _ = read_frame(&mut s);
+        let mut v = [0.0; N];
+        v[3] = f32::NAN;
+        answer(&mut s, &v);
+        let mut b = [0u8; 64];
+        matches!(s.read(&mut b), Ok(0) | Err(_))
+    });
+    let before = app.world().resource::<SimClock>().steps;
+    assert!(
+        drive(&mut app, client),
+        "connection closed after a NaN frame"
+    );
+    let angles = sim(&app).joint_positions();
+    assert!(angles.iter().all(|a| a.is_finite()));
+    // The NaN frame bought no step.
+    assert_eq!(app.world().resource::<SimClock>().steps, before);
+}
+
+#[test]
+fn a_second_client_is_refused_while_the_first_keeps_control() {
+    let (mut app, addr) = lockstep_app(Duration::from_secs(5));
+    let client = std::thread::spawn(move || {
+        let mut first = connect(addr);
+        let (step, _) = read_frame(&mut first);
+        assert_eq!(step, 0);
+        let mut second = connect(addr);
+        let mut b = [0u8; 64];
+        let refused = matches!(second.read(&mut b), Ok(0) | Err(_));
+        // The first client still steps.
+        answer(&mut first, &[0.0; N]);
+        let (next, _) = read_frame(&mut first);
+        (refused, next)
+    });
+    let (refused, next) = drive(&mut app, client);
+    assert!(refused, "second client got data instead of a closed socket");
+    assert_eq!(next, 1);
+}
+
+#[test]
+fn a_port_in_use_is_a_clear_error() {
+    let (mut app, addr) = lockstep_app(Duration::from_secs(5));
+    let err = plugin::add(&mut app, addr, Duration::from_secs(1)).unwrap_err();
+    assert_eq!(err.kind(), std::io::ErrorKind::AddrInUse);
+}
