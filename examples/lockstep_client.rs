@@ -41,6 +41,9 @@ fn main() -> std::io::Result<()> {
         stream.write_all(&answer)?;
     }
     let secs = start.elapsed().as_secs_f64();
-    println!("{steps} steps in {secs:.2} s: {:.0} steps/s", steps as f64 / secs);
+    println!(
+        "{steps} steps in {secs:.2} s: {:.0} steps/s",
+        steps as f64 / secs
+    );
     Ok(())
 }

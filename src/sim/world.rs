@@ -84,6 +84,11 @@ impl SimWorld {
         };
         physics.integration_parameters.dt = SIM_DT as f32;
         physics.integration_parameters.num_solver_iterations = ext.physics.solver_iterations.max(1);
+        // Rapier's default 2 cm contact prediction lets one jaw stop short of a 5 cm cube and the
+        // grasp closes lopsided; 2 mm keeps both pads on the cube.
+        physics
+            .integration_parameters
+            .normalized_prediction_distance = 0.002;
 
         let table_top_z = cfg.table.top_height_m;
         let table_size = ext.table_size_m;
