@@ -174,7 +174,7 @@ impl SimClock {
     }
 
     /// Refreshes the measured figures once the window is long enough.
-    pub fn end_frame(&mut self, _ran: u32, _budget: FrameBudget) {
+    pub fn end_frame(&mut self) {
         let now = Instant::now();
         let s = &mut self.stats;
         let Some(start) = s.window_start else {

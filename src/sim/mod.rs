@@ -164,7 +164,7 @@ fn drive_clock(world: &mut World) {
             break;
         }
     }
-    world.resource_mut::<SimClock>().end_frame(ran, budget);
+    world.resource_mut::<SimClock>().end_frame();
 }
 
 /// Polls the synchronous sources until the gate opens (true) or the frame's wall budget is
