@@ -76,12 +76,23 @@ struct Cli {
 
 #[derive(Subcommand, Debug)]
 enum Command {
-    /// Measure steps/s of the scene through the ECS step path and in bare Rapier.
+    /// Measure the simulator and its protocols; prints figures (median of 5 rounds).
     Bench {
-        /// Steps per measurement.
-        #[arg(long, default_value_t = 24_000)]
-        steps: u64,
+        /// What to measure.
+        #[arg(value_enum, default_value_t = BenchKind::Step)]
+        kind: BenchKind,
+        /// Steps per round (default: 24000 for `step`, 10000 for `lockstep`).
+        #[arg(long, value_name = "N")]
+        steps: Option<u64>,
     },
+}
+
+#[derive(clap::ValueEnum, Clone, Copy, Debug)]
+enum BenchKind {
+    /// steps/s through the ECS step path against bare Rapier.
+    Step,
+    /// spec 003 over loopback against a bare ping-pong and a bare step (use the gripper4 scene).
+    Lockstep,
 }
 
 fn main() -> ExitCode {
@@ -115,9 +126,19 @@ fn run() -> anyhow::Result<ExitCode> {
         }
     };
 
-    if let Some(Command::Bench { steps }) = cli.command {
-        let report = bench::run(scene, steps).context("benchmark failed")?;
-        println!("{report}");
+    if let Some(Command::Bench { kind, steps }) = cli.command {
+        match kind {
+            BenchKind::Step => {
+                let report =
+                    bench::run(scene, steps.unwrap_or(24_000)).context("benchmark failed")?;
+                println!("{report}");
+            }
+            BenchKind::Lockstep => {
+                let report = bench::lockstep::run(scene, steps.unwrap_or(10_000))
+                    .context("lockstep benchmark failed")?;
+                println!("{report}");
+            }
+        }
         return Ok(ExitCode::SUCCESS);
     }
 

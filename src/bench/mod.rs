@@ -1,6 +1,8 @@
 //! `armsim bench`: steps/s of a scene through the full ECS step path and, in the same run, the
 //! same world stepped by bare Rapier, so the cost of the ECS around the physics is a measured
-//! ratio rather than a guess.
+//! ratio rather than a guess. Protocol benchmarks live in the submodules.
+
+pub mod lockstep;
 
 use std::fmt;
 use std::sync::Arc;
@@ -13,7 +15,13 @@ use crate::sim::{self, SimWorld};
 use crate::{SimOptions, headless_app};
 
 /// Rounds per measurement; the median is reported so one descheduled round does not skew it.
-const ROUNDS: usize = 5;
+pub(crate) const ROUNDS: usize = 5;
+
+/// The median of `ROUNDS` timings.
+pub(crate) fn median(mut times: Vec<Duration>) -> Duration {
+    times.sort_unstable();
+    times[times.len() / 2]
+}
 
 #[derive(Clone, Debug)]
 pub struct BenchReport {
@@ -63,6 +71,10 @@ impl fmt::Display for BenchReport {
 pub enum BenchError {
     #[error("the step count must be positive")]
     NoSteps,
+    #[error("socket error: {0}")]
+    Io(#[from] std::io::Error),
+    #[error("{0}")]
+    Client(String),
 }
 
 /// Steps `scene` `steps` times per round through the ECS (session RUNNING, every step-path
@@ -89,12 +101,10 @@ pub fn run(scene: Arc<Scene>, steps: u64) -> Result<BenchReport, BenchError> {
         }
         bare.push(t0.elapsed());
     }
-    ecs.sort_unstable();
-    bare.sort_unstable();
     Ok(BenchReport {
         scene_id: scene.config.scene_id.clone(),
         steps,
-        ecs: ecs[ROUNDS / 2],
-        bare: bare[ROUNDS / 2],
+        ecs: median(ecs),
+        bare: median(bare),
     })
 }
