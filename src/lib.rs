@@ -5,6 +5,7 @@
 pub mod bench;
 pub mod headless;
 pub mod protocol;
+pub mod referee;
 pub mod robot;
 pub mod scene;
 pub mod session;

@@ -58,9 +58,23 @@ struct Cli {
     #[arg(long, visible_alias = "remote_control_port", value_name = "PORT")]
     remote_control_port: Option<u16>,
 
-    /// Address the servers listen on (default loopback only; 0.0.0.0 opens them to the network).
-    #[arg(long, default_value = "127.0.0.1", value_name = "ADDR")]
-    bind: std::net::IpAddr,
+    /// Address the servers listen on (default: 127.0.0.1, and the scene's `networking.ws_host`
+    /// for teleop; 0.0.0.0 opens them to the network).
+    #[arg(long, value_name = "ADDR")]
+    bind: Option<std::net::IpAddr>,
+
+    /// Serve revA teleoperation (spec 004) on this port instead of the scene's `ws_port`
+    /// (0 = any free port).
+    #[arg(long, value_name = "PORT", conflicts_with = "no_teleop")]
+    teleop_port: Option<u16>,
+
+    /// Do not start the teleoperation WebSocket server.
+    #[arg(long)]
+    no_teleop: bool,
+
+    /// Teleop state frames per second (wall clock), to every session.
+    #[arg(long, default_value_t = 60.0, value_name = "HZ")]
+    state_rate: f64,
 
     /// Seconds a lockstep client may take to answer a frame before it is dropped.
     #[arg(long, default_value_t = 5.0, value_name = "SECS")]
@@ -93,6 +107,20 @@ enum BenchKind {
     Step,
     /// spec 003 over loopback against a bare ping-pong and a bare step (use the gripper4 scene).
     Lockstep,
+}
+
+/// The scene's `ws_host` as an address to bind ("localhost" is loopback).
+fn resolve_host(host: &str) -> anyhow::Result<std::net::IpAddr> {
+    use std::net::ToSocketAddrs;
+    if let Ok(ip) = host.parse() {
+        return Ok(ip);
+    }
+    (host, 0)
+        .to_socket_addrs()
+        .with_context(|| format!("cannot resolve networking.ws_host {host:?}"))?
+        .map(|a| a.ip())
+        .find(|ip| ip.is_ipv4())
+        .with_context(|| format!("networking.ws_host {host:?} has no IPv4 address"))
 }
 
 fn main() -> ExitCode {
@@ -155,9 +183,30 @@ fn run() -> anyhow::Result<ExitCode> {
     if !(cli.lockstep_timeout.is_finite() && cli.lockstep_timeout > 0.0) {
         anyhow::bail!("--lockstep-timeout must be a positive number of seconds");
     }
+    if !(cli.state_rate.is_finite() && cli.state_rate > 0.0 && cli.state_rate <= 1000.0) {
+        anyhow::bail!(
+            "--state-rate must be in (0, 1000] Hz, got {}",
+            cli.state_rate
+        );
+    }
+    let loopback = std::net::IpAddr::from([127, 0, 0, 1]);
+    let bind = cli.bind.unwrap_or(loopback);
+    let teleop = if cli.no_teleop {
+        None
+    } else {
+        let net = &scene.config.networking;
+        let ip = match cli.bind {
+            Some(ip) => ip,
+            None => resolve_host(&net.ws_host)?,
+        };
+        Some(armsim::protocol::teleop::plugin::TeleopOptions {
+            addr: std::net::SocketAddr::new(ip, cli.teleop_port.unwrap_or(net.ws_port)),
+            state_rate_hz: cli.state_rate,
+        })
+    };
     let lockstep = cli.remote_control_port.map(|port| {
         (
-            std::net::SocketAddr::new(cli.bind, port),
+            std::net::SocketAddr::new(bind, port),
             std::time::Duration::from_secs_f64(cli.lockstep_timeout),
         )
     });
@@ -165,6 +214,15 @@ fn run() -> anyhow::Result<ExitCode> {
         if let Some((addr, timeout)) = lockstep {
             armsim::protocol::lockstep::plugin::add(app, addr, timeout)
                 .with_context(|| format!("cannot listen for lockstep clients on {addr}"))?;
+        }
+        if let Some(options) = &teleop {
+            let addr = options.addr;
+            armsim::protocol::teleop::plugin::add(app, options.clone()).with_context(|| {
+                format!(
+                    "cannot listen for teleop clients on {addr} (another armsim running? \
+                     use --teleop-port or --no-teleop)"
+                )
+            })?;
         }
         Ok(())
     };

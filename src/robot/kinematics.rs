@@ -1,4 +1,5 @@
-//! Forward kinematics, the end-effector Jacobian and damped-least-squares position IK.
+//! Forward kinematics, the end-effector Jacobian and damped-least-squares IK (position, or
+//! position plus a tool axis).
 //!
 //! Pure functions on [`RobotModel`], all in the robot base frame (the root link's frame), so the
 //! physics builder, the teleop workspace clamps and the tests share one definition of where the
@@ -6,7 +7,7 @@
 //! completed by [`complete_q`] (mimic followers follow their leader, anything else is zero), so a
 //! 6-entry `home_q` works for an arm whose gripper adds two more joints.
 
-use glam::{Mat3, Quat, Vec3};
+use glam::{Quat, Vec3};
 
 use super::{JointKind, Link, Pose, RobotModel, shape_volume};
 
@@ -188,11 +189,12 @@ pub fn gravity_compensation(
         .collect()
 }
 
-/// Settings of [`solve_ik_position`].
+/// Settings of [`solve_ik_position`] and [`solve_ik_position_axis`].
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct IkOptions {
     pub max_iters: usize,
-    /// Stop when the end effector is this close to the target (m).
+    /// Stop when the end effector is this close to the target (m) and, with an axis target, the
+    /// weighted axis error (`weight` · angle) is this small too.
     pub tolerance: f32,
     /// Initial damping λ (m) of the damped least squares; adapted while iterating.
     pub damping: f32,
@@ -218,8 +220,40 @@ pub struct IkResult {
     pub q: Vec<f32>,
     /// Distance from the end effector to the target at `q` (m).
     pub error_m: f32,
+    /// Angle between the tool axis and the desired direction at `q` (rad); always 0 from
+    /// [`solve_ik_position`], which has no axis to align.
+    pub axis_error_rad: f32,
     pub converged: bool,
     pub iterations: usize,
+}
+
+/// A tool axis to align while reaching a position (see [`solve_ik_position_axis`]).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct AxisTarget {
+    /// The axis in the end-effector link's frame, usually [`tool_axis`]; any non-zero length.
+    pub local_axis: Vec3,
+    /// Where that axis should point, in the base frame; any non-zero length.
+    pub direction: Vec3,
+    /// Metres of position error that one radian of axis error is worth (m/rad, ≥ 0). It decides
+    /// the compromise when both cannot be met, and turns [`IkOptions::tolerance`] into an
+    /// angle: 0.1 m/rad with the default 0.1 mm tolerance asks for 1 mrad. 0 ignores the axis.
+    pub weight: f32,
+}
+
+/// The end-effector link's axis that points out of the tool, in that link's frame: from the
+/// link origin towards the end-effector point, or where that point is the origin itself (URDF
+/// tool links), the direction in which the link's origin leads on from its parent; +Z if both
+/// are zero. For arm6 this is +Z of `wrist_3_link` (the `ee` site sits 0.107 m along it), for
+/// gripper4 +Z of `ee`. It assumes a tool built along its axis, as both grippers are; a tool
+/// that is not needs its axis given explicitly.
+pub fn tool_axis(model: &RobotModel) -> Vec3 {
+    let link = &model.links[model.ee_link];
+    let from_parent = link.origin.rotation.inverse() * link.origin.translation;
+    model
+        .ee_offset
+        .try_normalize()
+        .or_else(|| link.parent.and_then(|_| from_parent.try_normalize()))
+        .unwrap_or(Vec3::Z)
 }
 
 /// Moves the joints listed in `joints` (others stay at `q_init`; followers track their leaders)
@@ -230,10 +264,142 @@ pub struct IkResult {
 /// not. Each step is clamped to the joint limits, and joints pinned at a limit that the step
 /// pushes further are dropped from that step so the others take up the motion. An unreachable
 /// target ends with `converged = false` at the closest point found, `error_m` the residual.
+/// A non-finite target or `q_init` gives `converged = false` and an infinite `error_m`, with
+/// `q` the (clamped) start and any non-finite entry of it replaced by zero clamped to limits.
 pub fn solve_ik_position(
     model: &RobotModel,
     q_init: &[f32],
     target: Vec3,
+    joints: &[usize],
+    opts: &IkOptions,
+) -> IkResult {
+    solve_dls(model, q_init, target, None, joints, opts)
+}
+
+/// [`solve_ik_position`] that also turns the tool axis (`axis.local_axis` in the end-effector
+/// link) towards `axis.direction`: five constraints, leaving the rotation about the axis free,
+/// so a 6-joint arm keeps its gripper pointing down while following a position.
+///
+/// The two extra rows are the axis error t × d (as a rotation vector of the error angle) and the
+/// joints' angular velocities, projected on two unit vectors perpendicular to the current axis
+/// t, both scaled by `axis.weight`; the damping, limit handling and stopping rules are those of
+/// [`solve_ik_position`], with the error measured as √(e_pos² + (weight · angle)²). When both
+/// cannot be met (an unreachable target) the result trades one for the other by `weight`. A
+/// non-finite target, `q_init` or axis, a zero axis or a negative weight gives
+/// `converged = false` and infinite errors, with `q` as [`solve_ik_position`] describes.
+/// Warm-started from the previous tick's `q`, a follow at teleoperation speeds takes a few
+/// iterations.
+pub fn solve_ik_position_axis(
+    model: &RobotModel,
+    q_init: &[f32],
+    target: Vec3,
+    axis: &AxisTarget,
+    joints: &[usize],
+    opts: &IkOptions,
+) -> IkResult {
+    solve_dls(model, q_init, target, Some(axis), joints, opts)
+}
+
+/// Rows of the largest task: three of position, two of tool axis.
+const MAX_ROWS: usize = 5;
+
+/// An [`AxisTarget`] with unit vectors, checked.
+#[derive(Clone, Copy)]
+struct AxisTask {
+    local: Vec3,
+    direction: Vec3,
+    weight: f32,
+}
+
+impl AxisTask {
+    fn new(axis: &AxisTarget) -> Option<Self> {
+        let weight = (axis.weight.is_finite() && axis.weight >= 0.0).then_some(axis.weight)?;
+        Some(Self {
+            local: axis.local_axis.try_normalize()?,
+            direction: axis.direction.try_normalize()?,
+            weight,
+        })
+    }
+}
+
+/// Where the end effector is against its goal for one set of link poses.
+struct Residual {
+    ee: Vec3,
+    /// `target - ee`.
+    position: Vec3,
+    /// The tool axis in the base frame (unit); unused without an axis task.
+    tool: Vec3,
+    /// Angle from `tool` to the desired direction (rad); 0 without an axis task.
+    angle: f32,
+}
+
+impl Residual {
+    fn new(model: &RobotModel, poses: &[Pose], target: Vec3, axis: Option<&AxisTask>) -> Self {
+        let pose = &poses[model.ee_link];
+        let ee = pose.transform_point(model.ee_offset);
+        let (tool, angle) = match axis {
+            Some(a) => {
+                let tool = (pose.rotation * a.local).normalize();
+                // atan2 stays accurate near 0 and π, where acos of the dot product does not.
+                let angle = tool
+                    .cross(a.direction)
+                    .length()
+                    .atan2(tool.dot(a.direction));
+                (tool, angle)
+            }
+            None => (Vec3::Z, 0.0),
+        };
+        Self {
+            ee,
+            position: target - ee,
+            tool,
+            angle,
+        }
+    }
+
+    /// The one number the damping adaptation compares: metres, the angle weighted.
+    fn cost(&self, axis: Option<&AxisTask>) -> f32 {
+        let weighted = axis.map_or(0.0, |a| a.weight * self.angle);
+        (self.position.length_squared() + weighted * weighted).sqrt()
+    }
+
+    fn within(&self, tolerance: f32, axis: Option<&AxisTask>) -> bool {
+        self.position.length() <= tolerance
+            && axis.is_none_or(|a| a.weight * self.angle <= tolerance)
+    }
+}
+
+/// Angular velocity of the end-effector link per unit of joint `j`, ignoring mimics: the world
+/// axis of a hinge on the path to the end effector, nothing for a slide or a joint off the path.
+fn angular_column(model: &RobotModel, poses: &[Pose], on_path: &[bool], j: usize) -> Vec3 {
+    let joint = &model.joints[j];
+    match joint.kind {
+        JointKind::Revolute if on_path[joint.link] => poses[joint.link].rotation * joint.axis,
+        _ => Vec3::ZERO,
+    }
+}
+
+/// [`angular_column`] for commanding joint `j`, including the joints that mimic it.
+fn angular_column_with_followers(
+    model: &RobotModel,
+    poses: &[Pose],
+    on_path: &[bool],
+    j: usize,
+) -> Vec3 {
+    model
+        .followers(j)
+        .fold(angular_column(model, poses, on_path, j), |c, m| {
+            c + m.multiplier * angular_column(model, poses, on_path, m.joint)
+        })
+}
+
+/// The solver behind [`solve_ik_position`] (`axis` = `None`, three rows) and
+/// [`solve_ik_position_axis`] (five rows).
+fn solve_dls(
+    model: &RobotModel,
+    q_init: &[f32],
+    target: Vec3,
+    axis: Option<&AxisTarget>,
     joints: &[usize],
     opts: &IkOptions,
 ) -> IkResult {
@@ -246,55 +412,102 @@ pub fn solve_ik_position(
     movable.dedup();
 
     let mut q = complete_q(model, q_init);
+    let q_finite = q.iter().all(|v| v.is_finite());
+    for (j, v) in q.iter_mut().enumerate() {
+        // A NaN in the output would reach the motors; zero is the one neutral value to offer.
+        if !v.is_finite() {
+            *v = clamp_to_limits(model, j, 0.0);
+        }
+    }
     for &j in &movable {
         q[j] = clamp_to_limits(model, j, q[j]);
         sync_followers(model, &mut q, j);
     }
-    let mut poses = Vec::with_capacity(model.links.len());
-    let ee_of = |poses: &[Pose]| poses[model.ee_link].transform_point(model.ee_offset);
-    if !target.is_finite() {
-        fk_into(model, &q, &mut poses);
+    let task = axis.and_then(AxisTask::new);
+    let axis_valid = axis.is_none() || task.is_some();
+    if !target.is_finite() || !q_finite || !axis_valid {
         return IkResult {
-            error_m: f32::INFINITY,
             q,
+            error_m: f32::INFINITY,
+            axis_error_rad: if axis.is_some() { f32::INFINITY } else { 0.0 },
             converged: false,
             iterations: 0,
         };
     }
+    let task = task.as_ref();
+    let rows = if task.is_some() { MAX_ROWS } else { 3 };
 
     let on_path = ee_path(model);
     let min_damping = (opts.damping * 1e-3).max(1e-6);
     let max_damping = 10.0;
     let mut lambda = opts.damping.max(min_damping);
-    let mut columns = vec![Vec3::ZERO; movable.len()];
+    let mut columns = vec![[0.0f32; MAX_ROWS]; movable.len()];
     let mut active = vec![true; movable.len()];
     let mut dq = vec![0.0; movable.len()];
+    let mut poses = Vec::with_capacity(model.links.len());
     let mut trial = q.clone();
     let mut trial_poses = Vec::with_capacity(model.links.len());
 
     fk_into(model, &q, &mut poses);
-    let mut ee = ee_of(&poses);
-    let mut err = (target - ee).length();
+    let mut res = Residual::new(model, &poses, target, task);
+    let mut cost = res.cost(task);
     let mut slow_steps = 0;
     let mut iterations = 0;
-    while iterations < opts.max_iters && err > opts.tolerance {
+    while iterations < opts.max_iters && !res.within(opts.tolerance, task) {
         iterations += 1;
-        let e = target - ee;
+        let mut e = [0.0f32; MAX_ROWS];
+        e[..3].copy_from_slice(&res.position.to_array());
+        // Two directions across the tool axis: turning about the axis itself changes nothing.
+        let (u, v) = res.tool.any_orthonormal_pair();
         for (c, &j) in columns.iter_mut().zip(&movable) {
-            *c = column_with_followers(model, &poses, &on_path, ee, j);
+            let p = column_with_followers(model, &poses, &on_path, res.ee, j);
+            c[..3].copy_from_slice(&p.to_array());
+            if let Some(a) = task {
+                let w = angular_column_with_followers(model, &poses, &on_path, j);
+                c[3] = a.weight * u.dot(w);
+                c[4] = a.weight * v.dot(w);
+            }
+        }
+        if let Some(a) = task {
+            // The error as a rotation vector that carries the axis onto the goal. Within a
+            // milliradian of opposite, t × d is rounding noise rather than a direction.
+            let cross = res.tool.cross(a.direction);
+            let turn_axis = if res.tool.dot(a.direction) < 0.0 && cross.length() < 1e-3 {
+                flip_axis(u, v, &columns, res.position)
+            } else {
+                cross.normalize_or_zero()
+            };
+            let turn = turn_axis * res.angle;
+            e[3] = a.weight * u.dot(turn);
+            e[4] = a.weight * v.dot(turn);
         }
         active.iter_mut().for_each(|a| *a = true);
         // Re-solve without joints that would be pushed through a limit; two passes catch the
         // usual case of one or two joints pinned.
+        let mut solved = true;
         for _ in 0..3 {
-            let mut a = Mat3::from_diagonal(Vec3::splat(lambda * lambda));
-            for (c, _) in columns.iter().zip(&active).filter(|(_, act)| **act) {
-                a += outer(*c, *c);
+            let mut a = [[0.0f32; MAX_ROWS]; MAX_ROWS];
+            for (r, row) in a.iter_mut().enumerate().take(rows) {
+                row[r] = lambda * lambda;
             }
-            let y = a.inverse() * e;
+            for (c, _) in columns.iter().zip(&active).filter(|(_, act)| **act) {
+                for (r, row) in a.iter_mut().enumerate().take(rows) {
+                    for (s, x) in row.iter_mut().enumerate().take(rows) {
+                        *x += c[r] * c[s];
+                    }
+                }
+            }
+            let Some(y) = solve_linear(a, e, rows) else {
+                solved = false;
+                break;
+            };
             let mut pinned = false;
             for (k, &j) in movable.iter().enumerate() {
-                dq[k] = if active[k] { columns[k].dot(y) } else { 0.0 };
+                dq[k] = if active[k] {
+                    columns[k].iter().zip(&y).map(|(c, y)| c * y).sum()
+                } else {
+                    0.0
+                };
                 if active[k] && pushes_through_limit(model, j, q[j], dq[k]) {
                     active[k] = false;
                     pinned = true;
@@ -304,37 +517,42 @@ pub fn solve_ik_position(
                 break;
             }
         }
-        let largest = dq.iter().fold(0.0f32, |m, d| m.max(d.abs()));
-        let scale = if largest > opts.max_step {
-            opts.max_step / largest
-        } else {
-            1.0
-        };
 
-        trial.copy_from_slice(&q);
-        for (k, &j) in movable.iter().enumerate() {
-            trial[j] = clamp_to_limits(model, j, q[j] + dq[k] * scale);
-            sync_followers(model, &mut trial, j);
-        }
-        fk_into(model, &trial, &mut trial_poses);
-        let trial_ee = ee_of(&trial_poses);
-        let trial_err = (target - trial_ee).length();
-        if trial_err < err {
-            // Near an unreachable target progress creeps along; stop once it is negligible.
-            slow_steps = if err - trial_err < 1e-7 {
-                slow_steps + 1
+        let mut improved = false;
+        if solved {
+            let largest = dq.iter().fold(0.0f32, |m, d| m.max(d.abs()));
+            let scale = if largest > opts.max_step {
+                opts.max_step / largest
             } else {
-                0
+                1.0
             };
-            std::mem::swap(&mut q, &mut trial);
-            std::mem::swap(&mut poses, &mut trial_poses);
-            ee = trial_ee;
-            err = trial_err;
-            lambda = (lambda * 0.5).max(min_damping);
-            if slow_steps >= 5 {
-                break;
+            trial.copy_from_slice(&q);
+            for (k, &j) in movable.iter().enumerate() {
+                trial[j] = clamp_to_limits(model, j, q[j] + dq[k] * scale);
+                sync_followers(model, &mut trial, j);
             }
-        } else {
+            fk_into(model, &trial, &mut trial_poses);
+            let trial_res = Residual::new(model, &trial_poses, target, task);
+            let trial_cost = trial_res.cost(task);
+            if trial_cost < cost {
+                improved = true;
+                // Near an unreachable target progress creeps along; stop once it is negligible.
+                slow_steps = if cost - trial_cost < 1e-7 {
+                    slow_steps + 1
+                } else {
+                    0
+                };
+                std::mem::swap(&mut q, &mut trial);
+                std::mem::swap(&mut poses, &mut trial_poses);
+                res = trial_res;
+                cost = trial_cost;
+                lambda = (lambda * 0.5).max(min_damping);
+                if slow_steps >= 5 {
+                    break;
+                }
+            }
+        }
+        if !improved {
             lambda *= 4.0;
             if lambda > max_damping {
                 break;
@@ -343,14 +561,68 @@ pub fn solve_ik_position(
     }
     IkResult {
         q,
-        error_m: err,
-        converged: err <= opts.tolerance,
+        error_m: res.position.length(),
+        axis_error_rad: res.angle,
+        converged: res.within(opts.tolerance, task),
         iterations,
     }
 }
 
-fn outer(a: Vec3, b: Vec3) -> Mat3 {
-    Mat3::from_cols(a * b.x, a * b.y, a * b.z)
+/// The axis to turn a tool about when it points exactly away from its goal, where t × d gives
+/// none (an arm at rest straight up asked to point its gripper down). Any axis across the tool
+/// (`u`, `v`) would do in theory, but a poor one ends against a joint limit: prefer the turn the
+/// position step makes anyway (the angular rows of the Jacobian-transpose step for
+/// `position_error`), else the direction across the tool that the joints turn it most readily.
+fn flip_axis(u: Vec3, v: Vec3, columns: &[[f32; MAX_ROWS]], position_error: Vec3) -> Vec3 {
+    let (mut a, mut b) = (0.0f32, 0.0f32);
+    let (mut uu, mut uv, mut vv) = (0.0f32, 0.0f32, 0.0f32);
+    for c in columns {
+        let push = Vec3::from_slice(&c[..3]).dot(position_error);
+        a += c[3] * push;
+        b += c[4] * push;
+        uu += c[3] * c[3];
+        uv += c[3] * c[4];
+        vv += c[4] * c[4];
+    }
+    (u * a + v * b).try_normalize().unwrap_or_else(|| {
+        // Principal direction of the joints' angular authority in the (u, v) plane.
+        let phi = 0.5 * (2.0 * uv).atan2(uu - vv);
+        u * phi.cos() + v * phi.sin()
+    })
+}
+
+/// Solves the leading `n`×`n` block of `a x = b` by Gaussian elimination with partial pivoting
+/// (the damped normal equations are at most 5×5, too small for a linear-algebra crate). `None`
+/// when a pivot vanishes or the solution is not finite; the solver then treats the step as
+/// failed and raises the damping.
+fn solve_linear(
+    mut a: [[f32; MAX_ROWS]; MAX_ROWS],
+    mut b: [f32; MAX_ROWS],
+    n: usize,
+) -> Option<[f32; MAX_ROWS]> {
+    for col in 0..n {
+        let pivot = (col..n).max_by(|&r, &s| a[r][col].abs().total_cmp(&a[s][col].abs()))?;
+        if a[pivot][col].abs() < f32::MIN_POSITIVE || !a[pivot][col].is_finite() {
+            return None;
+        }
+        a.swap(col, pivot);
+        b.swap(col, pivot);
+        let (done, below) = a.split_at_mut(col + 1);
+        let pivot_row = &done[col];
+        for (r, row) in below.iter_mut().take(n - col - 1).enumerate() {
+            let f = row[col] / pivot_row[col];
+            for c in col..n {
+                row[c] -= f * pivot_row[c];
+            }
+            b[col + 1 + r] -= f * b[col];
+        }
+    }
+    let mut x = [0.0f32; MAX_ROWS];
+    for r in (0..n).rev() {
+        let rest: f32 = (r + 1..n).map(|c| a[r][c] * x[c]).sum();
+        x[r] = (b[r] - rest) / a[r][r];
+    }
+    x.iter().all(|v| v.is_finite()).then_some(x)
 }
 
 fn clamp_to_limits(model: &RobotModel, j: usize, v: f32) -> f32 {
@@ -378,6 +650,7 @@ fn sync_followers(model: &RobotModel, q: &mut [f32], leader: usize) {
 mod tests {
     use super::*;
     use crate::robot::{Inertial, Joint, Mimic, mjcf::parse_mjcf};
+    use glam::Vec2;
     use std::f32::consts::{FRAC_PI_2, PI};
 
     const ARM6: &str = include_str!("../../assets/robots/arm6.xml");
@@ -658,5 +931,290 @@ mod tests {
         assert_eq!(r.q.len(), m.joints.len());
         let r = solve_ik_position(&m, &[], Vec3::X, &[99], &IkOptions::default());
         assert!(!r.converged);
+    }
+
+    const GRIPPER4: &str = include_str!("../../assets/robots/gripper4.urdf");
+
+    /// The default scene's home pose (arm joints only): the gripper 0.25 m over the table,
+    /// pointing straight down.
+    const HOME: [f32; 6] = [0.0, 0.5451, 0.9369, 1.6596, 0.0, 0.0];
+    const ARM: [usize; 6] = [0, 1, 2, 3, 4, 5];
+
+    /// Gripper straight down, as teleoperation asks of arm6: the tool axis is +Z of
+    /// `wrist_3_link` (the `ee` site sits 0.107 m along it) and down is -Z of the base frame.
+    fn gripper_down(m: &RobotModel) -> AxisTarget {
+        AxisTarget {
+            local_axis: tool_axis(m),
+            direction: Vec3::NEG_Z,
+            weight: 0.1,
+        }
+    }
+
+    /// Angle between the tool axis at `q` and `direction`, measured independently of the solver.
+    fn axis_angle(m: &RobotModel, q: &[f32], local: Vec3, direction: Vec3) -> f32 {
+        let t = forward_kinematics(m, q)[m.ee_link].rotation * local;
+        t.cross(direction).length().atan2(t.dot(direction))
+    }
+
+    fn assert_within_limits(m: &RobotModel, q: &[f32]) {
+        assert_eq!(q.len(), m.joints.len());
+        for (v, joint) in q.iter().zip(&m.joints) {
+            assert!(v.is_finite(), "{} is {v}", joint.name);
+            if let Some((lo, hi)) = joint.limits {
+                assert!(*v >= lo && *v <= hi, "{} = {v} out of limits", joint.name);
+            }
+        }
+    }
+
+    #[test]
+    fn tool_axis_points_out_of_the_gripper() {
+        let m = arm6();
+        assert_eq!(tool_axis(&m), Vec3::Z);
+        let poses = forward_kinematics(&m, &HOME);
+        let flange = poses[m.ee_link].translation;
+        let ee = ee_position(&m, &HOME);
+        let out = poses[m.ee_link].rotation * tool_axis(&m);
+        assert!(out.dot(Vec3::NEG_Z) > 0.9999, "home tool axis {out}");
+        assert!((ee - flange).normalize().dot(out) > 0.9999);
+
+        // gripper4's tool link has no offset: its origin leads on from the palm along +Z, which
+        // at q = 0 (arm straight up) points up.
+        let g = crate::robot::urdf::parse_urdf(GRIPPER4).expect("gripper4 loads");
+        assert_eq!(g.ee_offset, Vec3::ZERO);
+        assert_eq!(tool_axis(&g), Vec3::Z);
+        let up = forward_kinematics(&g, &[])[g.ee_link].rotation * tool_axis(&g);
+        assert!(up.dot(Vec3::Z) > 0.9999, "{up}");
+    }
+
+    #[test]
+    fn angular_columns_match_finite_differences_and_follow_mimics() {
+        let m = arm6();
+        let q = [0.3, 0.5, 1.2, 1.0, -0.4, 0.7, 0.01, 0.01];
+        let on_path = ee_path(&m);
+        let poses = forward_kinematics(&m, &q);
+        let h = 1e-3;
+        for j in 0..m.joints.len() {
+            let mut qp = q;
+            let mut qm = q;
+            qp[j] += h;
+            qm[j] -= h;
+            let rp = forward_kinematics(&m, &qp)[m.ee_link].rotation;
+            let rm = forward_kinematics(&m, &qm)[m.ee_link].rotation;
+            let fd = (rp * rm.inverse()).to_scaled_axis() / (2.0 * h);
+            let col = angular_column_with_followers(&m, &poses, &on_path, j);
+            assert!((fd - col).length() < 1e-2, "joint {j}: {fd} vs {col}");
+        }
+
+        // A follower turning with its leader doubles the leader's angular velocity.
+        let mut two = two_link();
+        two.mimics.push(Mimic {
+            joint: 1,
+            leader: 0,
+            multiplier: 1.0,
+            offset: 0.0,
+        });
+        let poses = forward_kinematics(&two, &[0.2]);
+        let col = angular_column_with_followers(&two, &poses, &ee_path(&two), 0);
+        assert!(close(col, 2.0 * Vec3::Z), "{col}");
+    }
+
+    #[test]
+    fn solve_linear_pivots_and_refuses_singular_systems() {
+        let mut a = [[0.0f32; MAX_ROWS]; MAX_ROWS];
+        // Zero on the first diagonal entry: only a row swap gets past it.
+        a[0][..3].copy_from_slice(&[0.0, 2.0, 1.0]);
+        a[1][..3].copy_from_slice(&[1.0, 1.0, 0.0]);
+        a[2][..3].copy_from_slice(&[3.0, 0.0, 1.0]);
+        let x_true = [1.0, -2.0, 0.5];
+        let mut b = [0.0f32; MAX_ROWS];
+        for r in 0..3 {
+            b[r] = (0..3).map(|c| a[r][c] * x_true[c]).sum();
+        }
+        let x = solve_linear(a, b, 3).expect("regular system");
+        for r in 0..3 {
+            assert!((x[r] - x_true[r]).abs() < 1e-5, "{x:?}");
+        }
+        a[2] = a[1];
+        assert_eq!(solve_linear(a, b, 3), None);
+    }
+
+    #[test]
+    fn ik_axis_arm6_keeps_the_gripper_down_over_the_table() {
+        let m = arm6();
+        let down = gripper_down(&m);
+        // Pointing down, the wrist_1 axis sits 0.217 m above the tool centre point and must be
+        // within 0.33 + 0.28 m of the shoulder_lift axis at base z = 0.16; beyond that no
+        // solution points straight down and the solver settles on a compromise.
+        let wrist_reach = |t: Vec3| Vec2::new(t.truncate().length(), t.z + 0.217 - 0.16).length();
+        let (mut reached, mut out_of_reach) = (0, 0);
+        for x in [0.35, 0.45, 0.55, 0.65] {
+            for y in [-0.25, 0.0, 0.25] {
+                for z in [0.02, 0.16, 0.30] {
+                    let t = Vec3::new(x, y, z);
+                    let r =
+                        solve_ik_position_axis(&m, &HOME, t, &down, &ARM, &IkOptions::default());
+                    assert_within_limits(&m, &r.q);
+                    let error = (ee_position(&m, &r.q) - t).length();
+                    let angle = axis_angle(&m, &r.q, down.local_axis, down.direction);
+                    assert!((r.error_m - error).abs() < 1e-5, "{t}: {r:?}");
+                    assert!((r.axis_error_rad - angle).abs() < 1e-3, "{t}: {r:?}");
+                    let reach = wrist_reach(t);
+                    if reach < 0.6 {
+                        assert!(r.converged, "{t}: {r:?}");
+                        assert!(error < 1e-3, "{t}: {error} m off");
+                        assert!(angle < 0.01, "{t}: axis {angle} rad off");
+                        reached += 1;
+                    } else if reach > 0.62 {
+                        assert!(!r.converged, "{t}: {r:?}");
+                        out_of_reach += 1;
+                    }
+                }
+            }
+        }
+        assert!(
+            reached >= 15 && out_of_reach >= 10,
+            "{reached} {out_of_reach}"
+        );
+    }
+
+    #[test]
+    fn ik_axis_tracks_a_moving_target_warm_started() {
+        let m = arm6();
+        let down = gripper_down(&m);
+        let opts = IkOptions::default();
+        // A circle 0.1 m in radius, tilted so the height changes too, once round in 240 ticks
+        // (one second at 240 Hz: up to 0.63 m/s).
+        let centre = Vec3::new(0.45, 0.0, 0.12);
+        let point = |i: usize| {
+            let a = i as f32 / 240.0 * std::f32::consts::TAU;
+            centre + Vec3::new(0.1 * a.cos(), 0.1 * a.sin(), 0.05 * a.sin())
+        };
+        let start = solve_ik_position_axis(&m, &HOME, point(0), &down, &ARM, &opts);
+        assert!(start.converged, "{start:?}");
+        let mut q = start.q.clone();
+        let mut max_iterations = 0;
+        for i in 1..=240 {
+            let t = point(i);
+            let r = solve_ik_position_axis(&m, &q, t, &down, &ARM, &opts);
+            assert!(r.converged, "tick {i}: {r:?}");
+            assert!(r.iterations <= 3, "tick {i}: {} iterations", r.iterations);
+            max_iterations = max_iterations.max(r.iterations);
+            let jump =
+                r.q.iter()
+                    .zip(&q)
+                    .fold(0.0f32, |d, (a, b)| d.max((a - b).abs()));
+            assert!(jump < 0.05, "tick {i}: a joint moved {jump} rad");
+            assert!(axis_angle(&m, &r.q, down.local_axis, down.direction) < 0.01);
+            q = r.q;
+        }
+        assert!(max_iterations >= 1);
+        // Back where it started, in the same configuration: nothing drifted, the free rotation
+        // about the tool (wrist_3) included.
+        let drift = q
+            .iter()
+            .zip(&start.q)
+            .fold(0.0f32, |d, (a, b)| d.max((a - b).abs()));
+        assert!(drift < 1e-2, "drifted {drift} rad: {q:?} vs {:?}", start.q);
+        assert!(q[5].abs() < 1e-3, "wrist_3 wandered to {}", q[5]);
+    }
+
+    #[test]
+    fn ik_axis_turns_a_gripper_that_points_the_opposite_way() {
+        let m = arm6();
+        // At q = 0 the arm and its tool point straight up: asked for down, the error is exactly
+        // π and t × d vanishes, yet the solver must still turn the tool over.
+        // A hair of sideways tilt (wrist_2) makes t × d point along a turn the arm cannot
+        // finish within its limits; it must be treated as the same case.
+        let down = gripper_down(&m);
+        let t = ee_position(&m, &HOME);
+        for start in [vec![], vec![0.0, 0.0, 0.0, 0.0, 1e-5, 0.0]] {
+            let r = solve_ik_position_axis(&m, &start, t, &down, &ARM, &IkOptions::default());
+            assert!(r.converged, "from {start:?}: {r:?}");
+            assert!((ee_position(&m, &r.q) - t).length() < 1e-3);
+            assert!(axis_angle(&m, &r.q, down.local_axis, down.direction) < 0.01);
+        }
+    }
+
+    #[test]
+    fn ik_axis_with_zero_weight_is_position_ik() {
+        let m = arm6();
+        let free = AxisTarget {
+            weight: 0.0,
+            ..gripper_down(&m)
+        };
+        let t = Vec3::new(0.3, 0.3, 0.1);
+        let opts = IkOptions::default();
+        let a = solve_ik_position_axis(&m, &HOME, t, &free, &ARM, &opts);
+        let p = solve_ik_position(&m, &HOME, t, &ARM, &opts);
+        assert!(a.converged && p.converged);
+        assert_eq!(p.axis_error_rad, 0.0);
+        assert_eq!(a.iterations, p.iterations);
+        for (x, y) in a.q.iter().zip(&p.q) {
+            assert!((x - y).abs() < 1e-5, "{:?} vs {:?}", a.q, p.q);
+        }
+    }
+
+    #[test]
+    fn ik_axis_unreachable_target_stays_finite_and_within_limits() {
+        let m = arm6();
+        let down = gripper_down(&m);
+        let target = Vec3::new(2.0, 0.0, 0.3);
+        let r = solve_ik_position_axis(&m, &HOME, target, &down, &ARM, &IkOptions::default());
+        assert!(!r.converged, "{r:?}");
+        assert_within_limits(&m, &r.q);
+        assert!(
+            r.error_m.is_finite() && r.axis_error_rad.is_finite(),
+            "{r:?}"
+        );
+        // It still leans as far towards the target as the compromise with the axis allows.
+        assert!(r.error_m > 1.0 && r.error_m < 1.4, "{r:?}");
+        assert!(r.iterations <= IkOptions::default().max_iters);
+    }
+
+    #[test]
+    fn ik_axis_rejects_nonfinite_and_degenerate_input() {
+        let m = arm6();
+        let down = gripper_down(&m);
+        let opts = IkOptions::default();
+        let bad_axes = [
+            AxisTarget {
+                direction: Vec3::new(f32::NAN, 0.0, -1.0),
+                ..down
+            },
+            AxisTarget {
+                direction: Vec3::new(0.0, 0.0, f32::INFINITY),
+                ..down
+            },
+            AxisTarget {
+                local_axis: Vec3::ZERO,
+                ..down
+            },
+            AxisTarget {
+                weight: -0.1,
+                ..down
+            },
+            AxisTarget {
+                weight: f32::NAN,
+                ..down
+            },
+        ];
+        let t = Vec3::new(0.45, 0.0, 0.2);
+        let mut cases: Vec<(Vec<f32>, Vec3, AxisTarget)> =
+            bad_axes.iter().map(|a| (HOME.to_vec(), t, *a)).collect();
+        cases.push((HOME.to_vec(), Vec3::NAN, down));
+        cases.push((HOME.to_vec(), Vec3::new(0.4, f32::INFINITY, 0.1), down));
+        let mut nan_q = HOME.to_vec();
+        nan_q[2] = f32::NAN;
+        cases.push((nan_q, t, down));
+        for (q, target, axis) in &cases {
+            let r = solve_ik_position_axis(&m, q, *target, axis, &ARM, &opts);
+            assert!(!r.converged, "{target} {axis:?}: {r:?}");
+            assert_eq!(r.error_m, f32::INFINITY);
+            assert_eq!(r.axis_error_rad, f32::INFINITY);
+            assert_within_limits(&m, &r.q);
+        }
+        // The valid entries of the start come back as they were.
+        let r = solve_ik_position_axis(&m, &HOME, Vec3::NAN, &down, &ARM, &opts);
+        assert_eq!(&r.q[..6], &HOME);
     }
 }

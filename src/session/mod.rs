@@ -107,13 +107,53 @@ impl Session {
     }
 }
 
+/// Who controls the arm: one client of one protocol at a time, first come (DESIGN §4). Others
+/// observe. Protocols claim on connect and release when their client goes.
+#[derive(Resource, Debug, Default, Clone)]
+pub struct ArmOwner {
+    owner: Option<(&'static str, String)>,
+}
+
+impl ArmOwner {
+    /// Takes control for `client` of `protocol`; false if someone else has it.
+    pub fn claim(&mut self, protocol: &'static str, client: &str) -> bool {
+        if self.owner.is_some() {
+            return false;
+        }
+        info!("{protocol} client {client} controls the arm");
+        self.owner = Some((protocol, client.to_string()));
+        true
+    }
+
+    /// Gives control back if `protocol` has it.
+    pub fn release(&mut self, protocol: &'static str) {
+        if self.owner.as_ref().is_some_and(|(p, _)| *p == protocol) {
+            self.owner = None;
+        }
+    }
+
+    /// The protocol and client in control.
+    pub fn owner(&self) -> Option<(&'static str, &str)> {
+        self.owner.as_ref().map(|(p, c)| (*p, c.as_str()))
+    }
+
+    /// "teleop 127.0.0.1:50000 (session …)", or "nobody".
+    pub fn describe(&self) -> String {
+        match &self.owner {
+            Some((p, c)) => format!("{p} {c}"),
+            None => "nobody".into(),
+        }
+    }
+}
+
 /// The system set (in `First`) that applies `SessionCommand`s. Sources that connect and start
 /// a session in the same frame run before it, so the command takes effect before any step.
 #[derive(SystemSet, Debug, Clone, PartialEq, Eq, Hash)]
 pub struct SessionSystems;
 
 pub(crate) fn plugin(app: &mut App) {
-    app.add_message::<SessionCommand>()
+    app.init_resource::<ArmOwner>()
+        .add_message::<SessionCommand>()
         .add_message::<SessionEvent>()
         .add_systems(First, handle_session_commands.in_set(SessionSystems));
 }

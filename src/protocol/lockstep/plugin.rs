@@ -14,7 +14,7 @@ use super::server::{self, LockstepConfig, LockstepEvent};
 use crate::protocol::core::{
     ChannelTransport, Codec, CommandAdapter, ProtocolTick, ProtocolTime, SampleOutcome,
 };
-use crate::session::{Session, SessionCommand, SessionSystems};
+use crate::session::{ArmOwner, Session, SessionCommand, SessionSystems};
 use crate::sim::{
     GatePoll, JointCommand, JointTargets, SIM_DT, Sim, SimStep, SimSystems, StepGate,
 };
@@ -115,8 +115,13 @@ pub fn add(
     Ok(addr)
 }
 
+/// The protocol name in logs and arm ownership.
+pub const PROTOCOL: &str = "lockstep";
+
+#[allow(clippy::too_many_arguments)]
 fn handle_events(
     mut server: ResMut<LockstepServer>,
+    mut owner: ResMut<ArmOwner>,
     mut gate: ResMut<StepGate>,
     sim: Res<Sim>,
     session: Res<Session>,
@@ -130,6 +135,14 @@ fn handle_events(
                 frames,
                 velocities,
             } => {
+                if !owner.claim(PROTOCOL, &peer.to_string()) {
+                    // Dropping the channels ends the client's thread, which closes the socket.
+                    warn!(
+                        "lockstep: refusing {peer}: the arm is controlled by {}",
+                        owner.describe()
+                    );
+                    continue;
+                }
                 let joints = sim.0.joint_count();
                 let mut client = Client {
                     peer,
@@ -148,6 +161,7 @@ fn handle_events(
             LockstepEvent::Disconnected { peer, reason } => {
                 if server.client.as_ref().is_some_and(|c| c.peer == peer) {
                     drop_client(&mut server, &mut gate, &session, &sim, &mut targets);
+                    owner.release(PROTOCOL);
                     warn!("lockstep: {peer} gone ({reason}); the arm follows pause_behavior");
                 }
             }
@@ -171,6 +185,7 @@ fn drop_client(
 /// Between steps: has the client answered? A decoded answer opens the gate for one step.
 fn poll_answer(
     mut server: ResMut<LockstepServer>,
+    mut owner: ResMut<ArmOwner>,
     mut gate: ResMut<StepGate>,
     session: Res<Session>,
     sim: Res<Sim>,
@@ -184,6 +199,7 @@ fn poll_answer(
         SampleOutcome::DecodeError { error, .. } => {
             let peer = client.peer;
             drop_client(&mut server, &mut gate, &session, &sim, &mut targets);
+            owner.release(PROTOCOL);
             warn!("lockstep: dropping {peer}: {error}");
         }
         SampleOutcome::NoMessage | SampleOutcome::Unchanged => {}

@@ -1,0 +1,633 @@
+//! The ECS side of revA (spec 004): sessions and roles, the global session commands, the control
+//! pipeline in the step path (through the spec-000 core), heartbeat watchdog, and state frames
+//! at a fixed wall-clock rate to every session. Sockets stay on the server's threads.
+
+use std::collections::BTreeMap;
+use std::io;
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use bevy::prelude::*;
+use crossbeam_channel::{Receiver, Sender, TrySendError};
+use serde_json::{Map, Value, json};
+
+use super::control::{LimitFlags, TeleopCodec, TeleopController, TeleopState, state_payload};
+use super::envelope::{
+    ControlFrame, DEFAULT_MAX_MESSAGE, SimEventPayload, StateFramePayload, UiCommand,
+};
+use super::server::{self, ConnCounters, ServerEvent, SharedSimState, TeleopConfig, ToClient};
+use crate::protocol::core::{LatestCommand, ProtocolTick, SampleOutcome, Transport};
+use crate::session::{
+    ArmOwner, Session, SessionCommand, SessionEvent, SessionState, SessionSystems,
+};
+use crate::sim::{JointTargets, SIM_DT, Sim, SimClock, SimScene, SimStep, SimSystems};
+
+/// The protocol name in logs, ownership and the panel.
+pub const PROTOCOL: &str = "teleop";
+
+/// Settings of the teleop server beyond the scene's `networking` block.
+#[derive(Clone, Debug)]
+pub struct TeleopOptions {
+    pub addr: SocketAddr,
+    /// State frames per second of wall-clock time, to every session.
+    pub state_rate_hz: f64,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Role {
+    Controller,
+    Observer,
+}
+
+impl Role {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Role::Controller => "controller",
+            Role::Observer => "observer",
+        }
+    }
+}
+
+/// One WebSocket connection as the ECS sees it.
+pub struct Conn {
+    pub peer: SocketAddr,
+    /// Set between CONNECT and DISCONNECT.
+    pub session_id: Option<String>,
+    pub role: Role,
+    pub opened: Instant,
+    pub counters: Arc<ConnCounters>,
+    outbox: Sender<ToClient>,
+    states: Sender<Arc<StateFramePayload>>,
+    states_drain: Receiver<Arc<StateFramePayload>>,
+    last_heartbeat: Instant,
+    timed_out: bool,
+    /// Rate limit of "control ignored" alerts.
+    last_ignored_alert: Option<Instant>,
+}
+
+impl Conn {
+    fn send_event(&self, payload: SimEventPayload) {
+        // A full queue means the client stopped reading; its write timeout will drop it.
+        let _ = self.outbox.try_send(ToClient::Event(payload));
+    }
+
+    fn send_state(&self, state: &Arc<StateFramePayload>) {
+        match self.states.try_send(state.clone()) {
+            Ok(()) | Err(TrySendError::Disconnected(_)) => {}
+            Err(TrySendError::Full(_)) => {
+                // Latest-only: the unsent frame is stale, replace it.
+                let _ = self.states_drain.try_recv();
+                let _ = self.states.try_send(state.clone());
+            }
+        }
+    }
+}
+
+/// The control slot: spec 000's transport for the controller's frames. Only frames that the
+/// plugin accepted (controller, RUNNING) are put here; state frames go out per connection.
+#[derive(Default)]
+pub struct ControlSlot {
+    latest: LatestCommand<(u64, ControlFrame)>,
+    outbox: Vec<Arc<StateFramePayload>>,
+}
+
+impl Transport for ControlSlot {
+    type Inbound = (u64, ControlFrame);
+    type Outbound = Arc<StateFramePayload>;
+
+    fn latest_command_with_token(&mut self) -> Option<(u64, &(u64, ControlFrame))> {
+        self.latest.latest()
+    }
+
+    fn publish(&mut self, msg: Arc<StateFramePayload>) {
+        self.outbox.push(msg);
+    }
+}
+
+#[derive(Resource)]
+pub struct TeleopServer {
+    pub addr: SocketAddr,
+    pub path: String,
+    pub conns: BTreeMap<u64, Conn>,
+    pub state_rate_hz: f64,
+    events: Receiver<ServerEvent>,
+    shared: Arc<SharedSimState>,
+    controller: Option<u64>,
+    tick: ProtocolTick<TeleopCodec, TeleopController>,
+    slot: ControlSlot,
+    next_state: Instant,
+    heartbeat_timeout: Duration,
+    alert_flags: LimitFlags,
+}
+
+impl TeleopServer {
+    /// The connection that controls the arm, if any.
+    pub fn controller(&self) -> Option<u64> {
+        self.controller
+    }
+
+    /// Limits currently shaping the controller's setpoint.
+    pub fn limit_flags(&self) -> LimitFlags {
+        self.tick.adapter().flags()
+    }
+
+    /// The clamped end-effector setpoint the arm follows (world frame).
+    pub fn setpoint(&self) -> Option<Vec3> {
+        self.tick.adapter().setpoint()
+    }
+
+    /// Whether the controller's heartbeat has lapsed.
+    pub fn net_timeout(&self) -> bool {
+        self.controller
+            .and_then(|c| self.conns.get(&c))
+            .is_some_and(|c| c.timed_out)
+    }
+
+    /// Closes a connection (the panel's disconnect button).
+    pub fn disconnect(&self, conn: u64) {
+        if let Some(c) = self.conns.get(&conn) {
+            let _ = c
+                .outbox
+                .try_send(ToClient::Close("disconnected from the panel".into()));
+        }
+    }
+
+    fn sessions(&self) -> impl Iterator<Item = &Conn> {
+        self.conns.values().filter(|c| c.session_id.is_some())
+    }
+
+    fn event(
+        &self,
+        conn: &Conn,
+        event: &'static str,
+        state: SessionState,
+        ext: Map<String, Value>,
+    ) {
+        conn.send_event(SimEventPayload {
+            event,
+            sim_state: state.as_str(),
+            session_id: conn.session_id.clone().unwrap_or_default(),
+            extensions: ext,
+        });
+    }
+
+    fn broadcast(&self, event: &'static str, state: SessionState, ext: &Map<String, Value>) {
+        for c in self.sessions() {
+            self.event(c, event, state, ext.clone());
+        }
+    }
+
+    fn alert(&self, conn: &Conn, state: SessionState, code: &str, message: &str) {
+        self.event(conn, "ALERT", state, alert_ext(code, message));
+    }
+}
+
+fn alert_ext(code: &str, message: &str) -> Map<String, Value> {
+    let mut ext = Map::new();
+    ext.insert("alert".into(), json!({ "code": code, "message": message }));
+    ext
+}
+
+/// Starts the server on `options.addr` (the scene's `ws_path`) and wires it into the app.
+/// Returns the bound address, or the bind error (e.g. port in use).
+pub fn add(app: &mut App, options: TeleopOptions) -> io::Result<SocketAddr> {
+    let scene = app.world().resource::<SimScene>().0.clone();
+    let cfg = &scene.config;
+    let shared = Arc::new(SharedSimState::default());
+    let (addr, events) = server::start(
+        TeleopConfig {
+            addr: options.addr,
+            path: cfg.networking.ws_path.clone(),
+            scene_id: cfg.scene_id.clone(),
+            max_message: DEFAULT_MAX_MESSAGE,
+        },
+        shared.clone(),
+    )?;
+    let controller = {
+        let world = &app.world().resource::<Sim>().0;
+        TeleopController::new(&scene, world, cfg.control.filter.params)
+    };
+    let codec = TeleopCodec {
+        anchor: cfg.frames.vp_operator_anchor.clone(),
+    };
+    info!(
+        "teleop: listening on ws://{addr}{} (scene {}, state frames at {} Hz)",
+        cfg.networking.ws_path, cfg.scene_id, options.state_rate_hz
+    );
+    app.init_resource::<ArmOwner>()
+        .insert_resource(TeleopServer {
+            addr,
+            path: cfg.networking.ws_path.clone(),
+            conns: BTreeMap::new(),
+            state_rate_hz: options.state_rate_hz,
+            events,
+            shared,
+            controller: None,
+            tick: ProtocolTick::new(codec, controller, SIM_DT),
+            slot: ControlSlot::default(),
+            next_state: Instant::now(),
+            heartbeat_timeout: Duration::from_millis(cfg.heartbeat.timeout_ms),
+            alert_flags: LimitFlags::default(),
+        })
+        .add_systems(First, handle_events.before(SessionSystems))
+        .add_systems(Update, (session_events, watchdog))
+        .add_systems(SimStep, adapt.in_set(SimSystems::Adapt))
+        .add_systems(Last, publish_state);
+    Ok(addr)
+}
+
+#[allow(clippy::too_many_arguments)]
+fn handle_events(
+    mut server: ResMut<TeleopServer>,
+    mut owner: ResMut<ArmOwner>,
+    session: Res<Session>,
+    sim: Res<Sim>,
+    scene: Res<SimScene>,
+    mut targets: ResMut<JointTargets>,
+    mut commands: MessageWriter<SessionCommand>,
+) {
+    let state = session.state();
+    let server = &mut *server;
+    while let Ok(event) = server.events.try_recv() {
+        match event {
+            ServerEvent::Opened {
+                conn,
+                peer,
+                outbox,
+                states,
+                states_drain,
+                counters,
+            } => {
+                let now = Instant::now();
+                server.conns.insert(
+                    conn,
+                    Conn {
+                        peer,
+                        session_id: None,
+                        role: Role::Observer,
+                        opened: now,
+                        counters,
+                        outbox,
+                        states,
+                        states_drain,
+                        last_heartbeat: now,
+                        timed_out: false,
+                        last_ignored_alert: None,
+                    },
+                );
+            }
+            ServerEvent::SessionOpened { conn, session_id } => {
+                let Some(c) = server.conns.get_mut(&conn) else {
+                    continue;
+                };
+                let label = format!("{} (session {session_id})", c.peer);
+                c.role = if server.controller.is_none() && owner.claim(PROTOCOL, &label) {
+                    server.controller = Some(conn);
+                    Role::Controller
+                } else {
+                    Role::Observer
+                };
+                c.session_id = Some(session_id.clone());
+                c.last_heartbeat = Instant::now();
+                c.timed_out = false;
+                let c = &server.conns[&conn];
+                info!(
+                    "teleop: {} connected as {}, session {session_id}",
+                    c.peer,
+                    c.role.as_str()
+                );
+                let robot = &sim.0.robot;
+                let mut ext = Map::new();
+                ext.insert("role".into(), json!(c.role.as_str()));
+                ext.insert("controller".into(), json!(owner.describe()));
+                ext.insert("scene_id".into(), json!(scene.0.config.scene_id));
+                ext.insert(
+                    "joint_names".into(),
+                    json!(
+                        robot
+                            .joints
+                            .iter()
+                            .map(|j| j.name.as_str())
+                            .collect::<Vec<_>>()
+                    ),
+                );
+                ext.insert("state_rate_hz".into(), json!(server.state_rate_hz));
+                let hb = scene.0.config.heartbeat;
+                ext.insert(
+                    "heartbeat".into(),
+                    json!({"period_ms": hb.period_ms, "timeout_ms": hb.timeout_ms}),
+                );
+                server.event(c, "CONNECTED", state, ext);
+            }
+            ServerEvent::Command { conn, command } => {
+                let Some(c) = server.conns.get(&conn) else {
+                    continue;
+                };
+                if command == UiCommand::Disconnect {
+                    server.event(c, "DISCONNECTED", state, Map::new());
+                    let _ = c.outbox.try_send(ToClient::EndSession);
+                    info!("teleop: {} ended its session", c.peer);
+                    end_session(server, &mut owner, &session, &sim, &mut targets, conn);
+                    continue;
+                }
+                if c.role != Role::Controller {
+                    server.alert(
+                        c,
+                        state,
+                        "NOT_CONTROLLER",
+                        &format!(
+                            "observers cannot {command:?}; the arm is controlled by {}",
+                            owner.describe()
+                        ),
+                    );
+                    continue;
+                }
+                // A command that changes nothing still gets its answer, so a client never waits.
+                let (wanted, event) = match command {
+                    UiCommand::Start => (SessionCommand::Start, "STARTED"),
+                    UiCommand::Pause => (SessionCommand::Pause, "PAUSED"),
+                    UiCommand::Reset => (SessionCommand::Reset, "RESET_DONE"),
+                    UiCommand::Connect | UiCommand::Disconnect => continue,
+                };
+                let unchanged = matches!(
+                    (command, state),
+                    (UiCommand::Start, SessionState::Running)
+                        | (UiCommand::Pause, SessionState::Paused)
+                );
+                if unchanged {
+                    server.event(c, event, state, Map::new());
+                } else if command == UiCommand::Start && state == SessionState::Error {
+                    server.alert(
+                        c,
+                        state,
+                        "SIM_ERROR",
+                        "the simulation is in ERROR; RESET first",
+                    );
+                } else {
+                    commands.write(wanted);
+                }
+            }
+            ServerEvent::Control { conn, seq, frame } => {
+                let Some(c) = server.conns.get_mut(&conn) else {
+                    continue;
+                };
+                let refusal = if c.role != Role::Controller {
+                    Some((
+                        "NOT_CONTROLLER",
+                        "observers cannot send control frames".to_string(),
+                    ))
+                } else if state != SessionState::Running {
+                    Some((
+                        "CONTROL_IGNORED",
+                        format!(
+                            "control frames apply only in RUNNING (now {})",
+                            state.as_str()
+                        ),
+                    ))
+                } else {
+                    None
+                };
+                match refusal {
+                    None => server.slot.latest.set((seq, frame)),
+                    Some((code, message)) => {
+                        // Once a second is enough to tell a 60 Hz stream why it is ignored.
+                        let due = c
+                            .last_ignored_alert
+                            .is_none_or(|t| t.elapsed() >= Duration::from_secs(1));
+                        if due {
+                            c.last_ignored_alert = Some(Instant::now());
+                            let c = &server.conns[&conn];
+                            server.alert(c, state, code, &message);
+                        }
+                    }
+                }
+            }
+            ServerEvent::Heartbeat { conn } => {
+                if let Some(c) = server.conns.get_mut(&conn) {
+                    c.last_heartbeat = Instant::now();
+                    if c.timed_out {
+                        c.timed_out = false;
+                        info!(
+                            "teleop: heartbeats from {} are back; control resumes when the clutch is engaged again",
+                            c.peer
+                        );
+                        let c = &server.conns[&conn];
+                        server.alert(
+                            c,
+                            state,
+                            "NET_RESTORED",
+                            "heartbeats are back; release and engage the clutch to resume control",
+                        );
+                    }
+                }
+            }
+            ServerEvent::Refused {
+                conn,
+                code,
+                message,
+            } => {
+                let peer = server.conns.get(&conn).map(|c| c.peer);
+                warn!("teleop: refused a message from {peer:?}: {code}: {message}");
+            }
+            ServerEvent::Closed { conn, reason } => {
+                if let Some(c) = server.conns.get(&conn) {
+                    info!("teleop: {} gone ({reason})", c.peer);
+                }
+                end_session(server, &mut owner, &session, &sim, &mut targets, conn);
+                server.conns.remove(&conn);
+            }
+        }
+    }
+}
+
+/// A session ends (DISCONNECT or socket closed): the controller's arm follows `pause_behavior`.
+fn end_session(
+    server: &mut TeleopServer,
+    owner: &mut ArmOwner,
+    session: &Session,
+    sim: &Sim,
+    targets: &mut JointTargets,
+    conn: u64,
+) {
+    if let Some(c) = server.conns.get_mut(&conn) {
+        c.session_id = None;
+        c.role = Role::Observer;
+    }
+    if server.controller == Some(conn) {
+        server.controller = None;
+        owner.release(PROTOCOL);
+        server.tick.forget_command();
+        server.tick.adapter_mut().disengage(false);
+        targets.commands = session.hold_posture(&sim.0);
+        info!("teleop: the controller left; the arm follows pause_behavior");
+    }
+}
+
+/// Tells every session about session changes, whoever caused them.
+fn session_events(
+    mut events: MessageReader<SessionEvent>,
+    mut server: ResMut<TeleopServer>,
+    session: Res<Session>,
+) {
+    let state = session.state();
+    server.shared.set(state.as_str());
+    for event in events.read() {
+        let name = match event {
+            SessionEvent::Started => "STARTED",
+            SessionEvent::Paused => "PAUSED",
+            SessionEvent::ResetDone => "RESET_DONE",
+            SessionEvent::Errored => "ERROR",
+        };
+        // Following restarts from where the arm is after any change of state.
+        server.tick.adapter_mut().disengage(false);
+        if matches!(event, SessionEvent::ResetDone) {
+            server.tick.forget_command();
+            server.slot.latest.clear();
+        }
+        server.broadcast(name, state, &Map::new());
+    }
+}
+
+/// Heartbeat loss: NET_TIMEOUT, and the controller's arm follows `pause_behavior` while the
+/// simulation keeps running.
+fn watchdog(
+    mut server: ResMut<TeleopServer>,
+    session: Res<Session>,
+    sim: Res<Sim>,
+    mut targets: ResMut<JointTargets>,
+) {
+    let timeout = server.heartbeat_timeout;
+    let state = session.state();
+    let lapsed: Vec<u64> = server
+        .conns
+        .iter()
+        .filter(|(_, c)| {
+            c.session_id.is_some() && !c.timed_out && c.last_heartbeat.elapsed() > timeout
+        })
+        .map(|(&id, _)| id)
+        .collect();
+    for id in lapsed {
+        let server = &mut *server;
+        let Some(c) = server.conns.get_mut(&id) else {
+            continue;
+        };
+        c.timed_out = true;
+        warn!(
+            "teleop: NET_TIMEOUT: no heartbeat from {} for {} ms",
+            c.peer,
+            timeout.as_millis()
+        );
+        if server.controller == Some(id) {
+            server.tick.adapter_mut().disengage(true);
+            targets.commands = session.hold_posture(&sim.0);
+        }
+        let c = &server.conns[&id];
+        server.alert(
+            c,
+            state,
+            "NET_TIMEOUT",
+            &format!("no heartbeat for {} ms; the arm holds", timeout.as_millis()),
+        );
+    }
+}
+
+/// In the step path: the controller's latest frame through the control pipeline.
+fn adapt(
+    mut server: ResMut<TeleopServer>,
+    session: Res<Session>,
+    sim: Res<Sim>,
+    mut targets: ResMut<JointTargets>,
+) {
+    let server = &mut *server;
+    let Some(conn) = server.controller else {
+        return;
+    };
+    if session.state() != SessionState::Running
+        || server.conns.get(&conn).is_none_or(|c| c.timed_out)
+    {
+        return;
+    }
+    if let SampleOutcome::DecodeError { error, .. } = server.tick.sample(&mut server.slot) {
+        let c = &server.conns[&conn];
+        server.alert(c, session.state(), "BAD_CONTROL_FRAME", &error.to_string());
+    }
+    let state = TeleopState {
+        q: sim.0.joint_positions(),
+        frame: None,
+    };
+    if let Some(commands) = server.tick.adapt(&state) {
+        targets.commands = commands;
+    }
+}
+
+/// State frames at `state_rate_hz` of wall-clock time, and limit alerts as they start.
+fn publish_state(
+    mut server: ResMut<TeleopServer>,
+    session: Res<Session>,
+    sim: Res<Sim>,
+    clock: Res<SimClock>,
+) {
+    let now = Instant::now();
+    if now < server.next_state {
+        return;
+    }
+    let period = Duration::from_secs_f64(1.0 / server.state_rate_hz);
+    // Keep the schedule (deadline += period) so the average rate is exact; after a stall, resync.
+    server.next_state += period;
+    if server.next_state < now {
+        server.next_state = now + period;
+    }
+    let server = &mut *server;
+    let state = session.state();
+    let flags = server.tick.adapter().flags();
+    let mut alerts = Vec::new();
+    if flags.workspace {
+        alerts.push("WORKSPACE_LIMIT");
+    }
+    if flags.table_clearance {
+        alerts.push("TABLE_CLEARANCE");
+    }
+    if server.net_timeout() {
+        alerts.push("NET_TIMEOUT");
+    }
+    // Limit alerts also go out as events when they start, for logs that do not read every frame.
+    let started = [
+        (
+            flags.workspace && !server.alert_flags.workspace,
+            "WORKSPACE_LIMIT",
+            "target clamped to the workspace box",
+        ),
+        (
+            flags.table_clearance && !server.alert_flags.table_clearance,
+            "TABLE_CLEARANCE",
+            "target raised to the table clearance",
+        ),
+    ];
+    for (_, code, message) in started.iter().filter(|(on, _, _)| *on) {
+        server.broadcast("ALERT", state, &alert_ext(code, message));
+    }
+    server.alert_flags = flags;
+    if server.sessions().next().is_none() {
+        return;
+    }
+    let controller = server.controller.map(|_| server.tick.adapter());
+    let frame = state_payload(
+        &sim.0,
+        state.as_str(),
+        clock.steps,
+        clock.sim_time,
+        alerts,
+        controller,
+    );
+    let teleop_state = TeleopState {
+        q: Vec::new(),
+        frame: Some(frame),
+    };
+    server.tick.publish(&mut server.slot, &teleop_state);
+    for frame in std::mem::take(&mut server.slot.outbox) {
+        for c in server.conns.values().filter(|c| c.session_id.is_some()) {
+            c.send_state(&frame);
+        }
+    }
+}

@@ -1,0 +1,554 @@
+//! The WebSocket side of revA: an accept thread and one thread per connection (tungstenite,
+//! blocking with a short read timeout so one thread both reads and writes). A connection thread
+//! owns its session's wire state: the session id it issued, its outbound `seq`, the ping/pong
+//! round trip, and heartbeat acks, answered right here so a heartbeat measures the network and
+//! not the frame rate. Everything about the simulation goes through channels to the ECS.
+
+use std::io;
+use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU8, AtomicU64, AtomicUsize, Ordering};
+use std::thread;
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use bevy::log::{info, warn};
+use crossbeam_channel::{Receiver, Sender, TryRecvError, bounded, unbounded};
+use serde_json::{Map, Value};
+use tungstenite::handshake::server::{ErrorResponse, Request, Response};
+use tungstenite::http::StatusCode;
+use tungstenite::protocol::WebSocketConfig;
+use tungstenite::{Error as WsError, Message, WebSocket};
+
+use super::envelope::{
+    self, ControlFrame, HeartbeatAckPayload, Inbound, SimEventPayload, StateFramePayload, UiCommand,
+};
+
+/// How long a read waits before the thread looks at its outbound queue: the most a state frame
+/// or event waits for its connection thread.
+const POLL: Duration = Duration::from_millis(2);
+/// A client that does not take a write within this time is dropped (it has stopped reading).
+const WRITE_TIMEOUT: Duration = Duration::from_secs(2);
+/// The WebSocket handshake must complete within this time.
+const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(5);
+/// Interval of the server's ping, whose pong gives `rtt_ms_est`.
+const PING_INTERVAL: Duration = Duration::from_millis(500);
+/// Messages larger than this are a protocol violation and end the connection (1009); those
+/// between `max_message` and this are refused with an alert and the connection stays usable.
+const HARD_MESSAGE_LIMIT: usize = 4 << 20;
+/// Connections beyond this are refused at the handshake (HTTP 503).
+const MAX_CONNECTIONS: usize = 256;
+
+#[derive(Clone, Debug)]
+pub struct TeleopConfig {
+    pub addr: SocketAddr,
+    /// The only path a WebSocket is accepted on (`networking.ws_path`).
+    pub path: String,
+    /// CONNECT must request this scene (`scene_id`).
+    pub scene_id: String,
+    /// Messages over this size are refused with an alert.
+    pub max_message: usize,
+}
+
+/// The session state every connection thread reads when it has to answer on its own.
+#[derive(Debug, Default)]
+pub struct SharedSimState(AtomicU8);
+
+impl SharedSimState {
+    pub fn set(&self, state: &'static str) {
+        let code = match state {
+            "RUNNING" => 1,
+            "PAUSED" => 2,
+            "ERROR" => 3,
+            _ => 0,
+        };
+        self.0.store(code, Ordering::Relaxed);
+    }
+
+    pub fn get(&self) -> &'static str {
+        match self.0.load(Ordering::Relaxed) {
+            1 => "RUNNING",
+            2 => "PAUSED",
+            3 => "ERROR",
+            _ => "IDLE",
+        }
+    }
+}
+
+/// Per-connection counters the panel shows; written by the connection thread.
+#[derive(Debug, Default)]
+pub struct ConnCounters {
+    pub msgs_in: AtomicU64,
+    pub msgs_out: AtomicU64,
+    pub last_seq_in: AtomicU64,
+    /// Round trip in microseconds (0 = not measured yet).
+    pub rtt_us: AtomicU64,
+}
+
+/// What the network side tells the simulation.
+pub enum ServerEvent {
+    Opened {
+        conn: u64,
+        peer: SocketAddr,
+        outbox: Sender<ToClient>,
+        /// Latest-only: the ECS replaces an unsent state frame rather than queueing behind it.
+        states: Sender<Arc<StateFramePayload>>,
+        states_drain: Receiver<Arc<StateFramePayload>>,
+        counters: Arc<ConnCounters>,
+    },
+    /// CONNECT accepted (scene matched); the ECS decides the role and answers CONNECTED.
+    SessionOpened {
+        conn: u64,
+        session_id: String,
+    },
+    /// UI commands other than CONNECT, with the session already checked.
+    Command {
+        conn: u64,
+        command: UiCommand,
+    },
+    Control {
+        conn: u64,
+        seq: u64,
+        frame: ControlFrame,
+    },
+    Heartbeat {
+        conn: u64,
+    },
+    /// A message was refused (already answered with an alert); for the log and the panel.
+    Refused {
+        conn: u64,
+        code: &'static str,
+        message: String,
+    },
+    Closed {
+        conn: u64,
+        reason: String,
+    },
+}
+
+/// What the simulation tells one connection.
+pub enum ToClient {
+    /// A `sim_event`; the thread stamps envelope `seq`, time and session id.
+    Event(SimEventPayload),
+    /// After DISCONNECTED: the session is over (the socket stays open for a new CONNECT).
+    EndSession,
+    /// Close the WebSocket (the panel's disconnect button).
+    Close(String),
+}
+
+/// Binds (a port in use is an error here, at start-up) and starts the accept thread.
+pub fn start(
+    config: TeleopConfig,
+    shared: Arc<SharedSimState>,
+) -> io::Result<(SocketAddr, Receiver<ServerEvent>)> {
+    let listener = TcpListener::bind(config.addr)?;
+    let local = listener.local_addr()?;
+    let (events, rx) = unbounded();
+    thread::Builder::new()
+        .name("teleop-accept".into())
+        .spawn(move || accept_loop(listener, config, events, shared))?;
+    Ok((local, rx))
+}
+
+fn accept_loop(
+    listener: TcpListener,
+    config: TeleopConfig,
+    events: Sender<ServerEvent>,
+    shared: Arc<SharedSimState>,
+) {
+    let open = Arc::new(AtomicUsize::new(0));
+    let mut next_conn = 1u64;
+    for stream in listener.incoming() {
+        let stream = match stream {
+            Ok(s) => s,
+            Err(e) => {
+                warn!("teleop: accept failed: {e}");
+                continue;
+            }
+        };
+        let conn = next_conn;
+        next_conn += 1;
+        let peer = stream
+            .peer_addr()
+            .unwrap_or_else(|_| SocketAddr::from(([0, 0, 0, 0], 0)));
+        let (events, config, shared, open) =
+            (events.clone(), config.clone(), shared.clone(), open.clone());
+        let full = open.fetch_add(1, Ordering::SeqCst) >= MAX_CONNECTIONS;
+        let spawned = thread::Builder::new()
+            .name(format!("teleop-{peer}"))
+            .spawn(move || {
+                let reason = match handshake(stream, &config, full) {
+                    Ok(ws) => serve(ws, conn, peer, &config, &events, &shared),
+                    Err(reason) => {
+                        info!("teleop: {peer} refused at the handshake: {reason}");
+                        open.fetch_sub(1, Ordering::SeqCst);
+                        return;
+                    }
+                };
+                info!("teleop: connection {conn} ({peer}) closed: {reason}");
+                open.fetch_sub(1, Ordering::SeqCst);
+                let _ = events.send(ServerEvent::Closed { conn, reason });
+            });
+        if let Err(e) = spawned {
+            warn!("teleop: cannot start a thread for {peer}: {e}");
+        }
+    }
+}
+
+fn handshake(
+    stream: TcpStream,
+    config: &TeleopConfig,
+    full: bool,
+) -> Result<WebSocket<TcpStream>, String> {
+    stream.set_nodelay(true).map_err(|e| e.to_string())?;
+    stream
+        .set_read_timeout(Some(HANDSHAKE_TIMEOUT))
+        .map_err(|e| e.to_string())?;
+    stream
+        .set_write_timeout(Some(WRITE_TIMEOUT))
+        .map_err(|e| e.to_string())?;
+    let path = config.path.clone();
+    // tungstenite's callback signature fixes the error type; its size is not ours to choose.
+    #[allow(clippy::result_large_err)]
+    let check = move |req: &Request, resp: Response| -> Result<Response, ErrorResponse> {
+        let refuse = |status: StatusCode, body: String| {
+            let mut r = ErrorResponse::new(Some(body));
+            *r.status_mut() = status;
+            r
+        };
+        if full {
+            return Err(refuse(
+                StatusCode::SERVICE_UNAVAILABLE,
+                format!("armsim: more than {MAX_CONNECTIONS} teleop connections\n"),
+            ));
+        }
+        if req.uri().path() != path {
+            return Err(refuse(
+                StatusCode::NOT_FOUND,
+                format!(
+                    "armsim: no WebSocket endpoint at {}; the teleop endpoint is {path}\n",
+                    req.uri().path()
+                ),
+            ));
+        }
+        Ok(resp)
+    };
+    let ws_config = WebSocketConfig::default()
+        .max_message_size(Some(HARD_MESSAGE_LIMIT))
+        .max_frame_size(Some(HARD_MESSAGE_LIMIT));
+    let ws = tungstenite::accept_hdr_with_config(stream, check, Some(ws_config))
+        .map_err(|e| e.to_string())?;
+    ws.get_ref()
+        .set_read_timeout(Some(POLL))
+        .map_err(|e| e.to_string())?;
+    Ok(ws)
+}
+
+/// A fresh, unguessable session id (UUID v4 layout).
+pub fn new_session_id() -> String {
+    let a = getrandom::u64().unwrap_or_else(|_| fallback_random());
+    let b = getrandom::u64().unwrap_or_else(|_| fallback_random());
+    format!(
+        "{:08x}-{:04x}-4{:03x}-{:04x}-{:012x}",
+        a >> 32,
+        (a >> 16) & 0xffff,
+        a & 0xfff,
+        0x8000 | ((b >> 48) & 0x3fff),
+        b & 0xffff_ffff_ffff
+    )
+}
+
+fn fallback_random() -> u64 {
+    use std::hash::{BuildHasher, Hasher};
+    let mut h = std::collections::hash_map::RandomState::new().build_hasher();
+    h.write_u128(
+        SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .unwrap_or_default()
+            .as_nanos(),
+    );
+    h.finish()
+}
+
+fn now_ms() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as u64)
+}
+
+/// One connection's wire state.
+struct Wire {
+    ws: WebSocket<TcpStream>,
+    conn: u64,
+    session: Option<String>,
+    seq: u64,
+    rtt_ms: Option<f64>,
+    ping: Option<(u64, Instant)>,
+    last_ping: Instant,
+    counters: Arc<ConnCounters>,
+}
+
+impl Wire {
+    fn send(&mut self, msg_type: &str, payload: &impl serde::Serialize) -> Result<(), WsError> {
+        self.seq += 1;
+        let session = self.session.as_deref().unwrap_or("");
+        let text = envelope::encode(msg_type, self.seq, now_ms(), session, payload);
+        self.counters.msgs_out.fetch_add(1, Ordering::Relaxed);
+        self.ws.write(Message::text(text))
+    }
+
+    fn alert(&mut self, sim_state: &'static str, code: &str, message: &str) -> Result<(), WsError> {
+        let mut ext = Map::new();
+        ext.insert(
+            "alert".into(),
+            serde_json::json!({ "code": code, "message": message }),
+        );
+        let payload = SimEventPayload {
+            event: "ALERT",
+            sim_state,
+            session_id: self.session.clone().unwrap_or_default(),
+            extensions: ext,
+        };
+        self.send("sim_event", &payload)
+    }
+
+    fn rtt(&self) -> f64 {
+        self.rtt_ms.unwrap_or(0.0)
+    }
+}
+
+fn serve(
+    ws: WebSocket<TcpStream>,
+    conn: u64,
+    peer: SocketAddr,
+    config: &TeleopConfig,
+    events: &Sender<ServerEvent>,
+    shared: &SharedSimState,
+) -> String {
+    let (outbox, inbox) = bounded::<ToClient>(256);
+    let (states, state_rx) = bounded::<Arc<StateFramePayload>>(1);
+    let counters = Arc::new(ConnCounters::default());
+    if events
+        .send(ServerEvent::Opened {
+            conn,
+            peer,
+            outbox,
+            states,
+            states_drain: state_rx.clone(),
+            counters: counters.clone(),
+        })
+        .is_err()
+    {
+        return "simulation stopped".into();
+    }
+    info!("teleop: connection {conn} from {peer}");
+    let mut wire = Wire {
+        ws,
+        conn,
+        session: None,
+        seq: 0,
+        rtt_ms: None,
+        ping: None,
+        last_ping: Instant::now(),
+        counters,
+    };
+    let result = (|| -> Result<String, WsError> {
+        loop {
+            match wire.ws.read() {
+                Ok(Message::Text(text)) => {
+                    wire.counters.msgs_in.fetch_add(1, Ordering::Relaxed);
+                    on_text(&mut wire, text.as_str(), config, events, shared)?;
+                }
+                Ok(Message::Binary(_)) => {
+                    wire.counters.msgs_in.fetch_add(1, Ordering::Relaxed);
+                    refuse(
+                        &mut wire,
+                        events,
+                        shared,
+                        "MALFORMED_MESSAGE",
+                        "binary messages are not part of revA; send JSON text".into(),
+                    )?;
+                }
+                Ok(Message::Pong(payload)) => on_pong(&mut wire, &payload),
+                Ok(Message::Close(_)) => {}
+                Ok(Message::Ping(_) | Message::Frame(_)) => {}
+                Err(WsError::Io(e))
+                    if matches!(
+                        e.kind(),
+                        io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut
+                    ) => {}
+                Err(WsError::ConnectionClosed | WsError::AlreadyClosed) => {
+                    return Ok("closed by the client".into());
+                }
+                Err(e) => return Err(e),
+            }
+            loop {
+                match inbox.try_recv() {
+                    Ok(ToClient::Event(payload)) => wire.send("sim_event", &payload)?,
+                    Ok(ToClient::EndSession) => wire.session = None,
+                    Ok(ToClient::Close(why)) => {
+                        let _ = wire.ws.close(None);
+                        let _ = wire.ws.flush();
+                        return Ok(why);
+                    }
+                    Err(TryRecvError::Empty) => break,
+                    Err(TryRecvError::Disconnected) => return Ok("simulation stopped".into()),
+                }
+            }
+            if let Ok(state) = state_rx.try_recv()
+                && wire.session.is_some()
+            {
+                let mut state = Arc::unwrap_or_clone(state);
+                state.stats.rtt_ms_est = wire.rtt();
+                wire.send("state_frame", &state)?;
+            }
+            if wire.last_ping.elapsed() >= PING_INTERVAL {
+                ping(&mut wire)?;
+            }
+            match wire.ws.flush() {
+                Ok(()) => {}
+                Err(WsError::Io(e)) if e.kind() == io::ErrorKind::WouldBlock => {}
+                Err(e) => return Err(e),
+            }
+        }
+    })();
+    match result {
+        Ok(reason) => reason,
+        Err(WsError::Io(e)) if matches!(e.kind(), io::ErrorKind::TimedOut) => {
+            "the client stopped reading (write timed out)".into()
+        }
+        Err(e) => e.to_string(),
+    }
+}
+
+fn ping(wire: &mut Wire) -> Result<(), WsError> {
+    let nonce = wire.ping.map_or(1, |(n, _)| n + 1);
+    wire.ws
+        .write(Message::Ping(nonce.to_be_bytes().to_vec().into()))?;
+    wire.ping = Some((nonce, Instant::now()));
+    wire.last_ping = Instant::now();
+    Ok(())
+}
+
+fn on_pong(wire: &mut Wire, payload: &[u8]) {
+    let Some((nonce, sent)) = wire.ping else {
+        return;
+    };
+    if payload != nonce.to_be_bytes() {
+        return;
+    }
+    let sample = sent.elapsed().as_secs_f64() * 1e3;
+    // A light moving average: follows a changing network within a few pings, ignores one blip.
+    let rtt = wire.rtt_ms.map_or(sample, |r| 0.7 * r + 0.3 * sample);
+    wire.rtt_ms = Some(rtt);
+    wire.counters
+        .rtt_us
+        .store((rtt * 1e3).round().max(1.0) as u64, Ordering::Relaxed);
+}
+
+fn refuse(
+    wire: &mut Wire,
+    events: &Sender<ServerEvent>,
+    shared: &SharedSimState,
+    code: &'static str,
+    message: String,
+) -> Result<(), WsError> {
+    wire.alert(shared.get(), code, &message)?;
+    let _ = events.send(ServerEvent::Refused {
+        conn: wire.conn,
+        code,
+        message,
+    });
+    Ok(())
+}
+
+fn on_text(
+    wire: &mut Wire,
+    text: &str,
+    config: &TeleopConfig,
+    events: &Sender<ServerEvent>,
+    shared: &SharedSimState,
+) -> Result<(), WsError> {
+    let decoded = match envelope::decode(text, config.max_message) {
+        Ok(d) => d,
+        Err(e) => return refuse(wire, events, shared, e.code(), e.to_string()),
+    };
+    wire.counters
+        .last_seq_in
+        .store(decoded.seq, Ordering::Relaxed);
+    let conn = wire.conn;
+    if let Inbound::UiCmd(cmd) = &decoded.msg
+        && cmd.command == UiCommand::Connect
+    {
+        if let Some(current) = &wire.session {
+            let message = format!("already in session {current}; send DISCONNECT first");
+            return refuse(wire, events, shared, "ALREADY_CONNECTED", message);
+        }
+        return match &cmd.requested_scene_config_id {
+            None => refuse(
+                wire,
+                events,
+                shared,
+                "MALFORMED_MESSAGE",
+                "CONNECT needs payload.requested_scene_config_id".into(),
+            ),
+            Some(id) if *id != config.scene_id => {
+                let message = format!(
+                    "requested scene {id:?} but this server runs {:?}",
+                    config.scene_id
+                );
+                refuse(wire, events, shared, "SCENE_MISMATCH", message)
+            }
+            Some(_) => {
+                let session_id = new_session_id();
+                wire.session = Some(session_id.clone());
+                wire.seq = 0;
+                // The first pong gives rtt_ms_est before the first heartbeat needs it.
+                ping(wire)?;
+                let _ = events.send(ServerEvent::SessionOpened { conn, session_id });
+                Ok(())
+            }
+        };
+    }
+    let Some(session) = wire.session.as_deref() else {
+        let message = format!(
+            "{} before CONNECT: send ui_cmd CONNECT first",
+            decoded.msg.msg_type()
+        );
+        return refuse(wire, events, shared, "NOT_CONNECTED", message);
+    };
+    if decoded.session_id != session {
+        let message = format!(
+            "session_id {:?} is not this connection's session; {} ignored",
+            decoded.session_id,
+            decoded.msg.msg_type()
+        );
+        return refuse(wire, events, shared, "SESSION_MISMATCH", message);
+    }
+    match decoded.msg {
+        Inbound::UiCmd(cmd) => {
+            let _ = events.send(ServerEvent::Command {
+                conn,
+                command: cmd.command,
+            });
+        }
+        Inbound::Control(frame) => {
+            let _ = events.send(ServerEvent::Control {
+                conn,
+                seq: decoded.seq,
+                frame,
+            });
+        }
+        Inbound::Heartbeat(hb) => {
+            let ack = HeartbeatAckPayload {
+                t_origin_ms: hb.t_origin_ms,
+                rtt_ms_est: wire.rtt(),
+                extensions: Map::<String, Value>::new(),
+            };
+            wire.send("heartbeat_ack", &ack)?;
+            // Sent now, not at the next poll: the client is timing this.
+            wire.ws.flush()?;
+            let _ = events.send(ServerEvent::Heartbeat { conn });
+        }
+    }
+    Ok(())
+}

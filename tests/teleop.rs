@@ -1,0 +1,594 @@
+//! Spec 004 (revA) over real WebSockets: a headless sim in real time serves teleop on
+//! 127.0.0.1:0 while client threads play a headset; the test thread runs the frames.
+
+mod common;
+
+use std::net::{SocketAddr, TcpStream};
+use std::sync::Arc;
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+use armsim::SimOptions;
+use armsim::headless::finish_setup;
+use armsim::protocol::teleop::plugin::{self, TeleopOptions};
+use armsim::scene::Scene;
+use armsim::sim::ClockMode;
+use bevy::prelude::App;
+use common::*;
+use serde_json::{Value, json};
+use tungstenite::stream::MaybeTlsStream;
+use tungstenite::{Message, WebSocket};
+
+fn teleop_app(scene: Arc<Scene>) -> (App, SocketAddr) {
+    let mut app = armsim::headless_app(
+        scene,
+        &SimOptions {
+            clock: ClockMode::RealTime { speed: 1.0 },
+        },
+    );
+    let addr = plugin::add(
+        &mut app,
+        TeleopOptions {
+            addr: "127.0.0.1:0".parse().unwrap(),
+            state_rate_hz: 60.0,
+        },
+    )
+    .expect("binds");
+    finish_setup(&mut app);
+    (app, addr)
+}
+
+/// Runs frames in real time until the client thread is done and returns its result.
+fn drive<T>(app: &mut App, client: JoinHandle<T>) -> T {
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while !client.is_finished() {
+        assert!(Instant::now() < deadline, "client did not finish in time");
+        app.update();
+        std::thread::sleep(Duration::from_micros(300));
+    }
+    match client.join() {
+        Ok(v) => v,
+        Err(e) => std::panic::resume_unwind(e),
+    }
+}
+
+struct Client {
+    ws: WebSocket<MaybeTlsStream<TcpStream>>,
+    seq: u64,
+    session: String,
+    /// Every message received, in order.
+    log: Vec<Value>,
+}
+
+impl Client {
+    fn open(addr: SocketAddr) -> Self {
+        let (ws, _) = tungstenite::connect(format!("ws://{addr}/ws")).expect("handshake");
+        if let MaybeTlsStream::Plain(s) = ws.get_ref() {
+            s.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+        }
+        Self {
+            ws,
+            seq: 0,
+            session: String::new(),
+            log: Vec::new(),
+        }
+    }
+
+    fn send_raw(&mut self, text: String) {
+        self.ws.send(Message::text(text)).expect("send");
+    }
+
+    fn send(&mut self, msg_type: &str, payload: Value) {
+        self.seq += 1;
+        let env = json!({
+            "schema_version": "1.0.0-revA",
+            "msg_type": msg_type,
+            "seq": self.seq,
+            "t_send_ms": 1_700_000_000_000u64 + self.seq,
+            "session_id": self.session,
+            "payload": payload,
+            "extensions": {}
+        });
+        self.send_raw(env.to_string());
+    }
+
+    fn recv(&mut self) -> Value {
+        loop {
+            match self.ws.read().expect("a message within 5 s") {
+                Message::Text(t) => {
+                    let v: Value = serde_json::from_str(t.as_str()).expect("server sends JSON");
+                    assert_eq!(v["schema_version"], "1.0.0-revA");
+                    self.log.push(v.clone());
+                    return v;
+                }
+                Message::Close(_) => panic!("server closed the connection"),
+                _ => {}
+            }
+        }
+    }
+
+    /// Reads until `pred` holds (skipping state frames and the rest).
+    fn until(&mut self, what: &str, pred: impl Fn(&Value) -> bool) -> Value {
+        let deadline = Instant::now() + Duration::from_secs(5);
+        loop {
+            assert!(Instant::now() < deadline, "no {what} within 5 s");
+            let v = self.recv();
+            if pred(&v) {
+                return v;
+            }
+        }
+    }
+
+    fn event(&mut self, name: &str) -> Value {
+        self.until(name, |v| {
+            v["msg_type"] == "sim_event" && v["payload"]["event"] == name
+        })
+    }
+
+    fn alert(&mut self, code: &str) -> Value {
+        self.until(code, |v| {
+            v["msg_type"] == "sim_event"
+                && v["payload"]["event"] == "ALERT"
+                && v["payload"]["extensions"]["alert"]["code"] == code
+        })
+    }
+
+    /// Whether an ALERT with `code` has been received so far (including ones skipped over).
+    fn saw_alert(&self, code: &str) -> bool {
+        self.log.iter().any(|v| {
+            v["msg_type"] == "sim_event"
+                && v["payload"]["event"] == "ALERT"
+                && v["payload"]["extensions"]["alert"]["code"] == code
+        })
+    }
+
+    fn state(&mut self) -> Value {
+        self.until("state_frame", |v| v["msg_type"] == "state_frame")
+    }
+
+    fn ui(&mut self, command: &str) {
+        self.send("ui_cmd", json!({ "command": command }));
+    }
+
+    /// CONNECT; returns the CONNECTED event.
+    fn hello(&mut self) -> Value {
+        self.send(
+            "ui_cmd",
+            json!({"command": "CONNECT", "requested_scene_config_id": "default_scene"}),
+        );
+        let ev = self.event("CONNECTED");
+        self.session = ev["session_id"].as_str().unwrap().to_string();
+        assert_eq!(ev["payload"]["session_id"], self.session.as_str());
+        ev
+    }
+
+    fn control(&mut self, target: [f64; 3], grip: u8, clutch: bool) {
+        self.send(
+            "control_frame",
+            json!({
+                "frame_id": "vp_operator_anchor",
+                "left_target_pos_m": target,
+                "left_grip": {"mode": "binary", "value": grip},
+                "clutch_enabled": clutch,
+                "alerts": []
+            }),
+        );
+    }
+
+    fn heartbeat(&mut self) {
+        self.send("heartbeat", json!({ "t_origin_ms": 1_700_000_000_123u64 }));
+    }
+
+    /// Streams control frames at ~60 Hz (with heartbeats) for `secs`; returns the last state.
+    fn stream(
+        &mut self,
+        target: [f64; 3],
+        grip: u8,
+        clutch: bool,
+        secs: f64,
+        heartbeats: bool,
+    ) -> Value {
+        let end = Instant::now() + Duration::from_secs_f64(secs);
+        let mut last = Value::Null;
+        let mut n = 0;
+        while Instant::now() < end {
+            self.control(target, grip, clutch);
+            if heartbeats && n % 10 == 0 {
+                self.heartbeat();
+            }
+            n += 1;
+            last = self.state();
+        }
+        last
+    }
+}
+
+fn ee(state: &Value) -> [f64; 3] {
+    let p = &state["payload"]["ee_pos_m"];
+    [
+        p[0].as_f64().unwrap(),
+        p[1].as_f64().unwrap(),
+        p[2].as_f64().unwrap(),
+    ]
+}
+
+fn dist(a: [f64; 3], b: [f64; 3]) -> f64 {
+    ((a[0] - b[0]).powi(2) + (a[1] - b[1]).powi(2) + (a[2] - b[2]).powi(2)).sqrt()
+}
+
+fn alerts(state: &Value) -> Vec<String> {
+    state["payload"]["alerts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| a.as_str().unwrap().to_string())
+        .collect()
+}
+
+#[test]
+fn connect_start_and_reach_targets_within_a_centimetre() {
+    let (mut app, addr) = teleop_app(default_scene());
+    let reached = drive(
+        &mut app,
+        std::thread::spawn(move || {
+            let mut c = Client::open(addr);
+            let hello = c.hello();
+            assert_eq!(hello["payload"]["sim_state"], "IDLE");
+            assert_eq!(hello["payload"]["extensions"]["role"], "controller");
+            assert_eq!(hello["seq"], 1, "the server's seq starts at 1 per session");
+            c.ui("START");
+            let started = c.event("STARTED");
+            assert_eq!(started["payload"]["sim_state"], "RUNNING");
+            let mut errors = Vec::new();
+            for target in [[0.5, 0.1, 1.2], [0.4, -0.2, 1.15], [0.55, 0.0, 1.1]] {
+                let t0 = Instant::now();
+                let mut reached_in = None;
+                while t0.elapsed() < Duration::from_secs(2) {
+                    c.control(target, 0, true);
+                    if t0.elapsed().as_millis() % 500 < 20 {
+                        c.heartbeat();
+                    }
+                    let s = c.state();
+                    if dist(ee(&s), target) < 0.01 {
+                        reached_in = Some(t0.elapsed());
+                        break;
+                    }
+                }
+                let last = c.state();
+                errors.push((target, dist(ee(&last), target), reached_in));
+            }
+            errors
+        }),
+    );
+    for (target, err, reached_in) in reached {
+        assert!(
+            reached_in.is_some(),
+            "{target:?} not reached within 2 s (error {err:.4} m)"
+        );
+    }
+}
+
+#[test]
+fn pause_freezes_and_reset_restores_the_scene() {
+    let (mut app, addr) = teleop_app(default_scene());
+    drive(
+        &mut app,
+        std::thread::spawn(move || {
+            let mut c = Client::open(addr);
+            c.hello();
+            let initial = c.state();
+            c.ui("START");
+            c.event("STARTED");
+            c.stream([0.45, 0.2, 1.2], 0, true, 1.0, true);
+            c.ui("PAUSE");
+            let paused = c.event("PAUSED");
+            assert_eq!(paused["payload"]["sim_state"], "PAUSED");
+            let a = c.state();
+            c.stream([0.6, -0.2, 1.3], 0, true, 0.4, true);
+            let b = c.state();
+            assert_eq!(b["payload"]["sim_state"], "PAUSED");
+            assert_eq!(
+                a["payload"]["extensions"]["step"], b["payload"]["extensions"]["step"],
+                "no step while paused"
+            );
+            assert_eq!(
+                a["payload"]["q_rad"], b["payload"]["q_rad"],
+                "the arm is frozen"
+            );
+            assert!(
+                c.saw_alert("CONTROL_IGNORED"),
+                "control while paused is refused"
+            );
+            c.ui("RESET");
+            let reset = c.event("RESET_DONE");
+            assert_eq!(reset["payload"]["sim_state"], "IDLE");
+            let after = c.state();
+            assert_eq!(after["payload"]["sim_state"], "IDLE");
+            let q0: Vec<f64> = serde_json::from_value(initial["payload"]["q_rad"].clone()).unwrap();
+            let q1: Vec<f64> = serde_json::from_value(after["payload"]["q_rad"].clone()).unwrap();
+            for (a, b) in q0.iter().zip(&q1) {
+                assert!((a - b).abs() < 0.01, "joints back home: {q0:?} vs {q1:?}");
+            }
+            for (o0, o1) in initial["payload"]["objects"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .zip(after["payload"]["objects"].as_array().unwrap())
+            {
+                assert_eq!(o0["name"], o1["name"]);
+                let p0: [f64; 3] = serde_json::from_value(o0["pose"]["pos_m"].clone()).unwrap();
+                let p1: [f64; 3] = serde_json::from_value(o1["pose"]["pos_m"].clone()).unwrap();
+                assert!(dist(p0, p1) < 0.005, "{} back in place", o0["name"]);
+            }
+        }),
+    );
+}
+
+#[test]
+fn sessions_are_fresh_and_forged_ids_are_ignored() {
+    let (mut app, addr) = teleop_app(default_scene());
+    drive(
+        &mut app,
+        std::thread::spawn(move || {
+            let mut c = Client::open(addr);
+            c.hello();
+            let first = c.session.clone();
+            c.ui("START");
+            c.event("STARTED");
+            let before = ee(&c.state());
+            // A forged session id: ignored with an alert, the arm does not move.
+            let real = std::mem::replace(&mut c.session, "forged-0000".into());
+            for _ in 0..60 {
+                c.control([0.6, -0.3, 1.3], 0, true);
+            }
+            let alert = c.alert("SESSION_MISMATCH");
+            assert_eq!(alert["session_id"], real.as_str());
+            c.session = real;
+            std::thread::sleep(Duration::from_millis(300));
+            let after = ee(&c.state());
+            assert!(dist(before, after) < 0.005, "forged frames moved the arm");
+            c.ui("DISCONNECT");
+            c.event("DISCONNECTED");
+            c.hello();
+            assert_ne!(c.session, first, "a reconnect gets a new session id");
+            let mut other = Client::open(addr);
+            other.hello();
+            assert_ne!(other.session, c.session);
+            assert_ne!(other.session, first);
+        }),
+    );
+}
+
+#[test]
+fn heartbeat_loss_holds_the_arm_until_the_clutch_is_engaged_again() {
+    let mut scene = (*default_scene()).clone();
+    scene.config.heartbeat.period_ms = 100;
+    scene.config.heartbeat.timeout_ms = 400;
+    let (mut app, addr) = teleop_app(Arc::new(scene));
+    drive(
+        &mut app,
+        std::thread::spawn(move || {
+            let mut c = Client::open(addr);
+            c.hello();
+            c.ui("START");
+            c.event("STARTED");
+            // Control frames but no heartbeats: after 400 ms the arm holds.
+            let t0 = Instant::now();
+            c.stream([0.5, 0.25, 1.25], 0, true, 0.2, false);
+            c.alert("NET_TIMEOUT");
+            assert!(t0.elapsed() >= Duration::from_millis(380));
+            // The next state frames carry the alert too (one queued before it may still be in flight).
+            let held = c.until("a state frame with NET_TIMEOUT", |v| {
+                v["msg_type"] == "state_frame" && alerts(v).contains(&"NET_TIMEOUT".to_string())
+            });
+            assert_eq!(
+                held["payload"]["sim_state"], "RUNNING",
+                "the sim keeps running"
+            );
+            std::thread::sleep(Duration::from_millis(200));
+            let a = ee(&c.state());
+            c.stream([0.35, -0.25, 1.3], 0, true, 0.5, false);
+            let b = ee(&c.state());
+            assert!(dist(a, b) < 0.01, "held arm moved {} m", dist(a, b));
+            // Heartbeats return, clutch still held: still holding.
+            c.stream([0.35, -0.25, 1.3], 0, true, 0.5, true);
+            let b2 = ee(&c.state());
+            assert!(
+                dist(a, b2) < 0.01,
+                "control resumed without re-engaging the clutch"
+            );
+            // Release and engage again: control resumes.
+            c.stream([0.35, -0.25, 1.3], 0, false, 0.1, true);
+            let last = c.stream([0.35, -0.25, 1.3], 0, true, 1.5, true);
+            assert!(
+                dist(ee(&last), [0.35, -0.25, 1.3]) < 0.01,
+                "control did not resume: {:?}",
+                ee(&last)
+            );
+            assert!(!alerts(&last).contains(&"NET_TIMEOUT".to_string()));
+        }),
+    );
+}
+
+#[test]
+fn clutch_gates_control() {
+    let (mut app, addr) = teleop_app(default_scene());
+    drive(
+        &mut app,
+        std::thread::spawn(move || {
+            let mut c = Client::open(addr);
+            c.hello();
+            c.ui("START");
+            c.event("STARTED");
+            let start = ee(&c.state());
+            let off = c.stream([0.4, 0.2, 1.2], 0, false, 0.8, true);
+            assert!(
+                dist(start, ee(&off)) < 0.005,
+                "the arm moved with the clutch off"
+            );
+            let on = c.stream([0.4, 0.2, 1.2], 0, true, 1.5, true);
+            assert!(dist(ee(&on), [0.4, 0.2, 1.2]) < 0.01, "{:?}", ee(&on));
+        }),
+    );
+}
+
+#[test]
+fn workspace_and_table_limits_clamp_with_alerts() {
+    let (mut app, addr) = teleop_app(default_scene());
+    drive(
+        &mut app,
+        std::thread::spawn(move || {
+            let mut c = Client::open(addr);
+            c.hello();
+            c.ui("START");
+            c.event("STARTED");
+            // x short of the box (min 0.15): clamped onto its face.
+            c.control([-0.2, 0.0, 1.2], 0, true);
+            c.alert("WORKSPACE_LIMIT");
+            let s = c.stream([-0.2, 0.0, 1.2], 0, true, 1.5, true);
+            assert!(alerts(&s).contains(&"WORKSPACE_LIMIT".to_string()));
+            assert!(dist(ee(&s), [0.15, 0.0, 1.2]) < 0.01, "{:?}", ee(&s));
+            // Inside the box but into the table: held at the clearance height (1.0 + clearance).
+            let clearance = default_scene().config.control.limits.table_clearance_m as f64;
+            c.control([0.5, 0.0, 1.0], 0, true);
+            c.alert("TABLE_CLEARANCE");
+            let s = c.stream([0.5, 0.0, 1.0], 0, true, 1.5, true);
+            assert!(alerts(&s).contains(&"TABLE_CLEARANCE".to_string()));
+            assert!(
+                dist(ee(&s), [0.5, 0.0, 1.0 + clearance]) < 0.01,
+                "{:?} (clearance {clearance})",
+                ee(&s)
+            );
+            // Back inside: no alerts.
+            let s = c.stream([0.5, 0.0, 1.2], 0, true, 0.5, true);
+            assert!(alerts(&s).is_empty(), "{:?}", alerts(&s));
+        }),
+    );
+}
+
+#[test]
+fn state_frames_at_60_hz_with_monotonic_seq() {
+    let (mut app, addr) = teleop_app(default_scene());
+    let (frames, seqs, secs) = drive(
+        &mut app,
+        std::thread::spawn(move || {
+            let mut c = Client::open(addr);
+            c.hello();
+            c.state();
+            let t0 = Instant::now();
+            let mut frames = 0;
+            while t0.elapsed() < Duration::from_secs(3) {
+                if c.recv()["msg_type"] == "state_frame" {
+                    frames += 1;
+                }
+            }
+            let secs = t0.elapsed().as_secs_f64();
+            let seqs: Vec<u64> = c.log.iter().map(|v| v["seq"].as_u64().unwrap()).collect();
+            (frames, seqs, secs)
+        }),
+    );
+    let rate = frames as f64 / secs;
+    assert!((57.0..=63.0).contains(&rate), "{rate:.1} state frames/s");
+    for w in seqs.windows(2) {
+        assert_eq!(
+            w[1],
+            w[0] + 1,
+            "server seq must increase by one per message"
+        );
+    }
+}
+
+#[test]
+fn observers_watch_but_cannot_control() {
+    let (mut app, addr) = teleop_app(default_scene());
+    drive(
+        &mut app,
+        std::thread::spawn(move || {
+            let mut ctl = Client::open(addr);
+            ctl.hello();
+            let mut obs = Client::open(addr);
+            let hello = obs.hello();
+            assert_eq!(hello["payload"]["extensions"]["role"], "observer");
+            obs.ui("START");
+            obs.alert("NOT_CONTROLLER");
+            obs.state();
+            ctl.ui("START");
+            ctl.event("STARTED");
+            // Observers hear about session changes too.
+            obs.event("STARTED");
+            let before = ee(&obs.state());
+            for _ in 0..30 {
+                obs.control([0.6, -0.3, 1.3], 0, true);
+            }
+            obs.alert("NOT_CONTROLLER");
+            std::thread::sleep(Duration::from_millis(300));
+            let after = ee(&obs.state());
+            assert!(dist(before, after) < 0.005, "an observer moved the arm");
+        }),
+    );
+}
+
+#[test]
+fn malformed_input_is_answered_and_the_connection_stays_usable() {
+    let (mut app, addr) = teleop_app(default_scene());
+    drive(
+        &mut app,
+        std::thread::spawn(move || {
+            // Wrong path: refused at the HTTP handshake.
+            let err = tungstenite::connect(format!("ws://{addr}/nope")).unwrap_err();
+            assert!(err.to_string().contains("404"), "{err}");
+
+            let mut c = Client::open(addr);
+            c.send(
+                "ui_cmd",
+                json!({"command": "CONNECT", "requested_scene_config_id": "other_scene"}),
+            );
+            c.alert("SCENE_MISMATCH");
+            c.heartbeat();
+            c.alert("NOT_CONNECTED");
+            c.hello();
+            c.send_raw("{ this is not json".into());
+            c.alert("MALFORMED_MESSAGE");
+            c.send_raw(r#"{"schema_version":"0.9","msg_type":"heartbeat","seq":1,"t_send_ms":1,"session_id":"","payload":{}}"#.into());
+            c.alert("SCHEMA_VERSION");
+            c.send("teleport", json!({}));
+            c.alert("UNKNOWN_MSG_TYPE");
+            c.send(
+                "heartbeat",
+                json!({"t_origin_ms": 1, "pad": "x".repeat(100_000)}),
+            );
+            c.alert("MESSAGE_TOO_LARGE");
+            c.send_raw(format!(
+                r#"{{"schema_version":"1.0.0-revA","msg_type":"control_frame","seq":99,"t_send_ms":1,"session_id":"{}","payload":{{"frame_id":"vp_operator_anchor","left_target_pos_m":[1e999,0,1],"left_grip":{{"mode":"binary","value":0}},"clutch_enabled":true}}}}"#,
+                c.session
+            ));
+            c.alert("MALFORMED_MESSAGE");
+            c.ws.send(Message::Binary(vec![1, 2, 3].into())).unwrap();
+            c.alert("MALFORMED_MESSAGE");
+            // Still usable: a heartbeat is acknowledged with its origin time echoed exactly.
+            c.send(
+                "heartbeat",
+                json!({"t_origin_ms": 1_700_000_000_123_456u64}),
+            );
+            let ack = c.until("heartbeat_ack", |v| v["msg_type"] == "heartbeat_ack");
+            assert_eq!(ack["payload"]["t_origin_ms"], 1_700_000_000_123_456u64);
+            assert!(ack["payload"]["rtt_ms_est"].as_f64().unwrap() >= 0.0);
+        }),
+    );
+}
+
+#[test]
+fn a_port_in_use_is_a_clear_error() {
+    let (mut app, addr) = teleop_app(default_scene());
+    let mut second = armsim::headless_app(default_scene(), &SimOptions::default());
+    let err = plugin::add(
+        &mut second,
+        TeleopOptions {
+            addr,
+            state_rate_hz: 60.0,
+        },
+    )
+    .unwrap_err();
+    assert_eq!(err.kind(), std::io::ErrorKind::AddrInUse);
+    app.update();
+}
