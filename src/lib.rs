@@ -61,6 +61,7 @@ pub fn window_app(scene: Arc<Scene>, options: &SimOptions, ui_options: ui::UiOpt
 }
 
 fn add_simulation(app: &mut App, scene: Arc<Scene>, options: &SimOptions) {
-    app.add_plugins(sim::plugin_for(scene));
+    app.add_plugins(sim::plugin_for(scene.clone()));
+    referee::plugin::plugin(app, &scene);
     app.world_mut().resource_mut::<SimClock>().mode = options.clock;
 }

@@ -42,7 +42,8 @@ struct Cli {
     #[arg(long, value_name = "S")]
     duration: Option<f64>,
 
-    /// Pace the simulation to wall-clock time (default in the window; headless default is --fast).
+    /// Pace the simulation to wall-clock time (default, except headless with --steps or
+    /// --duration, which default to --fast).
     #[arg(long, conflicts_with = "fast")]
     realtime: bool,
 
@@ -71,6 +72,32 @@ struct Cli {
     /// Do not start the teleoperation WebSocket server.
     #[arg(long)]
     no_teleop: bool,
+
+    /// Spec 001 agent port (length-prefixed S-expressions; 0 = any free port).
+    #[arg(long, default_value_t = 60000, value_name = "PORT")]
+    agent_port: u16,
+
+    /// Spec 001 monitor port (0 = any free port).
+    #[arg(long, default_value_t = 60001, value_name = "PORT")]
+    monitor_port: u16,
+
+    /// Do not open the agent and monitor ports.
+    #[arg(long)]
+    no_agent_ports: bool,
+
+    /// Sync mode: every cycle waits for exactly one message from the agent (dropped after 5 s
+    /// of silence).
+    #[arg(long)]
+    sync: bool,
+
+    /// Sim steps per agent/monitor cycle (4 = 60 Hz at 240 Hz).
+    #[arg(long, default_value_t = 4, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=240))]
+    cycle_steps: u32,
+
+    /// Referee rule book: pick_and_place (needs the scene's goal zone) or free_play (default:
+    /// pick_and_place where the scene has a goal zone).
+    #[arg(long, value_name = "NAME")]
+    rules: Option<String>,
 
     /// Teleop state frames per second (wall clock), to every session.
     #[arg(long, default_value_t = 60.0, value_name = "HZ")]
@@ -173,7 +200,8 @@ fn run() -> anyhow::Result<ExitCode> {
     let realtime = ClockMode::RealTime { speed: cli.speed };
     let clock = if cli.fast {
         ClockMode::Fast
-    } else if cli.realtime || !cli.headless {
+    } else if cli.realtime || !cli.headless || (cli.steps.is_none() && cli.duration.is_none()) {
+        // A headless server (no stop condition) serves clients in real time; batch runs race.
         realtime
     } else {
         ClockMode::Fast
@@ -210,10 +238,30 @@ fn run() -> anyhow::Result<ExitCode> {
             std::time::Duration::from_secs_f64(cli.lockstep_timeout),
         )
     });
+    if cli.sync && cli.no_agent_ports {
+        anyhow::bail!("--sync needs the agent port; drop --no-agent-ports");
+    }
+    let rules_scene = scene.clone();
     let add_servers = |app: &mut bevy::app::App| -> anyhow::Result<()> {
         if let Some((addr, timeout)) = lockstep {
             armsim::protocol::lockstep::plugin::add(app, addr, timeout)
                 .with_context(|| format!("cannot listen for lockstep clients on {addr}"))?;
+        }
+        if let Some(name) = &cli.rules {
+            armsim::referee::plugin::use_rule_book(app, &rules_scene, name).context("--rules")?;
+        }
+        if !cli.no_agent_ports {
+            let options = armsim::protocol::sexp::plugin::SexpOptions {
+                agent: Some(std::net::SocketAddr::new(bind, cli.agent_port)),
+                monitor: Some(std::net::SocketAddr::new(bind, cli.monitor_port)),
+                sync: cli.sync,
+                cycle_steps: cli.cycle_steps,
+                ..Default::default()
+            };
+            armsim::protocol::sexp::plugin::add(app, options).context(
+                "cannot open the agent/monitor ports (another armsim running? use --agent-port, \
+                 --monitor-port or --no-agent-ports)",
+            )?;
         }
         if let Some(options) = &teleop {
             let addr = options.addr;

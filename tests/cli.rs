@@ -6,8 +6,15 @@ use std::process::Command;
 fn armsim() -> Command {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_armsim"));
     cmd.current_dir(env!("CARGO_MANIFEST_DIR"));
-    // Never collide with a running armsim (or a parallel test) on the scene's teleop port.
-    cmd.args(["--teleop-port", "0"]);
+    // Never collide with a running armsim (or a parallel test) on the default ports.
+    cmd.args([
+        "--teleop-port",
+        "0",
+        "--agent-port",
+        "0",
+        "--monitor-port",
+        "0",
+    ]);
     cmd
 }
 

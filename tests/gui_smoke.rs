@@ -137,7 +137,14 @@ fn window_shows_panel_table_cubes_and_space_toggles_pause() {
         .env("DISPLAY", &display)
         .env_remove("WAYLAND_DISPLAY")
         .env("RUST_LOG", "info")
-        .args(["--teleop-port", "0"])
+        .args([
+            "--teleop-port",
+            "0",
+            "--agent-port",
+            "0",
+            "--monitor-port",
+            "0",
+        ])
         .arg("--screenshot")
         .arg(&shot)
         .stdout(Stdio::piped())

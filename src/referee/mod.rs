@@ -13,6 +13,8 @@ use std::str::FromStr;
 
 use glam::Vec3;
 
+pub mod plugin;
+
 /// How far above flat-on-the-top (`top_z + half_extent`) a centre may be and still count as on
 /// the table: 3.5 cm, i.e. `top_z + 0.06` for the 5 cm cubes. That is well above contact jitter
 /// and a cube tipped onto an edge against a neighbour (+1 cm), yet below a cube stacked on

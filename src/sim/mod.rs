@@ -17,8 +17,8 @@ use bevy::prelude::*;
 
 pub use clock::{ClockMode, SimClock, StepGate};
 pub use world::{
-    BodyRole, CommandError, JointCommand, ObjectBody, SIM_DT, SIM_HZ, SimWorld, gripper_commands,
-    gripper_range,
+    BodyRole, CommandError, JointCommand, ObjectBody, PlaceError, SIM_DT, SIM_HZ, SimWorld,
+    gripper_commands, gripper_range,
 };
 
 use crate::scene::Scene;

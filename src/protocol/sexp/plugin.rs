@@ -1,0 +1,790 @@
+//! The ECS side of spec 001: the agent port (one agent controls the arm through per-joint PD
+//! effectors, perceptions every cycle, sync mode through the `StepGate`) and the monitor port
+//! (the world every cycle; session, referee and world commands). Effectors go through the
+//! spec-000 core: each message is decoded once, and the adapter turns the latest effector of
+//! every joint into a torque on every step from the measured state.
+
+use std::collections::{BTreeMap, VecDeque};
+use std::io;
+use std::net::SocketAddr;
+use std::time::{Duration, Instant};
+
+use bevy::app::AppExit;
+use bevy::prelude::*;
+use crossbeam_channel::{Receiver, Sender};
+
+use super::framing::DEFAULT_MAX_FRAME;
+use super::messages::{
+    Effectors, GameInfo, JointEffector, MonitorCommand, parse_effectors, parse_monitor_command,
+    perception, world_frame,
+};
+use super::server::{self, NetEvent, Out, error_payload, payload};
+use super::sexp::Sexp;
+use crate::protocol::core::{
+    Codec, CommandAdapter, LatestCommand, ProtocolTick, ProtocolTime, Transport,
+};
+use crate::referee::plugin::{LoggedEvent, Referee};
+use crate::robot::{Pose, RobotModel};
+use crate::session::{ArmOwner, Session, SessionCommand, SessionEvent, SessionSystems};
+use crate::sim::{
+    GatePoll, JointCommand, JointTargets, SIM_DT, Sim, SimClock, SimStep, SimSystems, StepGate,
+    gripper_commands,
+};
+
+/// The protocol name in logs and arm ownership.
+pub const PROTOCOL: &str = "agent";
+
+#[derive(Clone, Debug)]
+pub struct SexpOptions {
+    /// Agent port (None = off).
+    pub agent: Option<SocketAddr>,
+    /// Monitor port (None = off).
+    pub monitor: Option<SocketAddr>,
+    /// Sync mode: each cycle waits for exactly one message from the agent.
+    pub sync: bool,
+    /// Sim steps per cycle (4 = 60 Hz perceptions at 240 Hz).
+    pub cycle_steps: u32,
+    /// Sync mode: an agent silent this long while the cycle waits on it is dropped.
+    pub sync_timeout: Duration,
+    /// Largest frame accepted from a client.
+    pub max_frame: usize,
+}
+
+impl Default for SexpOptions {
+    fn default() -> Self {
+        Self {
+            agent: None,
+            monitor: None,
+            sync: false,
+            cycle_steps: 4,
+            sync_timeout: Duration::from_secs(5),
+            max_frame: DEFAULT_MAX_FRAME,
+        }
+    }
+}
+
+/// Agent messages → effectors (decoded once per message).
+pub struct EffectorCodec {
+    robot: RobotModel,
+}
+
+/// What the adapter reads each step: measured joints.
+#[derive(Default)]
+pub struct JointState {
+    pub q: Vec<f32>,
+    pub qd: Vec<f32>,
+}
+
+impl Codec for EffectorCodec {
+    type Inbound = Vec<Sexp>;
+    type Outbound = Vec<u8>;
+    type Command = Effectors;
+    type State = JointState;
+    type Error = std::convert::Infallible;
+
+    fn decode(&mut self, wire: &Vec<Sexp>) -> Result<Effectors, Self::Error> {
+        Ok(parse_effectors(&self.robot, wire))
+    }
+
+    // Perceptions are built from the whole world by the bridge, not from the joint state.
+    fn encode(&mut self, _state: &JointState, _time: ProtocolTime, _out: &mut Vec<Vec<u8>>) {}
+}
+
+/// Merges each message's effectors into a per-joint table (idempotent, so re-applying the
+/// latest message every step is harmless) and turns the table into torques from the measured
+/// state on every step.
+pub struct TorqueAdapter {
+    robot: RobotModel,
+    gripper_leader: Option<usize>,
+    table: Vec<Option<JointEffector>>,
+    gripper: Option<f32>,
+}
+
+impl TorqueAdapter {
+    /// Takes a message's effectors into the table; joints it does not name keep theirs.
+    fn merge(&mut self, cmd: &Effectors) {
+        for &(j, e) in &cmd.joints {
+            if let Some(slot) = self.table.get_mut(j) {
+                *slot = Some(e);
+            }
+        }
+        if cmd.gripper.is_some() {
+            self.gripper = cmd.gripper;
+        }
+    }
+
+    fn clear(&mut self) {
+        self.table.iter_mut().for_each(|e| *e = None);
+        self.gripper = None;
+    }
+}
+
+impl CommandAdapter for TorqueAdapter {
+    type Command = Effectors;
+    type State = JointState;
+    type Action = Vec<Option<JointCommand>>;
+
+    fn adapt(&mut self, cmd: &Effectors, state: &JointState) -> Option<Self::Action> {
+        self.merge(cmd);
+        let mut out: Vec<Option<JointCommand>> = self
+            .table
+            .iter()
+            .enumerate()
+            .map(|(j, e)| {
+                e.map(|e| JointCommand::Effort {
+                    torque: e.torque(state.q[j], state.qd[j]),
+                })
+            })
+            .collect();
+        if let (Some(leader), Some(closed)) = (self.gripper_leader, self.gripper) {
+            for (j, c) in gripper_commands(&self.robot, leader, closed) {
+                // An explicit effector on a finger joint wins over the gripper command.
+                if self.table[j].is_none() {
+                    out[j] = Some(c);
+                }
+            }
+        }
+        Some(out)
+    }
+}
+
+/// Spec 000's transport for the agent: the message being applied.
+#[derive(Default)]
+struct MessageSlot {
+    latest: LatestCommand<Vec<Sexp>>,
+}
+
+impl Transport for MessageSlot {
+    type Inbound = Vec<Sexp>;
+    type Outbound = Vec<u8>;
+
+    fn latest_command_with_token(&mut self) -> Option<(u64, &Vec<Sexp>)> {
+        self.latest.latest()
+    }
+
+    fn publish(&mut self, _msg: Vec<u8>) {}
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum AgentRole {
+    /// Connected, `(init …)` not yet received.
+    Pending,
+    Active {
+        team: String,
+        number: String,
+    },
+}
+
+pub struct AgentConn {
+    pub peer: SocketAddr,
+    pub role: AgentRole,
+    pub opened: Instant,
+    pub msgs_in: u64,
+    pub msgs_out: u64,
+    out: Sender<Out>,
+    inbox: VecDeque<Vec<Sexp>>,
+    gate: Option<u64>,
+    /// A perception went out whose answer has not been consumed yet.
+    awaiting: bool,
+    waiting_since: Instant,
+    steps_in_cycle: u32,
+    referee_cursor: u64,
+}
+
+impl AgentConn {
+    fn send(&mut self, bytes: Vec<u8>) {
+        if self.out.try_send(Out::Frame(bytes)).is_ok() {
+            self.msgs_out += 1;
+        }
+    }
+
+    fn refuse(&mut self, reason: &str) {
+        self.send(error_payload(reason));
+        let _ = self.out.try_send(Out::Close);
+    }
+}
+
+#[derive(Resource)]
+pub struct AgentPort {
+    pub addr: SocketAddr,
+    pub conns: BTreeMap<u64, AgentConn>,
+    pub sync: bool,
+    pub cycle_steps: u32,
+    events: Receiver<NetEvent>,
+    active: Option<u64>,
+    sync_timeout: Duration,
+    tick: ProtocolTick<EffectorCodec, TorqueAdapter>,
+    slot: MessageSlot,
+}
+
+impl AgentPort {
+    /// The agent controlling the arm.
+    pub fn active(&self) -> Option<u64> {
+        self.active
+    }
+
+    /// Closes an agent's connection (the panel's disconnect button).
+    pub fn disconnect(&mut self, conn: u64) {
+        if let Some(c) = self.conns.get_mut(&conn) {
+            c.refuse("disconnected from the panel");
+        }
+    }
+}
+
+pub struct MonitorConn {
+    pub peer: SocketAddr,
+    pub opened: Instant,
+    pub msgs_in: u64,
+    pub msgs_out: u64,
+    out: Sender<Out>,
+    referee_cursor: u64,
+    /// A world frame is due (just connected, or a command changed something while paused).
+    dirty: bool,
+}
+
+#[derive(Resource)]
+pub struct MonitorPort {
+    pub addr: SocketAddr,
+    pub conns: BTreeMap<u64, MonitorConn>,
+    events: Receiver<NetEvent>,
+    cycle_steps: u32,
+    steps_in_cycle: u32,
+}
+
+/// Starts the ports `options` names and wires them into the app. Returns the bound addresses
+/// (agent, monitor), or the first bind error (e.g. a port in use).
+pub fn add(
+    app: &mut App,
+    options: SexpOptions,
+) -> io::Result<(Option<SocketAddr>, Option<SocketAddr>)> {
+    let cycle = options.cycle_steps.max(1);
+    let mut addrs = (None, None);
+    if let Some(addr) = options.agent {
+        let (addr, events) = server::start(addr, "agent", options.max_frame)?;
+        let robot = app.world().resource::<Sim>().0.robot.clone();
+        let gripper_leader = app
+            .world()
+            .resource::<crate::sim::SimScene>()
+            .0
+            .gripper_joint();
+        let n = robot.joints.len();
+        info!(
+            "agent: listening on {addr} (robot {}, {} mode, {cycle} steps per cycle)",
+            robot.name,
+            if options.sync { "sync" } else { "real-time" }
+        );
+        app.insert_resource(AgentPort {
+            addr,
+            conns: BTreeMap::new(),
+            sync: options.sync,
+            cycle_steps: cycle,
+            events,
+            active: None,
+            sync_timeout: options.sync_timeout,
+            tick: ProtocolTick::new(
+                EffectorCodec {
+                    robot: robot.clone(),
+                },
+                TorqueAdapter {
+                    robot,
+                    gripper_leader,
+                    table: vec![None; n],
+                    gripper: None,
+                },
+                SIM_DT,
+            ),
+            slot: MessageSlot::default(),
+        })
+        .add_systems(First, agent_events.before(SessionSystems))
+        .add_systems(GatePoll, (agent_events, agent_gate).chain())
+        .add_systems(SimStep, agent_sample.in_set(SimSystems::Sample))
+        .add_systems(SimStep, agent_adapt.in_set(SimSystems::Adapt))
+        .add_systems(SimStep, agent_publish.in_set(SimSystems::Publish));
+        addrs.0 = Some(addr);
+    }
+    if let Some(addr) = options.monitor {
+        let (addr, events) = server::start(addr, "monitor", options.max_frame)?;
+        info!("monitor: listening on {addr}");
+        app.insert_resource(MonitorPort {
+            addr,
+            conns: BTreeMap::new(),
+            events,
+            cycle_steps: cycle,
+            steps_in_cycle: 0,
+        })
+        .add_systems(First, monitor_events.before(SessionSystems))
+        .add_systems(SimStep, monitor_cycle.in_set(SimSystems::Publish))
+        .add_systems(Last, monitor_flush);
+        addrs.1 = Some(addr);
+    }
+    Ok(addrs)
+}
+
+fn game_info<'a>(
+    referee: &'a Referee,
+    clock: &SimClock,
+    session: &'a Session,
+    events: &'a [&'a LoggedEvent],
+) -> GameInfo<'a> {
+    GameInfo {
+        sim_time: clock.sim_time,
+        play_time: referee.book.play_time(),
+        play_mode: referee.book.play_mode(),
+        score: referee.book.score(),
+        rules: referee.book.name(),
+        session: session.state().as_str(),
+        events,
+    }
+}
+
+fn send_perception(
+    agent: &mut AgentConn,
+    world: &Sim,
+    referee: &Referee,
+    clock: &SimClock,
+    session: &Session,
+) {
+    let events: Vec<&LoggedEvent> = referee.since(agent.referee_cursor).collect();
+    agent.referee_cursor = referee.last_seq();
+    let info = game_info(referee, clock, session, &events);
+    let bytes = payload(&perception(&world.0, &info));
+    agent.send(bytes);
+    agent.steps_in_cycle = 0;
+    agent.awaiting = true;
+    agent.waiting_since = Instant::now();
+}
+
+#[allow(clippy::too_many_arguments)]
+fn agent_events(
+    mut port: ResMut<AgentPort>,
+    mut owner: ResMut<ArmOwner>,
+    mut gate: ResMut<StepGate>,
+    mut targets: ResMut<JointTargets>,
+    sim: Res<Sim>,
+    referee: Res<Referee>,
+    clock: Res<SimClock>,
+    session: Res<Session>,
+) {
+    let port = &mut *port;
+    while let Ok(event) = port.events.try_recv() {
+        match event {
+            NetEvent::Opened { conn, peer, out } => {
+                port.conns.insert(
+                    conn,
+                    AgentConn {
+                        peer,
+                        role: AgentRole::Pending,
+                        opened: Instant::now(),
+                        msgs_in: 0,
+                        msgs_out: 0,
+                        out,
+                        inbox: VecDeque::new(),
+                        gate: None,
+                        awaiting: false,
+                        waiting_since: Instant::now(),
+                        steps_in_cycle: 0,
+                        referee_cursor: referee.last_seq(),
+                    },
+                );
+            }
+            NetEvent::Message { conn, exprs } => {
+                let Some(agent) = port.conns.get_mut(&conn) else {
+                    continue;
+                };
+                agent.msgs_in += 1;
+                if agent.role != AgentRole::Pending {
+                    agent.inbox.push_back(exprs);
+                    continue;
+                }
+                match check_init(&exprs, &sim.0.robot.name) {
+                    Err(reason) => {
+                        warn!("agent: refusing {}: {reason}", agent.peer);
+                        agent.refuse(&reason);
+                    }
+                    Ok((team, number)) => {
+                        let label = format!("{} ({team} {number})", agent.peer);
+                        if port.active.is_some() || !owner.claim(PROTOCOL, &label) {
+                            let reason =
+                                format!("the arm is already controlled by {}", owner.describe());
+                            warn!("agent: refusing {}: {reason}", agent.peer);
+                            agent.refuse(&reason);
+                            continue;
+                        }
+                        agent.role = AgentRole::Active { team, number };
+                        if port.sync {
+                            agent.gate = Some(gate.register(format!("agent {}", agent.peer)));
+                        }
+                        port.active = Some(conn);
+                        port.tick.reset_command();
+                        port.tick.adapter_mut().clear();
+                        port.slot = MessageSlot::default();
+                        info!(
+                            "agent: {label} controls {}{}",
+                            sim.0.robot.name,
+                            if port.sync {
+                                "; each cycle waits for its message"
+                            } else {
+                                ""
+                            }
+                        );
+                        // The first perception goes out now, so a sync agent can answer cycle 1.
+                        send_perception(agent, &sim, &referee, &clock, &session);
+                    }
+                }
+            }
+            NetEvent::Closed { conn, reason } => {
+                if let Some(agent) = port.conns.remove(&conn) {
+                    if let Some(id) = agent.gate {
+                        gate.unregister(id);
+                    }
+                    if port.active == Some(conn) {
+                        port.active = None;
+                        owner.release(PROTOCOL);
+                        port.tick.forget_command();
+                        port.tick.adapter_mut().clear();
+                        targets.commands = session.hold_posture(&sim.0);
+                        info!(
+                            "agent: {} gone ({reason}); the arm follows pause_behavior",
+                            agent.peer
+                        );
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// `(init <model> <team> <number>)` for this robot.
+fn check_init(exprs: &[Sexp], robot: &str) -> Result<(String, String), String> {
+    let Some(first) = exprs.first() else {
+        return Err("the first message must be (init <model> <team> <number>)".into());
+    };
+    if !first.is("init") {
+        return Err(format!(
+            "the first message must be (init <model> <team> <number>), got {first}"
+        ));
+    }
+    let args: Vec<&str> = first.args().iter().filter_map(Sexp::as_atom).collect();
+    match args.as_slice() {
+        [model, team, number] if first.args().len() == 3 => {
+            if *model == robot {
+                Ok((team.to_string(), number.to_string()))
+            } else {
+                Err(format!(
+                    "unknown model {model:?}; this scene's robot is {robot:?}"
+                ))
+            }
+        }
+        _ => Err(format!(
+            "(init <model> <team> <number>) expected, got {first}"
+        )),
+    }
+}
+
+/// Sync mode, between steps: the step that starts a cycle needs the agent's message; a silent
+/// agent is dropped after the timeout so it never stalls the simulation.
+fn agent_gate(
+    mut port: ResMut<AgentPort>,
+    mut gate: ResMut<StepGate>,
+    mut owner: ResMut<ArmOwner>,
+    mut targets: ResMut<JointTargets>,
+    sim: Res<Sim>,
+    session: Res<Session>,
+) {
+    let port = &mut *port;
+    let Some(conn) = port.active else {
+        return;
+    };
+    let timeout = port.sync_timeout;
+    let Some(agent) = port.conns.get_mut(&conn) else {
+        return;
+    };
+    let Some(id) = agent.gate else {
+        return;
+    };
+    if !agent.awaiting || !agent.inbox.is_empty() {
+        gate.mark_ready(id);
+    } else if agent.waiting_since.elapsed() >= timeout {
+        warn!(
+            "agent: {} sent nothing for {:.1} s in sync mode; dropping it",
+            agent.peer,
+            timeout.as_secs_f64()
+        );
+        agent.refuse(&format!(
+            "sync mode: no message for {:.1} s; dropped",
+            timeout.as_secs_f64()
+        ));
+        gate.unregister(id);
+        agent.gate = None;
+        agent.awaiting = false;
+        agent.role = AgentRole::Pending;
+        port.active = None;
+        owner.release(PROTOCOL);
+        port.tick.forget_command();
+        port.tick.adapter_mut().clear();
+        targets.commands = session.hold_posture(&sim.0);
+    }
+}
+
+/// Step phase Sample: the message this step applies. In sync mode the step that starts a cycle
+/// takes exactly one message; otherwise everything that arrived is applied in order.
+fn agent_sample(mut port: ResMut<AgentPort>) {
+    let port = &mut *port;
+    let Some(conn) = port.active else {
+        return;
+    };
+    let sync = port.sync;
+    let Some(agent) = port.conns.get_mut(&conn) else {
+        return;
+    };
+    let mut batch = Vec::new();
+    if sync {
+        if agent.awaiting
+            && let Some(msg) = agent.inbox.pop_front()
+        {
+            agent.awaiting = false;
+            batch.push(msg);
+        }
+    } else {
+        agent.awaiting = false;
+        batch.extend(agent.inbox.drain(..));
+    }
+    for msg in batch {
+        port.slot.latest.set(msg);
+        port.tick.sample(&mut port.slot);
+        // The merge into the per-joint table happens here, once per message, in arrival order.
+        let problems = port
+            .tick
+            .latest_command()
+            .map(|c| c.problems.clone())
+            .unwrap_or_default();
+        if let Some(agent) = port.conns.get_mut(&conn) {
+            for p in problems {
+                warn!("agent: {}: {p}", agent.peer);
+                agent.send(error_payload(&p));
+            }
+        }
+        if let Some(cmd) = port.tick.latest_command().cloned() {
+            port.tick.adapter_mut().merge(&cmd);
+        }
+    }
+}
+
+/// Step phase Adapt: the effectors become torques from this step's measured state.
+fn agent_adapt(mut port: ResMut<AgentPort>, sim: Res<Sim>, mut targets: ResMut<JointTargets>) {
+    if port.active.is_none() {
+        return;
+    }
+    let state = JointState {
+        q: sim.0.joint_positions(),
+        qd: sim.0.joint_velocities(),
+    };
+    if let Some(commands) = port.tick.adapt(&state) {
+        for (slot, cmd) in targets.commands.iter_mut().zip(commands) {
+            if let Some(cmd) = cmd {
+                *slot = cmd;
+            }
+        }
+    }
+}
+
+/// Step phase Publish: a perception at the end of each cycle.
+fn agent_publish(
+    mut port: ResMut<AgentPort>,
+    sim: Res<Sim>,
+    referee: Res<Referee>,
+    clock: Res<SimClock>,
+    session: Res<Session>,
+) {
+    let port = &mut *port;
+    port.tick.advance();
+    let Some(conn) = port.active else {
+        return;
+    };
+    let cycle = port.cycle_steps;
+    let Some(agent) = port.conns.get_mut(&conn) else {
+        return;
+    };
+    agent.steps_in_cycle += 1;
+    if agent.steps_in_cycle >= cycle {
+        send_perception(agent, &sim, &referee, &clock, &session);
+    }
+}
+
+#[allow(clippy::too_many_arguments)]
+fn monitor_events(
+    mut port: ResMut<MonitorPort>,
+    mut sim: ResMut<Sim>,
+    mut referee: ResMut<Referee>,
+    clock: Res<SimClock>,
+    mut session_cmds: MessageWriter<SessionCommand>,
+    mut exit: MessageWriter<AppExit>,
+) {
+    let port = &mut *port;
+    while let Ok(event) = port.events.try_recv() {
+        match event {
+            NetEvent::Opened { conn, peer, out } => {
+                port.conns.insert(
+                    conn,
+                    MonitorConn {
+                        peer,
+                        opened: Instant::now(),
+                        msgs_in: 0,
+                        msgs_out: 0,
+                        out,
+                        // A monitor sees the referee's recent history on connect.
+                        referee_cursor: 0,
+                        dirty: true,
+                    },
+                );
+            }
+            NetEvent::Closed { conn, .. } => {
+                port.conns.remove(&conn);
+            }
+            NetEvent::Message { conn, exprs } => {
+                let Some(m) = port.conns.get_mut(&conn) else {
+                    continue;
+                };
+                m.msgs_in += 1;
+                for e in &exprs {
+                    let reply = match parse_monitor_command(e) {
+                        Err(reason) => Err(reason),
+                        Ok(cmd) => run_monitor_command(
+                            cmd,
+                            &mut sim,
+                            &mut referee,
+                            &clock,
+                            &mut session_cmds,
+                            &mut exit,
+                        ),
+                    };
+                    let bytes = match reply {
+                        Ok(()) => payload(&[Sexp::list([
+                            Sexp::atom("ok"),
+                            Sexp::atom(e.head().unwrap_or("?")),
+                        ])]),
+                        Err(reason) => {
+                            warn!("monitor: {}: {reason}", m.peer);
+                            error_payload(&reason)
+                        }
+                    };
+                    if m.out.try_send(Out::Frame(bytes)).is_ok() {
+                        m.msgs_out += 1;
+                    }
+                }
+                // Whatever changed shows up even while the simulation is paused.
+                for m in port.conns.values_mut() {
+                    m.dirty = true;
+                }
+            }
+        }
+    }
+}
+
+fn run_monitor_command(
+    cmd: MonitorCommand,
+    sim: &mut Sim,
+    referee: &mut Referee,
+    clock: &SimClock,
+    session_cmds: &mut MessageWriter<SessionCommand>,
+    exit: &mut MessageWriter<AppExit>,
+) -> Result<(), String> {
+    match cmd {
+        MonitorCommand::Start => {
+            session_cmds.write(SessionCommand::Start);
+        }
+        MonitorCommand::Pause => {
+            session_cmds.write(SessionCommand::Pause);
+        }
+        MonitorCommand::Step(n) => {
+            session_cmds.write(SessionCommand::Step(n));
+        }
+        MonitorCommand::Reset => {
+            session_cmds.write(SessionCommand::Reset);
+        }
+        MonitorCommand::KickOff => {
+            referee.kick_off(clock.sim_time);
+            session_cmds.write(SessionCommand::Start);
+        }
+        MonitorCommand::PlayMode(mode) => referee.set_play_mode(mode, clock.sim_time),
+        MonitorCommand::PlaceObject {
+            name,
+            pos,
+            quat,
+            vel,
+        } => {
+            let index = sim.0.object_index(&name).ok_or_else(|| {
+                let names: Vec<&str> = sim.0.objects.iter().map(|o| o.name.as_str()).collect();
+                format!("no object {name:?}; objects are {}", names.join(", "))
+            })?;
+            let rotation =
+                quat.unwrap_or_else(|| sim.0.body_pose(sim.0.objects[index].body).rotation);
+            sim.0
+                .place_object(
+                    index,
+                    Pose::new(pos, rotation),
+                    vel.unwrap_or(Vec3::ZERO),
+                    Vec3::ZERO,
+                )
+                .map_err(|e| e.to_string())?;
+        }
+        MonitorCommand::KillSim => {
+            info!("monitor: (killsim): shutting down");
+            exit.write(AppExit::Success);
+        }
+    }
+    Ok(())
+}
+
+/// Step phase Publish: the world to every monitor at the end of each cycle.
+fn monitor_cycle(
+    mut port: ResMut<MonitorPort>,
+    sim: Res<Sim>,
+    referee: Res<Referee>,
+    clock: Res<SimClock>,
+    session: Res<Session>,
+) {
+    port.steps_in_cycle += 1;
+    if port.steps_in_cycle < port.cycle_steps {
+        return;
+    }
+    port.steps_in_cycle = 0;
+    for m in port.conns.values_mut() {
+        send_world(m, &sim, &referee, &clock, &session);
+    }
+}
+
+/// Once a frame: monitors whose view is stale (new, or after a command or a session change
+/// while no steps run) get the world now.
+fn monitor_flush(
+    mut port: ResMut<MonitorPort>,
+    mut events: MessageReader<SessionEvent>,
+    sim: Res<Sim>,
+    referee: Res<Referee>,
+    clock: Res<SimClock>,
+    session: Res<Session>,
+) {
+    let changed = events.read().count() > 0;
+    for m in port.conns.values_mut() {
+        if m.dirty || changed {
+            send_world(m, &sim, &referee, &clock, &session);
+        }
+    }
+}
+
+fn send_world(
+    m: &mut MonitorConn,
+    sim: &Sim,
+    referee: &Referee,
+    clock: &SimClock,
+    session: &Session,
+) {
+    let events: Vec<&LoggedEvent> = referee.since(m.referee_cursor).collect();
+    m.referee_cursor = referee.last_seq();
+    let info = game_info(referee, clock, session, &events);
+    let bytes = payload(&world_frame(&sim.0, &info));
+    m.dirty = false;
+    if m.out.try_send(Out::Frame(bytes)).is_ok() {
+        m.msgs_out += 1;
+    }
+}

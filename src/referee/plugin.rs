@@ -1,0 +1,184 @@
+//! The referee in the ECS: runs the rule book after every physics step (the `Referee` phase of
+//! the step path), applies what it decides to the world, and keeps a numbered log of its events
+//! that every protocol and the panel read with their own cursor, so none of them misses one.
+
+use std::collections::VecDeque;
+
+use bevy::prelude::*;
+
+use super::{
+    ObjectView, PlayMode, RefereeAction, RefereeEvent, RuleBook, RuleBookConfig, RuleBookError,
+    TableView, ZoneRect, rule_book_by_name,
+};
+use crate::scene::Scene;
+use crate::session::SessionEvent;
+use crate::sim::{SIM_DT, Sim, SimClock, SimStep, SimSystems};
+
+/// Events kept for late readers; a reader further behind than this skips the oldest.
+const LOG_CAPACITY: usize = 512;
+
+/// One referee event with its place in the log and the sim time it happened at.
+#[derive(Clone, Debug)]
+pub struct LoggedEvent {
+    pub seq: u64,
+    pub sim_time: f64,
+    pub event: RefereeEvent,
+}
+
+#[derive(Resource)]
+pub struct Referee {
+    pub book: Box<dyn RuleBook>,
+    log: VecDeque<LoggedEvent>,
+    next_seq: u64,
+    events: Vec<RefereeEvent>,
+    actions: Vec<RefereeAction>,
+}
+
+impl Referee {
+    pub fn new(book: Box<dyn RuleBook>) -> Self {
+        Self {
+            book,
+            log: VecDeque::new(),
+            next_seq: 1,
+            events: Vec::new(),
+            actions: Vec::new(),
+        }
+    }
+
+    /// Events with a sequence number above `cursor` (0 = from the start of the log).
+    pub fn since(&self, cursor: u64) -> impl Iterator<Item = &LoggedEvent> {
+        self.log.iter().filter(move |e| e.seq > cursor)
+    }
+
+    /// The newest event's sequence number (0 = none yet): a new reader's starting cursor.
+    pub fn last_seq(&self) -> u64 {
+        self.next_seq - 1
+    }
+
+    /// Starts an episode (a monitor's `(kickOff)`, the panel's button).
+    pub fn kick_off(&mut self, sim_time: f64) {
+        let mut events = std::mem::take(&mut self.events);
+        self.book.kick_off(&mut events);
+        self.record(&mut events, sim_time);
+        self.events = events;
+    }
+
+    /// Forces a play mode (a monitor's `(playMode X)`).
+    pub fn set_play_mode(&mut self, mode: PlayMode, sim_time: f64) {
+        let mut events = std::mem::take(&mut self.events);
+        self.book.set_play_mode(mode, &mut events);
+        self.record(&mut events, sim_time);
+        self.events = events;
+    }
+
+    fn record(&mut self, events: &mut Vec<RefereeEvent>, sim_time: f64) {
+        for event in events.drain(..) {
+            info!("referee: {event}");
+            if self.log.len() == LOG_CAPACITY {
+                self.log.pop_front();
+            }
+            self.log.push_back(LoggedEvent {
+                seq: self.next_seq,
+                sim_time,
+                event,
+            });
+            self.next_seq += 1;
+        }
+    }
+}
+
+/// What the scene says about the rules.
+pub fn config_of(scene: &Scene) -> RuleBookConfig {
+    let ext = &scene.config.extensions.armsim;
+    RuleBookConfig {
+        goal_zone: ext.goal_zone.as_ref().map(|g| ZoneRect {
+            center_xy: g.center_xy_m,
+            half_size: g.half_size_m,
+        }),
+        time_limit_s: ext.episode_time_limit_s.map(f64::from),
+    }
+}
+
+/// The scene's default rule book: pick-and-place where the scene has a goal zone, else free play.
+pub fn default_rule_book(scene: &Scene) -> Box<dyn RuleBook> {
+    let config = config_of(scene);
+    let name = if config.goal_zone.is_some() {
+        super::PickAndPlace::NAME
+    } else {
+        super::FreePlay::NAME
+    };
+    rule_book_by_name(name, &config).unwrap_or_else(|_| Box::new(super::FreePlay::new()))
+}
+
+/// Replaces the rule book by name (the `--rules` flag).
+pub fn use_rule_book(app: &mut App, scene: &Scene, name: &str) -> Result<(), RuleBookError> {
+    let book = rule_book_by_name(name, &config_of(scene))?;
+    info!("referee: rule book {}", book.name());
+    app.insert_resource(Referee::new(book));
+    Ok(())
+}
+
+pub(crate) fn plugin(app: &mut App, scene: &Scene) {
+    app.insert_resource(Referee::new(default_rule_book(scene)))
+        .add_systems(SimStep, judge.in_set(SimSystems::Referee))
+        .add_systems(Update, on_session_events);
+}
+
+fn judge(mut referee: ResMut<Referee>, mut sim: ResMut<Sim>, clock: Res<SimClock>) {
+    let referee = &mut *referee;
+    let world = &sim.0;
+    let half = [world.table_size[0] / 2.0, world.table_size[1] / 2.0];
+    let table = TableView {
+        top_z: world.table_top_z,
+        min_xy: [
+            world.table_center[0] - half[0],
+            world.table_center[1] - half[1],
+        ],
+        max_xy: [
+            world.table_center[0] + half[0],
+            world.table_center[1] + half[1],
+        ],
+    };
+    let views: Vec<ObjectView<'_>> = world
+        .objects
+        .iter()
+        .map(|o| {
+            let pose = world.body_pose(o.body);
+            let (lin_vel, ang_vel) = world.body_velocity(o.body);
+            ObjectView {
+                name: &o.name,
+                pos: pose.translation,
+                lin_vel,
+                ang_vel,
+                half_extent: o.half_extent,
+            }
+        })
+        .collect();
+    let mut events = std::mem::take(&mut referee.events);
+    referee
+        .book
+        .step(SIM_DT, &table, &views, &mut events, &mut referee.actions);
+    drop(views);
+    for action in referee.actions.drain(..) {
+        match action {
+            RefereeAction::ReplaceObject { object } => {
+                if let Err(e) = sim.0.reset_object(object) {
+                    warn!("referee: cannot put object {object} back: {e}");
+                }
+            }
+        }
+    }
+    if !events.is_empty() {
+        referee.record(&mut events, clock.sim_time);
+    }
+    referee.events = events;
+}
+
+fn on_session_events(mut events: MessageReader<SessionEvent>, mut referee: ResMut<Referee>) {
+    for event in events.read() {
+        if matches!(event, SessionEvent::ResetDone) {
+            // A scene reset is a new start: back to BeforeStart, no score, no play time.
+            referee.book.reset();
+        }
+    }
+}

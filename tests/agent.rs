@@ -1,0 +1,479 @@
+//! Spec 001 over real sockets: a headless sim serves the agent and monitor ports on 127.0.0.1:0;
+//! client threads play agents and monitors with 4-byte length-prefixed S-expressions while the
+//! test thread runs the frames.
+
+mod common;
+
+use std::io::{Read, Write};
+use std::net::{SocketAddr, TcpStream};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+use armsim::SimOptions;
+use armsim::headless::finish_setup;
+use armsim::protocol::sexp::plugin::{self, SexpOptions};
+use armsim::protocol::sexp::sexp::{Sexp, parse_all};
+use armsim::sim::ClockMode;
+use bevy::prelude::App;
+use common::*;
+
+const DT: f64 = 1.0 / 240.0;
+
+fn sexp_app(clock: ClockMode, sync: bool) -> (App, SocketAddr, SocketAddr) {
+    let mut app = armsim::headless_app(default_scene(), &SimOptions { clock });
+    let (agent, monitor) = plugin::add(
+        &mut app,
+        SexpOptions {
+            agent: Some("127.0.0.1:0".parse().unwrap()),
+            monitor: Some("127.0.0.1:0".parse().unwrap()),
+            sync,
+            ..Default::default()
+        },
+    )
+    .expect("binds");
+    finish_setup(&mut app);
+    (app, agent.unwrap(), monitor.unwrap())
+}
+
+/// Runs frames until the client is done or the app exits; returns the client's result.
+fn drive<T>(app: &mut App, client: JoinHandle<T>) -> T {
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while !client.is_finished() {
+        assert!(Instant::now() < deadline, "client did not finish in time");
+        if app.should_exit().is_none() {
+            app.update();
+        }
+        std::thread::sleep(Duration::from_micros(200));
+    }
+    match client.join() {
+        Ok(v) => v,
+        Err(e) => std::panic::resume_unwind(e),
+    }
+}
+
+struct Peer {
+    s: TcpStream,
+}
+
+impl Peer {
+    fn open(addr: SocketAddr) -> Self {
+        let s = TcpStream::connect(addr).expect("connects");
+        s.set_nodelay(true).unwrap();
+        s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+        Self { s }
+    }
+
+    fn send(&mut self, text: &str) {
+        let mut frame = (text.len() as u32).to_be_bytes().to_vec();
+        frame.extend_from_slice(text.as_bytes());
+        self.s.write_all(&frame).expect("send");
+    }
+
+    /// One message's expressions; None if the server closed the connection.
+    fn recv(&mut self) -> Option<Vec<Sexp>> {
+        let mut len = [0u8; 4];
+        if self.s.read_exact(&mut len).is_err() {
+            return None;
+        }
+        let mut buf = vec![0u8; u32::from_be_bytes(len) as usize];
+        self.s.read_exact(&mut buf).ok()?;
+        Some(
+            parse_all(&buf)
+                .map(|r| r.expect("server sends well-formed expressions"))
+                .collect(),
+        )
+    }
+
+    /// Reads until a message has an expression with head `head`.
+    fn until(&mut self, what: &str, pred: impl Fn(&[Sexp]) -> bool) -> Vec<Sexp> {
+        let deadline = Instant::now() + Duration::from_secs(10);
+        loop {
+            assert!(Instant::now() < deadline, "no {what} within 10 s");
+            let msg = self
+                .recv()
+                .unwrap_or_else(|| panic!("closed while waiting for {what}"));
+            if pred(&msg) {
+                return msg;
+            }
+        }
+    }
+
+    fn closed(&mut self) -> bool {
+        let mut b = [0u8; 1];
+        matches!(self.s.read(&mut b), Ok(0) | Err(_))
+    }
+}
+
+fn find<'a>(msg: &'a [Sexp], head: &str) -> Option<&'a Sexp> {
+    msg.iter().find(|e| e.is(head))
+}
+
+fn time_of(msg: &[Sexp]) -> f64 {
+    find(msg, "time")
+        .unwrap()
+        .find("now")
+        .unwrap()
+        .arg(0)
+        .unwrap()
+        .as_f64()
+        .unwrap()
+}
+
+fn joint_deg(msg: &[Sexp], joint: &str) -> f64 {
+    msg.iter()
+        .filter(|e| e.is("HJ"))
+        .find(|e| e.find("n").and_then(|n| n.arg(0)).and_then(|a| a.as_atom()) == Some(joint))
+        .and_then(|e| e.find("ax"))
+        .and_then(|ax| ax.arg(0))
+        .map(|v| v.as_f64().unwrap())
+        .unwrap_or_else(|| panic!("no HJ for {joint}"))
+}
+
+fn object_pos(msg: &[Sexp], name: &str) -> [f64; 3] {
+    let p = msg
+        .iter()
+        .filter(|e| e.is("pos"))
+        .find(|e| e.find("n").and_then(|n| n.arg(0)).and_then(|a| a.as_atom()) == Some(name))
+        .and_then(|e| e.find("p"))
+        .unwrap_or_else(|| panic!("no pos for {name}"));
+    [0, 1, 2].map(|i| p.arg(i).unwrap().as_f64().unwrap())
+}
+
+fn atom_in(msg: &[Sexp], head: &str, sub: &str) -> String {
+    let e = find(msg, head).unwrap_or_else(|| panic!("no ({head} …)"));
+    let v = if sub.is_empty() {
+        e.arg(0)
+    } else {
+        e.find(sub).and_then(|s| s.arg(0))
+    };
+    v.unwrap().as_atom().unwrap().to_string()
+}
+
+fn is_error(msg: &[Sexp]) -> Option<String> {
+    find(msg, "error").map(|e| e.arg(0).map(|a| a.to_string()).unwrap_or_default())
+}
+
+#[test]
+fn init_is_accepted_or_refused_with_a_reason() {
+    let (mut app, agent, _) = sexp_app(ClockMode::RealTime { speed: 1.0 }, false);
+    drive(
+        &mut app,
+        std::thread::spawn(move || {
+            let mut wrong_model = Peer::open(agent);
+            wrong_model.send("(init nao teamA 1)");
+            let reply = wrong_model.recv().expect("an error before the close");
+            let reason = is_error(&reply).expect("(error …)");
+            assert!(reason.contains("arm6"), "{reason}");
+            assert!(wrong_model.closed());
+
+            let mut no_init = Peer::open(agent);
+            no_init.send("(shoulder_pan 10 0 1 0 0)");
+            let reason = is_error(&no_init.recv().unwrap()).unwrap();
+            assert!(reason.contains("init"), "{reason}");
+            assert!(no_init.closed());
+
+            let mut first = Peer::open(agent);
+            first.send("(init arm6 teamA 1)");
+            let hello = first.recv().expect("a perception");
+            assert!(find(&hello, "time").is_some() && find(&hello, "GS").is_some());
+
+            let mut second = Peer::open(agent);
+            second.send("(init arm6 teamB 2)");
+            let reason = is_error(&second.recv().unwrap()).unwrap();
+            assert!(reason.contains("controlled by"), "{reason}");
+            assert!(second.closed());
+            // The first keeps control and keeps getting perceptions.
+            assert!(first.recv().is_some());
+        }),
+    );
+}
+
+#[test]
+fn sync_perceptions_every_cycle_and_effectors_move_joints() {
+    let (mut app, agent, _) = sexp_app(ClockMode::Fast, true);
+    let (times, pans, first) = drive(
+        &mut app,
+        std::thread::spawn(move || {
+            let mut a = Peer::open(agent);
+            a.send("(init arm6 teamA 1)");
+            let first = a.recv().unwrap();
+            let mut times = vec![time_of(&first)];
+            let mut pans = vec![];
+            for _ in 0..240 {
+                // 30° on the pan joint, PD 60 N·m/rad, 4 N·m·s/rad.
+                a.send("(shoulder_pan 30 0 60 4 0)(syn)");
+                let p = a.recv().unwrap();
+                times.push(time_of(&p));
+                pans.push(joint_deg(&p, "shoulder_pan"));
+            }
+            (times, pans, first)
+        }),
+    );
+    // One perception per cycle of 4 steps, exactly.
+    for w in times.windows(2) {
+        assert!((w[1] - w[0] - 4.0 * DT).abs() < 1.5e-3, "{:?}", w);
+    }
+    let hj: Vec<_> = first.iter().filter(|e| e.is("HJ")).collect();
+    assert_eq!(hj.len(), 8, "one HJ per joint of arm6 (6 arm + 2 fingers)");
+    assert_eq!(atom_in(&first, "GS", "pm"), "BeforeStart");
+    let red = object_pos(&first, "cube_red");
+    assert!(
+        (red[0] - 0.5).abs() < 0.01 && (red[2] - 1.025).abs() < 0.01,
+        "{red:?}"
+    );
+    assert!(
+        first.iter().any(|e| e.is("quat")),
+        "poses carry quaternions"
+    );
+    // The session must run for effectors to apply; an agent alone does not start it, so the
+    // arm holds until a monitor or the panel starts it. Here nothing started it:
+    assert!(
+        pans.iter().all(|p| p.abs() < 1.0),
+        "no control before START: {pans:?}"
+    );
+}
+
+#[test]
+fn effectors_drive_the_arm_once_running() {
+    let (mut app, agent, monitor) = sexp_app(ClockMode::Fast, true);
+    let pans = drive(
+        &mut app,
+        std::thread::spawn(move || {
+            let mut m = Peer::open(monitor);
+            m.send("(start)");
+            m.until("(ok start)", |msg| find(msg, "ok").is_some());
+            let mut a = Peer::open(agent);
+            a.send("(init arm6 teamA 1)");
+            a.recv().unwrap();
+            let mut pans = vec![];
+            for _ in 0..240 {
+                a.send("(shoulder_pan 30 0 60 4 0)");
+                pans.push(joint_deg(&a.recv().unwrap(), "shoulder_pan"));
+            }
+            pans
+        }),
+    );
+    let last = *pans.last().unwrap();
+    assert!(
+        (last - 30.0).abs() < 2.0,
+        "pan reached {last}° (wanted 30°)"
+    );
+    assert!(
+        pans[10] > 0.5,
+        "pan moves towards the target early: {:?}",
+        &pans[..12]
+    );
+}
+
+#[test]
+fn sync_mode_waits_then_drops_a_silent_agent() {
+    let (mut app, agent, monitor) = sexp_app(ClockMode::Fast, true);
+    let (stalled_for, resumed) = drive(
+        &mut app,
+        std::thread::spawn(move || {
+            let mut a = Peer::open(agent);
+            a.send("(init arm6 teamA 1)");
+            a.recv().unwrap();
+            for _ in 0..5 {
+                a.send("(syn)");
+                a.recv().unwrap();
+            }
+            // Silence: the cycle waits. A monitor sees time stand still.
+            let mut m = Peer::open(monitor);
+            let t0 = time_of(&m.recv().unwrap());
+            std::thread::sleep(Duration::from_secs(2));
+            m.send("(unknownCommand)");
+            let frame = m.until("a world frame", |msg| find(msg, "time").is_some());
+            assert!(
+                (time_of(&frame) - t0).abs() < 1e-9,
+                "time moved while waiting"
+            );
+            // After 5 s the agent is dropped with a reason and the sim runs on.
+            let silent = Instant::now();
+            let reply = a.until("the drop", |msg| is_error(msg).is_some());
+            let reason = is_error(&reply).unwrap();
+            assert!(reason.contains("sync"), "{reason}");
+            assert!(a.closed());
+            let stalled_for = silent.elapsed() + Duration::from_secs(2);
+            let later = m.until("time moving again", |msg| {
+                find(msg, "time").is_some() && time_of(msg) > t0 + 0.1
+            });
+            (stalled_for, time_of(&later) > t0)
+        }),
+    );
+    assert!(
+        stalled_for >= Duration::from_millis(4800) && stalled_for < Duration::from_secs(7),
+        "dropped after {stalled_for:?}"
+    );
+    assert!(resumed);
+}
+
+#[test]
+fn a_disconnect_mid_cycle_does_not_stall() {
+    let (mut app, agent, monitor) = sexp_app(ClockMode::Fast, true);
+    drive(
+        &mut app,
+        std::thread::spawn(move || {
+            let mut a = Peer::open(agent);
+            a.send("(init arm6 teamA 1)");
+            a.recv().unwrap();
+            let mut m = Peer::open(monitor);
+            let t0 = time_of(&m.recv().unwrap());
+            drop(a);
+            let t1 = Instant::now();
+            m.until("time moving again", |msg| {
+                find(msg, "time").is_some() && time_of(msg) > t0 + 0.05
+            });
+            assert!(
+                t1.elapsed() < Duration::from_secs(2),
+                "stalled {:?}",
+                t1.elapsed()
+            );
+            // A new agent can take over.
+            let mut b = Peer::open(agent);
+            b.send("(init arm6 teamA 2)");
+            assert!(find(&b.recv().unwrap(), "time").is_some());
+        }),
+    );
+}
+
+#[test]
+fn monitor_commands_change_the_world() {
+    let (mut app, _, monitor) = sexp_app(ClockMode::RealTime { speed: 1.0 }, false);
+    drive(
+        &mut app,
+        std::thread::spawn(move || {
+            let mut m = Peer::open(monitor);
+            let first = m.recv().unwrap();
+            assert_eq!(atom_in(&first, "state", ""), "IDLE");
+            assert_eq!(atom_in(&first, "rules", ""), "pick_and_place");
+            let ok = |m: &mut Peer, cmd: &str| {
+                m.send(cmd);
+                let reply = m.until("a reply", |msg| {
+                    find(msg, "ok").is_some() || find(msg, "error").is_some()
+                });
+                assert!(find(&reply, "ok").is_some(), "{cmd}: {reply:?}");
+            };
+            ok(&mut m, "(start)");
+            m.until("RUNNING", |msg| {
+                find(msg, "state").is_some() && atom_in(msg, "state", "") == "RUNNING"
+            });
+            ok(&mut m, "(pause)");
+            let paused = m.until("PAUSED", |msg| {
+                find(msg, "state").is_some() && atom_in(msg, "state", "") == "PAUSED"
+            });
+            let t = time_of(&paused);
+            ok(&mut m, "(step 24)");
+            m.until("exactly 24 steps", |msg| {
+                find(msg, "time").is_some() && (time_of(msg) - (t + 24.0 * DT)).abs() < 1e-6
+            });
+            ok(&mut m, "(cube (n cube_red)(pos 0.3 0.2 1.2))");
+            let moved = m.until("cube_red moved", |msg| {
+                find(msg, "pos").is_some() && (object_pos(msg, "cube_red")[1] - 0.2).abs() < 1e-3
+            });
+            assert!((object_pos(&moved, "cube_red")[0] - 0.3).abs() < 1e-3);
+            ok(&mut m, "(playMode TimeUp)");
+            m.until("TimeUp", |msg| {
+                find(msg, "GS").is_some() && atom_in(msg, "GS", "pm") == "TimeUp"
+            });
+            ok(&mut m, "(kickOff)");
+            m.until("PlayOn and RUNNING", |msg| {
+                find(msg, "GS").is_some()
+                    && atom_in(msg, "GS", "pm") == "PlayOn"
+                    && atom_in(msg, "state", "") == "RUNNING"
+            });
+            ok(&mut m, "(reset)");
+            let reset = m.until("IDLE after reset", |msg| {
+                find(msg, "state").is_some() && atom_in(msg, "state", "") == "IDLE"
+            });
+            assert!(time_of(&reset) < 0.1, "time restarts: {}", time_of(&reset));
+            m.send("(dropBall)");
+            let err = m.until("an error", |msg| find(msg, "error").is_some());
+            assert!(is_error(&err).unwrap().contains("unknown command"));
+            m.send("(cube (n no_such_cube)(pos 0 0 1))");
+            let err = m.until("an error", |msg| find(msg, "error").is_some());
+            assert!(
+                is_error(&err).unwrap().contains("cube_red"),
+                "lists the objects"
+            );
+            // A malformed expression is answered and skipped; the next one still runs.
+            m.send("(pause))(start)");
+            m.until("an error", |msg| find(msg, "error").is_some());
+            ok(&mut m, "(killsim)");
+        }),
+    );
+    assert!(
+        app.should_exit().is_some(),
+        "(killsim) shuts the simulation down"
+    );
+}
+
+#[test]
+fn the_rule_book_scores_and_puts_back_fallen_cubes() {
+    let (mut app, _, monitor) = sexp_app(ClockMode::RealTime { speed: 1.0 }, false);
+    drive(
+        &mut app,
+        std::thread::spawn(move || {
+            let mut m = Peer::open(monitor);
+            m.recv().unwrap();
+            m.send("(kickOff)");
+            // Pushed into the goal zone (centre 0.45, 0.3; half size 0.08): slides in and rests.
+            m.send("(cube (n cube_red)(pos 0.45 0.25 1.026)(vel 0 0.6 0))");
+            let scored = m.until("SCORED", |msg| {
+                msg.iter().any(|e| {
+                    e.is("referee")
+                        && e.find("code")
+                            .and_then(|c| c.arg(0))
+                            .and_then(|a| a.as_atom())
+                            == Some("SCORED")
+                })
+            });
+            let score = find(&scored, "GS")
+                .unwrap()
+                .find("score")
+                .unwrap()
+                .arg(0)
+                .unwrap()
+                .as_u64()
+                .unwrap();
+            assert_eq!(score, 1);
+            let red = object_pos(&scored, "cube_red");
+            assert!((red[1] - 0.3).abs() <= 0.08, "in the zone: {red:?}");
+            // Off the table: put back where the scene had it.
+            m.send("(cube (n cube_blue)(pos 1.5 0.0 1.2))");
+            let replaced = m.until("OBJECT_REPLACED", |msg| {
+                msg.iter().any(|e| {
+                    e.is("referee")
+                        && e.find("code")
+                            .and_then(|c| c.arg(0))
+                            .and_then(|a| a.as_atom())
+                            == Some("OBJECT_REPLACED")
+                })
+            });
+            let _ = replaced;
+            let back = m.until("cube_blue back", |msg| {
+                find(msg, "pos").is_some() && {
+                    let p = object_pos(msg, "cube_blue");
+                    (p[0] - 0.48).abs() < 0.01 && (p[1] - 0.12).abs() < 0.01
+                }
+            });
+            assert!(object_pos(&back, "cube_blue")[2] > 1.0);
+        }),
+    );
+}
+
+#[test]
+fn oversized_frames_are_refused_before_allocation() {
+    let (mut app, agent, _) = sexp_app(ClockMode::RealTime { speed: 1.0 }, false);
+    drive(
+        &mut app,
+        std::thread::spawn(move || {
+            let mut a = Peer::open(agent);
+            // Announces 2 GiB; the server refuses from the header and closes.
+            a.s.write_all(&0x8000_0000u32.to_be_bytes()).unwrap();
+            let reply = a.recv().expect("an error before the close");
+            assert!(is_error(&reply).unwrap().contains("exceeds"), "{reply:?}");
+            assert!(a.closed());
+        }),
+    );
+}
