@@ -91,7 +91,7 @@ struct Cli {
     sync: bool,
 
     /// Sim steps per agent/monitor cycle (4 = 60 Hz at 240 Hz).
-    #[arg(long, default_value_t = 4, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=240))]
+    #[arg(long, global = true, default_value_t = 4, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=240))]
     cycle_steps: u32,
 
     /// Referee rule book: pick_and_place (needs the scene's goal zone) or free_play (default:
@@ -122,9 +122,13 @@ enum Command {
         /// What to measure.
         #[arg(value_enum, default_value_t = BenchKind::Step)]
         kind: BenchKind,
-        /// Steps per round (default: 24000 for `step`, 10000 for `lockstep`).
+        /// Steps per round (default: 24000 for `step`, 10000 for `lockstep`); cycles for
+        /// `agent` (default 5000); samples for `teleop` (default 600).
         #[arg(long, value_name = "N")]
         steps: Option<u64>,
+        /// `teleop`: observer sessions besides the controller.
+        #[arg(long, default_value_t = 64, value_name = "N")]
+        observers: usize,
     },
 }
 
@@ -134,6 +138,10 @@ enum BenchKind {
     Step,
     /// spec 003 over loopback against a bare ping-pong and a bare step (use the gripper4 scene).
     Lockstep,
+    /// spec 001 sync-mode cycles/s with one agent over loopback.
+    Agent,
+    /// spec 004 reflection latency, heartbeat round trip and real-time factor with observers.
+    Teleop,
 }
 
 /// The scene's `ws_host` as an address to bind ("localhost" is loopback).
@@ -181,7 +189,12 @@ fn run() -> anyhow::Result<ExitCode> {
         }
     };
 
-    if let Some(Command::Bench { kind, steps }) = cli.command {
+    if let Some(Command::Bench {
+        kind,
+        steps,
+        observers,
+    }) = cli.command
+    {
         match kind {
             BenchKind::Step => {
                 let report =
@@ -191,6 +204,17 @@ fn run() -> anyhow::Result<ExitCode> {
             BenchKind::Lockstep => {
                 let report = bench::lockstep::run(scene, steps.unwrap_or(10_000))
                     .context("lockstep benchmark failed")?;
+                println!("{report}");
+            }
+            BenchKind::Agent => {
+                let report = bench::agent::run(scene, steps.unwrap_or(5_000), cli.cycle_steps)
+                    .context("agent benchmark failed")?;
+                println!("{report}");
+            }
+            BenchKind::Teleop => {
+                let samples = usize::try_from(steps.unwrap_or(600)).unwrap_or(usize::MAX);
+                let report = bench::teleop::run(scene, observers, samples)
+                    .context("teleop benchmark failed")?;
                 println!("{report}");
             }
         }

@@ -2,7 +2,9 @@
 //! same world stepped by bare Rapier, so the cost of the ECS around the physics is a measured
 //! ratio rather than a guess. Protocol benchmarks live in the submodules.
 
+pub mod agent;
 pub mod lockstep;
+pub mod teleop;
 
 use std::fmt;
 use std::sync::Arc;
