@@ -7,7 +7,11 @@ use bevy::prelude::*;
 use bevy::window::PrimaryWindow;
 use bevy_egui::{EguiContexts, EguiPrimaryContextPass, egui};
 
-use crate::session::{Session, SessionCommand, SessionState};
+use crate::protocol::lockstep::plugin::LockstepServer;
+use crate::protocol::sexp::plugin::{AgentPort, MonitorPort};
+use crate::protocol::teleop::plugin::TeleopServer;
+use crate::referee::plugin::Referee;
+use crate::session::{ArmOwner, Session, SessionCommand, SessionState};
 use crate::sim::{SimClock, SimScene, StepGate};
 
 pub(super) fn plugin(app: &mut App) {
@@ -30,11 +34,23 @@ struct SimView<'w> {
     clock: Res<'w, SimClock>,
     gate: Res<'w, StepGate>,
     scene: Res<'w, SimScene>,
+    owner: Res<'w, ArmOwner>,
+}
+
+/// The servers that are running, for the connections summary.
+#[derive(SystemParam)]
+struct Servers<'w> {
+    teleop: Option<Res<'w, TeleopServer>>,
+    agents: Option<Res<'w, AgentPort>>,
+    monitors: Option<Res<'w, MonitorPort>>,
+    lockstep: Option<Res<'w, LockstepServer>>,
 }
 
 fn draw_panel(
     mut contexts: EguiContexts,
     view: SimView,
+    servers: Servers,
+    mut referee: ResMut<Referee>,
     mut commands: MessageWriter<SessionCommand>,
     mut camera: Query<&mut Camera, With<super::camera::OrbitCamera>>,
     window: Query<&Window, With<PrimaryWindow>>,
@@ -44,6 +60,7 @@ fn draw_panel(
         clock,
         gate,
         scene,
+        owner,
     } = view;
     let ctx = contexts.ctx_mut()?;
     let mut root = egui::Ui::new(
@@ -74,11 +91,17 @@ fn draw_panel(
             }
             if clock.waiting_for_external {
                 let names: Vec<&str> = gate.waiting_on().collect();
+                let who = if names.iter().any(|n| n.starts_with("lockstep")) {
+                    "lockstep client"
+                } else {
+                    "sync agent"
+                };
                 ui.colored_label(
                     state_colour(SessionState::Paused),
-                    format!("waiting for lockstep client ({})", names.join(", ")),
+                    format!("waiting for {who} ({})", names.join(", ")),
                 );
             }
+            ui.label(format!("arm controlled by {}", owner.describe()));
             ui.horizontal(|ui| {
                 if ui.button("Start").clicked() {
                     commands.write(SessionCommand::Start);
@@ -120,6 +143,76 @@ fn draw_panel(
                 ));
                 ui.end_row();
             });
+            ui.separator();
+
+            egui::CollapsingHeader::new("Referee")
+                .default_open(true)
+                .show(ui, |ui| {
+                    let book = &referee.book;
+                    ui.label(format!(
+                        "{} · {} · score {}",
+                        book.name(),
+                        book.play_mode(),
+                        book.score()
+                    ));
+                    let time = match book.time_limit() {
+                        Some(limit) => format!("{:.1} / {limit:.0} s", book.play_time()),
+                        None => format!("{:.1} s", book.play_time()),
+                    };
+                    ui.label(format!("episode time {time}"));
+                    if ui.button("Kick off").clicked() {
+                        referee.kick_off(clock.sim_time);
+                        commands.write(SessionCommand::Start);
+                    }
+                    let recent: Vec<String> = referee
+                        .since(referee.last_seq().saturating_sub(5))
+                        .map(|e| format!("{:>7.2} s  {}", e.sim_time, e.event))
+                        .collect();
+                    for line in recent.iter().rev() {
+                        ui.small(line);
+                    }
+                });
+
+            egui::CollapsingHeader::new("Connections")
+                .default_open(true)
+                .show(ui, |ui| {
+                    if let Some(t) = &servers.teleop {
+                        let sessions = t.conns.values().filter(|c| c.session_id.is_some()).count();
+                        ui.label(format!(
+                            "teleop ws://{}{}: {} connected, {sessions} in session",
+                            t.addr,
+                            t.path,
+                            t.conns.len()
+                        ));
+                        for c in t.conns.values().filter(|c| c.session_id.is_some()) {
+                            let rtt_us =
+                                c.counters.rtt_us.load(std::sync::atomic::Ordering::Relaxed);
+                            ui.small(format!(
+                                "  {} {} rtt {:.2} ms",
+                                c.peer,
+                                c.role.as_str(),
+                                rtt_us as f64 / 1e3
+                            ));
+                        }
+                    }
+                    if let Some(a) = &servers.agents {
+                        ui.label(format!(
+                            "agents {}: {} connected{}",
+                            a.addr,
+                            a.conns.len(),
+                            if a.sync { " (sync)" } else { "" }
+                        ));
+                    }
+                    if let Some(m) = &servers.monitors {
+                        ui.label(format!("monitors {}: {} connected", m.addr, m.conns.len()));
+                    }
+                    if let Some(l) = &servers.lockstep {
+                        let client = l
+                            .client()
+                            .map_or("no client".to_string(), |c| c.to_string());
+                        ui.label(format!("lockstep {}: {client}", l.addr));
+                    }
+                });
             ui.allocate_space(ui.available_size());
         })
         .response

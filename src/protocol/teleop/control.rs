@@ -323,6 +323,7 @@ pub fn state_payload(
             step,
             last_control_seq: controller.map_or(0, |c| c.last_seq()),
             ee_target_m: controller.and_then(|c| c.setpoint()).map(|p| p.to_array()),
+            referee: None,
         },
     }
 }

@@ -298,6 +298,16 @@ pub struct StateExtensions {
     pub last_control_seq: u64,
     /// The clamped end-effector setpoint the arm is moving to, if a controller is active.
     pub ee_target_m: Option<[f32; 3]>,
+    /// The referee's view of the episode.
+    pub referee: Option<RefereeSummary>,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct RefereeSummary {
+    pub rules: &'static str,
+    pub play_mode: &'static str,
+    pub score: u32,
+    pub play_time_s: f64,
 }
 
 /// `heartbeat_ack.payload`.

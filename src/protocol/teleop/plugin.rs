@@ -13,11 +13,13 @@ use crossbeam_channel::{Receiver, Sender, TrySendError};
 use serde_json::{Map, Value, json};
 
 use super::control::{LimitFlags, TeleopCodec, TeleopController, TeleopState, state_payload};
+use super::envelope::RefereeSummary;
 use super::envelope::{
     ControlFrame, DEFAULT_MAX_MESSAGE, SimEventPayload, StateFramePayload, UiCommand,
 };
 use super::server::{self, ConnCounters, ServerEvent, SharedSimState, TeleopConfig, ToClient};
 use crate::protocol::core::{LatestCommand, ProtocolTick, SampleOutcome, Transport};
+use crate::referee::plugin::Referee;
 use crate::session::{
     ArmOwner, Session, SessionCommand, SessionEvent, SessionState, SessionSystems,
 };
@@ -119,6 +121,7 @@ pub struct TeleopServer {
     next_state: Instant,
     heartbeat_timeout: Duration,
     alert_flags: LimitFlags,
+    referee_cursor: u64,
 }
 
 impl TeleopServer {
@@ -229,9 +232,10 @@ pub fn add(app: &mut App, options: TeleopOptions) -> io::Result<SocketAddr> {
             next_state: Instant::now(),
             heartbeat_timeout: Duration::from_millis(cfg.heartbeat.timeout_ms),
             alert_flags: LimitFlags::default(),
+            referee_cursor: 0,
         })
         .add_systems(First, handle_events.before(SessionSystems))
-        .add_systems(Update, (session_events, watchdog))
+        .add_systems(Update, (session_events, watchdog, referee_events))
         .add_systems(SimStep, adapt.in_set(SimSystems::Adapt))
         .add_systems(Last, publish_state);
     Ok(addr)
@@ -489,6 +493,21 @@ fn session_events(
     }
 }
 
+/// The referee's decisions (scores, cubes put back, play modes) reach every session as alerts.
+fn referee_events(mut server: ResMut<TeleopServer>, referee: Res<Referee>, session: Res<Session>) {
+    if referee.last_seq() == server.referee_cursor {
+        return;
+    }
+    let state = session.state();
+    for e in referee.since(server.referee_cursor) {
+        let mut ext = alert_ext(e.event.code(), &e.event.to_string());
+        ext.insert("referee_seq".into(), json!(e.seq));
+        ext.insert("sim_time_s".into(), json!(e.sim_time));
+        server.broadcast("ALERT", state, &ext);
+    }
+    server.referee_cursor = referee.last_seq();
+}
+
 /// Heartbeat loss: NET_TIMEOUT, and the controller's arm follows `pause_behavior` while the
 /// simulation keeps running.
 fn watchdog(
@@ -567,6 +586,7 @@ fn publish_state(
     session: Res<Session>,
     sim: Res<Sim>,
     clock: Res<SimClock>,
+    referee: Res<Referee>,
 ) {
     let now = Instant::now();
     if now < server.next_state {
@@ -612,7 +632,7 @@ fn publish_state(
         return;
     }
     let controller = server.controller.map(|_| server.tick.adapter());
-    let frame = state_payload(
+    let mut frame = state_payload(
         &sim.0,
         state.as_str(),
         clock.steps,
@@ -620,6 +640,13 @@ fn publish_state(
         alerts,
         controller,
     );
+    let book = &referee.book;
+    frame.extensions.referee = Some(RefereeSummary {
+        rules: book.name(),
+        play_mode: book.play_mode().as_str(),
+        score: book.score(),
+        play_time_s: book.play_time(),
+    });
     let teleop_state = TeleopState {
         q: Vec::new(),
         frame: Some(frame),
