@@ -365,7 +365,7 @@ fn monitor_commands_change_the_world() {
             let t = time_of(&paused);
             ok(&mut m, "(step 24)");
             m.until("exactly 24 steps", |msg| {
-                find(msg, "time").is_some() && (time_of(msg) - (t + 24.0 * DT)).abs() < 1e-6
+                find(msg, "time").is_some() && (time_of(msg) - (t + 24.0 * DT)).abs() < 2e-4
             });
             ok(&mut m, "(cube (n cube_red)(pos 0.3 0.2 1.2))");
             let moved = m.until("cube_red moved", |msg| {

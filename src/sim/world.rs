@@ -623,6 +623,16 @@ fn spawn_robot(
         .map(|h| h.expect("every actuated joint connects a link to its parent"))
         .collect();
 
+    // Rapier computes contacts between a multibody's own links by default. A robot's joint
+    // limits keep its links apart, and those pairs (a three-finger gripper's cylinders above
+    // all) cost more than the rest of the scene; MuJoCo leaves most of them out too.
+    if let Some((mb, _)) = joint_handles
+        .first()
+        .and_then(|&h| physics.multibody_joints.get_mut(h))
+    {
+        mb.set_self_contacts_enabled(false);
+    }
+
     // Passive damping per degree of freedom, from the model.
     for (j, &h) in joint_handles.iter().enumerate() {
         if let Some((mb, link_id)) = physics.multibody_joints.get_mut(h) {

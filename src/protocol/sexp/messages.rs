@@ -112,7 +112,7 @@ pub fn perception(world: &SimWorld, info: &GameInfo<'_>) -> Vec<Sexp> {
     let mut out = vec![
         Sexp::list([
             Sexp::atom("time"),
-            Sexp::list([Sexp::atom("now"), num(info.sim_time, 3)]),
+            Sexp::list([Sexp::atom("now"), num(info.sim_time, 4)]),
         ]),
         game_state(info),
     ];
@@ -126,7 +126,7 @@ pub fn world_frame(world: &SimWorld, info: &GameInfo<'_>) -> Vec<Sexp> {
     let mut out = vec![
         Sexp::list([
             Sexp::atom("time"),
-            Sexp::list([Sexp::atom("now"), num(info.sim_time, 3)]),
+            Sexp::list([Sexp::atom("now"), num(info.sim_time, 4)]),
         ]),
         Sexp::list([Sexp::atom("state"), Sexp::atom(info.session)]),
         Sexp::list([Sexp::atom("rules"), Sexp::atom(info.rules)]),
