@@ -2,6 +2,7 @@
 //! condition and the report printed at exit.
 
 use std::fmt;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use bevy::app::PluginsState;
@@ -9,6 +10,20 @@ use bevy::prelude::*;
 use bevy::tasks::tick_global_task_pools_on_main_thread;
 
 use crate::sim::{SIM_DT, SimClock};
+
+static STOP: AtomicBool = AtomicBool::new(false);
+
+/// Turns Ctrl-C and SIGTERM into a graceful stop: the run loop (or the window) ends after the
+/// current frame, so recordings are finished and the report is printed.
+pub fn stop_on_signals() -> Result<(), String> {
+    ctrlc::set_handler(|| STOP.store(true, Ordering::SeqCst))
+        .map_err(|e| format!("cannot install the Ctrl-C/SIGTERM handler: {e}"))
+}
+
+/// Whether Ctrl-C or SIGTERM asked the process to stop.
+pub fn stop_requested() -> bool {
+    STOP.load(Ordering::SeqCst)
+}
 
 /// When a headless run ends.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -83,7 +98,15 @@ pub fn run(app: &mut App, stop: StopAfter) -> RunReport {
                 .max_steps_this_frame = u32::try_from(left).unwrap_or(u32::MAX);
         }
         app.update();
-        if app.should_exit().is_some() {
+        if app.should_exit().is_some() || stop_requested() {
+            break;
+        }
+        if limit.is_none()
+            && app
+                .world()
+                .get_resource::<crate::trajectory::plugin::Replay>()
+                .is_some_and(|r| r.finished)
+        {
             break;
         }
         if matches!(

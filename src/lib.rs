@@ -10,6 +10,8 @@ pub mod robot;
 pub mod scene;
 pub mod session;
 pub mod sim;
+pub mod state;
+pub mod trajectory;
 pub mod ui;
 
 use std::sync::Arc;
@@ -63,5 +65,6 @@ pub fn window_app(scene: Arc<Scene>, options: &SimOptions, ui_options: ui::UiOpt
 fn add_simulation(app: &mut App, scene: Arc<Scene>, options: &SimOptions) {
     app.add_plugins(sim::plugin_for(scene.clone()));
     referee::plugin::plugin(app, &scene);
+    trajectory::plugin::plugin(app);
     app.world_mut().resource_mut::<SimClock>().mode = options.clock;
 }

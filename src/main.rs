@@ -8,6 +8,7 @@ use std::sync::Arc;
 use anyhow::Context;
 use armsim::headless::{self, StopAfter};
 use armsim::sim::ClockMode;
+use armsim::trajectory::plugin::{self as trajectory, ReplayMode};
 use armsim::{SimOptions, bench, scene};
 use bevy::log::LogPlugin;
 use clap::{Parser, Subcommand};
@@ -106,6 +107,27 @@ struct Cli {
     /// Seconds a lockstep client may take to answer a frame before it is dropped.
     #[arg(long, default_value_t = 5.0, value_name = "SECS")]
     lockstep_timeout: f64,
+
+    /// Record a trajectory (MetaSim v2) into this file: .json, .json.gz, .pkl or .pkl.gz.
+    #[arg(long, value_name = "FILE")]
+    record: Option<PathBuf>,
+
+    /// Record a state every N steps (actions are recorded every step).
+    #[arg(long, default_value_t = 1, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    record_every: u32,
+
+    /// Replay a trajectory file (headless: exits when the replay ends, unless --steps/--duration).
+    #[arg(long, value_name = "FILE", conflicts_with = "record")]
+    replay: Option<PathBuf>,
+
+    /// How to replay: `state` (set each recorded state; exact) or `action` (drive the physics
+    /// with the recorded actions; reports the divergence).
+    #[arg(long, value_enum, default_value_t = ReplayMode::State)]
+    replay_mode: ReplayMode,
+
+    /// Which demo of the file to replay (0 = first).
+    #[arg(long, default_value_t = 0, value_name = "N")]
+    demo: usize,
 
     /// Window only: save a PNG of the window here once the scene has rendered.
     #[arg(long, value_name = "PATH")]
@@ -287,6 +309,14 @@ fn run() -> anyhow::Result<ExitCode> {
                  --monitor-port or --no-agent-ports)",
             )?;
         }
+        if let Some(path) = &cli.record {
+            trajectory::start_recording(app.world_mut(), path, cli.record_every)
+                .with_context(|| format!("cannot record to {}", path.display()))?;
+        }
+        if let Some(path) = &cli.replay {
+            trajectory::start_replay(app.world_mut(), path, cli.replay_mode, cli.demo)
+                .with_context(|| format!("cannot replay {}", path.display()))?;
+        }
         if let Some(options) = &teleop {
             let addr = options.addr;
             armsim::protocol::teleop::plugin::add(app, options.clone()).with_context(|| {
@@ -308,7 +338,14 @@ fn run() -> anyhow::Result<ExitCode> {
         let mut app = armsim::headless_app(scene, &options);
         app.add_plugins(LogPlugin::default());
         add_servers(&mut app)?;
+        headless::stop_on_signals().map_err(anyhow::Error::msg)?;
         let report = headless::run(&mut app, stop);
+        if let Some(Err(e)) = trajectory::finish_recording(app.world_mut()) {
+            eprintln!("armsim: the recording could not be written: {e}");
+        }
+        if let Some(replay) = app.world().get_resource::<trajectory::Replay>() {
+            println!("{}", replay.report());
+        }
         println!("{report}");
     } else {
         let ui_options = armsim::ui::UiOptions {
@@ -316,6 +353,7 @@ fn run() -> anyhow::Result<ExitCode> {
         };
         let mut app = armsim::window_app(scene, &options, ui_options);
         add_servers(&mut app)?;
+        headless::stop_on_signals().map_err(anyhow::Error::msg)?;
         app.run();
     }
     Ok(ExitCode::SUCCESS)

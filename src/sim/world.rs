@@ -327,7 +327,12 @@ impl SimWorld {
         {
             return Err(PlaceError::NotFinite);
         }
-        let rot = pose.rotation.normalize();
+        // A unit quaternion is used as given (bit-exact replay); anything else is normalised.
+        let rot = if (pose.rotation.length_squared() - 1.0).abs() < 1e-6 {
+            pose.rotation
+        } else {
+            pose.rotation.normalize()
+        };
         let rb = &mut self.physics.bodies[o.body];
         rb.set_position(to_rapier(&Pose::new(pose.translation, rot)), true);
         rb.set_linvel(lin_vel, true);

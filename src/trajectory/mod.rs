@@ -4,6 +4,7 @@
 
 mod format;
 pub mod pickle;
+pub mod plugin;
 mod record;
 pub mod value;
 

@@ -1,0 +1,447 @@
+//! Recording and replay in the ECS. Recording appends, after every step, the step's joint
+//! commands as a MetaSim action (`dof_pos_target` by joint name, plus armsim's exact control
+//! modes) and, every `every` steps, the world's state frame; the journal is on disk as it goes and
+//! `finish` writes the final file (on stop, exit, Ctrl-C, SIGTERM or `(killsim)`). Replay drives
+//! the world from a file: by state (after each recorded step the world is set to the recorded
+//! frame: kinematic and exact) or by action (the recorded commands drive the physics; the
+//! divergence from the recorded states is measured).
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use bevy::app::AppExit;
+use bevy::prelude::*;
+
+use super::value::Value;
+use super::{ActionFrame, Demo, JointValues, Recorder, Recovery, TrajectoryError, load};
+use crate::scene::Scene;
+use crate::session::{Session, SessionCommand, SessionState};
+use crate::sim::{
+    JointCommand, JointTargets, Sim, SimClock, SimScene, SimStep, SimSystems, SimWorld,
+};
+use crate::state::{self, snapshot};
+
+/// An ongoing recording.
+#[derive(Resource, Default)]
+pub struct Recording {
+    active: Option<Active>,
+    /// What the last finished recording wrote, for the panel and the log.
+    pub last: Option<Result<Recovery, String>>,
+}
+
+struct Active {
+    recorder: Recorder,
+    every: u32,
+    steps: u64,
+    states: u64,
+}
+
+impl Recording {
+    pub fn is_active(&self) -> bool {
+        self.active.is_some()
+    }
+
+    /// (path, steps recorded) of the active recording.
+    pub fn progress(&self) -> Option<(&Path, u64)> {
+        self.active.as_ref().map(|a| (a.recorder.path(), a.steps))
+    }
+}
+
+/// Starts recording into `path` (format by extension) with a state every `every` steps. The
+/// initial state is the world now; `extra` notes whether that is the scene as loaded, which lets a
+/// replay by action start from a fresh load and reproduce the run bit for bit.
+pub fn start_recording(world: &mut World, path: &Path, every: u32) -> Result<(), TrajectoryError> {
+    let fresh = world.resource::<SimClock>().steps == 0;
+    let sim = &world.resource::<Sim>().0;
+    let scene = world.resource::<SimScene>().0.clone();
+    let init = snapshot(sim).to_frame();
+    let mut recorder = Recorder::create(path, &sim.robot.name, &init)?;
+    recorder.set_extra(&Value::Dict(vec![
+        ("scene_id".into(), Value::Str(scene.config.scene_id.clone())),
+        ("sim_hz".into(), Value::Float(crate::sim::SIM_HZ)),
+        ("state_every".into(), Value::Int(i64::from(every.max(1)))),
+        ("from_fresh_load".into(), Value::Bool(fresh)),
+    ]))?;
+    info!(
+        "recording to {} (a state every {} steps; journal {})",
+        path.display(),
+        every.max(1),
+        recorder.journal_path().display()
+    );
+    world.resource_mut::<Recording>().active = Some(Active {
+        recorder,
+        every: every.max(1),
+        steps: 0,
+        states: 0,
+    });
+    Ok(())
+}
+
+/// Ends the recording (if any) and writes the file. Safe to call more than once.
+pub fn finish_recording(world: &mut World) -> Option<Result<Recovery, String>> {
+    let mut rec = world.resource_mut::<Recording>();
+    let active = rec.active.take()?;
+    let path = active.recorder.path().to_owned();
+    let result = active.recorder.finish().map_err(|e| e.to_string());
+    match &result {
+        Ok(r) => info!(
+            "recording written: {} ({} actions, {} states)",
+            path.display(),
+            r.actions,
+            r.states
+        ),
+        Err(e) => error!("recording {} not finished: {e}", path.display()),
+    }
+    rec.last = Some(result.clone());
+    Some(result)
+}
+
+/// The exact command of every joint as an action: MetaSim's `dof_pos_target` for all joints
+/// (the measured position where a joint is not position-controlled), and, only when some joint
+/// is not plain position control, `dof_vel_target`, `dof_effort_target` and `control_mode`.
+pub fn action_of(sim: &SimWorld) -> ActionFrame {
+    let q = sim.joint_positions();
+    let names = |j: usize| sim.robot.joints[j].name.clone();
+    let mut pos = JointValues::default();
+    let mut vel = Vec::new();
+    let mut effort = Vec::new();
+    let mut mode = Vec::new();
+    for (j, cmd) in sim.commands().iter().enumerate() {
+        match *cmd {
+            JointCommand::Position { target, velocity } => {
+                pos.set(&names(j), f64::from(target));
+                if velocity != 0.0 {
+                    vel.push((names(j), Value::Float(f64::from(velocity))));
+                }
+                mode.push((names(j), Value::Str("position".into())));
+            }
+            JointCommand::Velocity { target } => {
+                pos.set(&names(j), f64::from(q[j]));
+                vel.push((names(j), Value::Float(f64::from(target))));
+                mode.push((names(j), Value::Str("velocity".into())));
+            }
+            JointCommand::Effort { torque } => {
+                pos.set(&names(j), f64::from(q[j]));
+                effort.push((names(j), Value::Float(f64::from(torque))));
+                mode.push((names(j), Value::Str("effort".into())));
+            }
+        }
+    }
+    let mut action = ActionFrame::new(pos);
+    let plain = vel.is_empty() && effort.is_empty();
+    if !plain {
+        action
+            .other
+            .push(("dof_vel_target".into(), Value::Dict(vel)));
+        action
+            .other
+            .push(("dof_effort_target".into(), Value::Dict(effort)));
+        action
+            .other
+            .push(("control_mode".into(), Value::Dict(mode)));
+    }
+    action
+}
+
+/// The joint commands an action stands for (the inverse of [`action_of`]); joints the action
+/// does not name keep `current`.
+pub fn commands_of(
+    robot: &crate::robot::RobotModel,
+    action: &ActionFrame,
+    current: &[JointCommand],
+) -> Vec<JointCommand> {
+    let other = |key: &str| -> BTreeMap<String, Value> {
+        action
+            .other
+            .iter()
+            .find(|(k, _)| k == key)
+            .and_then(|(_, v)| v.as_dict())
+            .map(|d| d.iter().cloned().collect())
+            .unwrap_or_default()
+    };
+    let (vel, effort_map, mode) = (
+        other("dof_vel_target"),
+        other("dof_effort_target"),
+        other("control_mode"),
+    );
+    let mut out = current.to_vec();
+    for (j, joint) in robot.joints.iter().enumerate() {
+        let target = action.dof_pos_target.get(&joint.name);
+        let v = vel.get(&joint.name).and_then(Value::as_f64).unwrap_or(0.0) as f32;
+        let cmd = match mode.get(&joint.name).and_then(Value::as_str) {
+            Some("velocity") => JointCommand::Velocity { target: v },
+            Some("effort") => JointCommand::Effort {
+                torque: effort_map
+                    .get(&joint.name)
+                    .and_then(Value::as_f64)
+                    .unwrap_or(0.0) as f32,
+            },
+            _ => match target {
+                Some(t) => JointCommand::Position {
+                    target: t as f32,
+                    velocity: v,
+                },
+                None => continue,
+            },
+        };
+        out[j] = cmd;
+    }
+    out
+}
+
+fn record_step(mut rec: ResMut<Recording>, sim: Res<Sim>) {
+    let Some(active) = rec.active.as_mut() else {
+        return;
+    };
+    active.steps += 1;
+    let mut result = active.recorder.push_action(&action_of(&sim.0));
+    if result.is_ok() && active.steps % u64::from(active.every) == 0 {
+        active.states += 1;
+        result = active.recorder.push_state(&snapshot(&sim.0).to_frame());
+    }
+    if let Err(e) = result {
+        error!("recording stopped: {e}");
+        rec.active = None;
+        rec.last = Some(Err(e.to_string()));
+    }
+}
+
+fn finish_on_exit(world: &mut World) {
+    let exiting = world
+        .get_resource::<Messages<AppExit>>()
+        .is_some_and(|m| !m.is_empty());
+    if exiting {
+        finish_recording(world);
+    }
+}
+
+/// How a replay drives the world.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum ReplayMode {
+    /// Set the world to each recorded state (kinematic, exact).
+    State,
+    /// Drive the physics with the recorded actions and measure the divergence.
+    Action,
+}
+
+/// A replay in progress.
+#[derive(Resource)]
+pub struct Replay {
+    pub path: PathBuf,
+    pub mode: ReplayMode,
+    pub demo: Demo,
+    pub every: u32,
+    /// Steps replayed so far (the next action's index).
+    pub step: usize,
+    pub playing: bool,
+    /// Largest distance between a replayed and a recorded object position (m), and joint (rad).
+    pub max_object_error: f64,
+    pub max_joint_error: f64,
+    pub finished: bool,
+}
+
+impl Replay {
+    /// Steps in the demo: one per action.
+    pub fn len(&self) -> usize {
+        self.demo
+            .actions
+            .len()
+            .max(self.demo.states.len() * self.every as usize)
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    pub fn report(&self) -> String {
+        match self.mode {
+            ReplayMode::State => format!(
+                "replay by state of {}: {} of {} steps",
+                self.path.display(),
+                self.step,
+                self.len()
+            ),
+            ReplayMode::Action => format!(
+                "replay by action of {}: {} of {} steps; divergence from the recorded states: objects {:.6} m, joints {:.6} rad",
+                self.path.display(),
+                self.step,
+                self.len(),
+                self.max_object_error,
+                self.max_joint_error
+            ),
+        }
+    }
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum ReplayError {
+    #[error(transparent)]
+    File(#[from] TrajectoryError),
+    #[error("{path} has no demos for robot {robot:?} (it has: {available})")]
+    NoRobot {
+        path: String,
+        robot: String,
+        available: String,
+    },
+    #[error("{path} has {count} demos for {robot}; --demo {index} is out of range")]
+    NoDemo {
+        path: String,
+        robot: String,
+        count: usize,
+        index: usize,
+    },
+    #[error("the initial state does not fit this scene: {0}")]
+    State(#[from] state::StateError),
+}
+
+/// Loads demo `index` for the scene's robot and starts replaying it from its initial state (the
+/// scene as loaded when the recording says it started there, so action replay is exact).
+pub fn start_replay(
+    world: &mut World,
+    path: &Path,
+    mode: ReplayMode,
+    index: usize,
+) -> Result<(), ReplayError> {
+    let trajectories = load(path)?;
+    let scene: std::sync::Arc<Scene> = world.resource::<SimScene>().0.clone();
+    let robot = scene.robot.name.clone();
+    let Some(demos) = trajectories.demos(&robot) else {
+        return Err(ReplayError::NoRobot {
+            path: path.display().to_string(),
+            robot,
+            available: trajectories
+                .robots
+                .iter()
+                .map(|(n, _)| n.as_str())
+                .collect::<Vec<_>>()
+                .join(", "),
+        });
+    };
+    let demo = demos.get(index).cloned().ok_or(ReplayError::NoDemo {
+        path: path.display().to_string(),
+        robot: robot.clone(),
+        count: demos.len(),
+        index,
+    })?;
+    let extra = |key: &str| demo.extra.as_ref().and_then(|e| e.get(key)).cloned();
+    let every = extra("state_every")
+        .and_then(|v| v.as_f64())
+        .map_or(1, |v| v.max(1.0) as u32);
+    let fresh = matches!(extra("from_fresh_load"), Some(Value::Bool(true)));
+    // Start where the recording started.
+    let mut sim = SimWorld::new(&scene);
+    if !fresh {
+        state::set_frame(&mut sim, &demo.init_state)?;
+    }
+    world.resource_mut::<Sim>().0 = sim;
+    world.resource_mut::<SimClock>().reset();
+    let hold = world.resource::<Sim>().0.commands().to_vec();
+    world.resource_mut::<JointTargets>().commands = hold;
+    world.write_message(SessionCommand::Start);
+    info!(
+        "replaying {} by {mode:?}: demo {index} of {robot}, {} actions, {} states (a state every {every} steps){}",
+        path.display(),
+        demo.actions.len(),
+        demo.states.len(),
+        if fresh {
+            ", from the scene as loaded"
+        } else {
+            ", from its init_state"
+        }
+    );
+    world.insert_resource(Replay {
+        path: path.to_owned(),
+        mode,
+        demo,
+        every,
+        step: 0,
+        playing: true,
+        max_object_error: 0.0,
+        max_joint_error: 0.0,
+        finished: false,
+    });
+    Ok(())
+}
+
+/// Replay by action: this step's recorded commands.
+fn replay_adapt(replay: Option<ResMut<Replay>>, sim: Res<Sim>, mut targets: ResMut<JointTargets>) {
+    let Some(replay) = replay else { return };
+    if replay.mode != ReplayMode::Action || replay.finished {
+        return;
+    }
+    if let Some(action) = replay.demo.actions.get(replay.step) {
+        targets.commands = commands_of(&sim.0.robot, action, &targets.commands);
+    }
+}
+
+/// After the step: state replay sets the recorded frame; action replay measures divergence.
+fn replay_publish(
+    replay: Option<ResMut<Replay>>,
+    mut sim: ResMut<Sim>,
+    session: Res<Session>,
+    mut commands: MessageWriter<SessionCommand>,
+) {
+    let Some(mut replay) = replay else { return };
+    if replay.finished || session.state() != SessionState::Running {
+        return;
+    }
+    replay.step += 1;
+    let step = replay.step;
+    let every = replay.every as usize;
+    if step % every == 0
+        && let Some(frame) = replay.demo.states.get(step / every - 1).cloned()
+    {
+        match replay.mode {
+            ReplayMode::State => {
+                if let Err(e) = state::set_frame(&mut sim.0, &frame) {
+                    warn!("replay: frame {} does not fit: {e}", step / every - 1);
+                }
+            }
+            ReplayMode::Action => {
+                let now = snapshot(&sim.0).to_frame();
+                let (obj, joint) = divergence(&now, &frame);
+                replay.max_object_error = replay.max_object_error.max(obj);
+                replay.max_joint_error = replay.max_joint_error.max(joint);
+            }
+        }
+    }
+    if step >= replay.len() {
+        replay.finished = true;
+        info!("{}", replay.report());
+        commands.write(SessionCommand::Pause);
+    }
+}
+
+/// Largest object position error (m) and joint error (rad) between two frames.
+pub fn divergence(a: &super::StateFrame, b: &super::StateFrame) -> (f64, f64) {
+    let mut obj: f64 = 0.0;
+    let mut joint: f64 = 0.0;
+    for (name, bs) in &b.0 {
+        let Some(x) = a.get(name) else { continue };
+        let d = (0..3)
+            .map(|i| (x.pos[i] - bs.pos[i]).powi(2))
+            .sum::<f64>()
+            .sqrt();
+        obj = obj.max(d);
+        if let (Some(qa), Some(qb)) = (&x.dof_pos, &bs.dof_pos) {
+            for (n, v) in qb.iter() {
+                if let Some(u) = qa.get(n) {
+                    joint = joint.max((u - v).abs());
+                }
+            }
+        }
+    }
+    (obj, joint)
+}
+
+pub(crate) fn plugin(app: &mut App) {
+    app.init_resource::<Recording>()
+        .add_systems(SimStep, replay_adapt.in_set(SimSystems::Adapt))
+        .add_systems(
+            SimStep,
+            (replay_publish, record_step)
+                .chain()
+                .in_set(SimSystems::Publish),
+        )
+        .add_systems(Last, finish_on_exit);
+}
