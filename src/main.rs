@@ -144,7 +144,7 @@ enum Command {
         /// What to measure.
         #[arg(value_enum, default_value_t = BenchKind::Step)]
         kind: BenchKind,
-        /// Steps per round (default: 24000 for `step`, 10000 for `lockstep`); cycles for
+        /// Steps per round (default: 24000 for `step` and `record`, 10000 for `lockstep`); cycles for
         /// `agent` (default 5000); samples for `teleop` (default 600).
         #[arg(long, value_name = "N")]
         steps: Option<u64>,
@@ -164,6 +164,8 @@ enum BenchKind {
     Agent,
     /// spec 004 reflection latency, heartbeat round trip and real-time factor with observers.
     Teleop,
+    /// spec 002 recording overhead and the load time of a 100-demo file per format.
+    Record,
 }
 
 /// The scene's `ws_host` as an address to bind ("localhost" is loopback).
@@ -231,6 +233,11 @@ fn run() -> anyhow::Result<ExitCode> {
             BenchKind::Agent => {
                 let report = bench::agent::run(scene, steps.unwrap_or(5_000), cli.cycle_steps)
                     .context("agent benchmark failed")?;
+                println!("{report}");
+            }
+            BenchKind::Record => {
+                let report = bench::record::run(scene, steps.unwrap_or(24_000))
+                    .context("record benchmark failed")?;
                 println!("{report}");
             }
             BenchKind::Teleop => {

@@ -4,6 +4,7 @@
 
 pub mod agent;
 pub mod lockstep;
+pub mod record;
 pub mod teleop;
 
 use std::fmt;

@@ -161,6 +161,12 @@ fn targets_of(cmd: JointCommand, q: f32) -> (f32, f32, f32) {
     }
 }
 
+/// The robot's measured joint positions and velocities in model order: the part of the
+/// snapshot command adapters need on every step, without building the rest.
+pub fn joint_state(world: &SimWorld) -> (Vec<f32>, Vec<f32>) {
+    (world.joint_positions(), world.joint_velocities())
+}
+
 /// The world now. Robot links are the bodies (`body_names` = link names in model order).
 pub fn snapshot(world: &SimWorld) -> TensorState {
     let mut objects = BTreeMap::new();
@@ -220,6 +226,38 @@ pub fn snapshot(world: &SimWorld) -> TensorState {
         robots,
         cameras: BTreeMap::new(),
         extras: BTreeMap::new(),
+    }
+}
+
+impl RobotState {
+    /// A per-joint vector of this state (alphabetical) in the robot model's joint order, the
+    /// order the wire protocols use.
+    pub fn model_order(&self, values: &[f32], robot: &RobotModel) -> Vec<f32> {
+        let mut out = vec![0.0; robot.joints.len()];
+        for (k, name) in self.joint_names.iter().enumerate() {
+            if let (Some(j), Some(&v)) = (robot.joint_index(name), values.get(k)) {
+                out[j] = v;
+            }
+        }
+        out
+    }
+
+    /// Pose of link `index` (model order) in the world.
+    pub fn link_pose(&self, index: usize) -> Option<Pose> {
+        self.body_state.get(index).map(|r| pose_of(r).0)
+    }
+
+    /// The end-effector point of `robot` in the world.
+    pub fn ee_position(&self, robot: &RobotModel) -> Vec3 {
+        self.link_pose(robot.ee_link)
+            .map_or(Vec3::ZERO, |p| p.transform_point(robot.ee_offset))
+    }
+}
+
+impl ObjectState {
+    /// Position, orientation, linear and angular velocity.
+    pub fn pose(&self) -> (Pose, Vec3, Vec3) {
+        pose_of(&self.root_state)
     }
 }
 

@@ -434,8 +434,84 @@ pub fn divergence(a: &super::StateFrame, b: &super::StateFrame) -> (f64, f64) {
     (obj, joint)
 }
 
+/// Requests from the panel (which cannot borrow the whole world while it draws).
+#[derive(Message, Clone, Debug)]
+pub enum TrajectoryCommand {
+    StartRecording {
+        path: PathBuf,
+        every: u32,
+    },
+    StopRecording,
+    StartReplay {
+        path: PathBuf,
+        mode: ReplayMode,
+        demo: usize,
+    },
+    /// State replay: show recorded state `index` (pauses the session).
+    Scrub {
+        index: usize,
+    },
+}
+
+/// Where the panel's Record button writes: `recordings/armsim-<unix time>.json.gz`.
+pub fn default_recording_path() -> PathBuf {
+    let secs = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs());
+    PathBuf::from("recordings").join(format!("armsim-{secs}.json.gz"))
+}
+
+fn handle_commands(world: &mut World) {
+    let commands: Vec<TrajectoryCommand> = world
+        .resource_mut::<Messages<TrajectoryCommand>>()
+        .drain()
+        .collect();
+    for cmd in commands {
+        match cmd {
+            TrajectoryCommand::StartRecording { path, every } => {
+                if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty())
+                    && let Err(e) = std::fs::create_dir_all(dir)
+                {
+                    error!("cannot create {}: {e}", dir.display());
+                    continue;
+                }
+                if let Err(e) = start_recording(world, &path, every) {
+                    error!("cannot record to {}: {e}", path.display());
+                    world.resource_mut::<Recording>().last = Some(Err(e.to_string()));
+                }
+            }
+            TrajectoryCommand::StopRecording => {
+                finish_recording(world);
+            }
+            TrajectoryCommand::StartReplay { path, mode, demo } => {
+                if let Err(e) = start_replay(world, &path, mode, demo) {
+                    error!("cannot replay {}: {e}", path.display());
+                }
+            }
+            TrajectoryCommand::Scrub { index } => {
+                let Some(frame) = world
+                    .get_resource::<Replay>()
+                    .and_then(|r| r.demo.states.get(index).cloned())
+                else {
+                    continue;
+                };
+                if let Err(e) = state::set_frame(&mut world.resource_mut::<Sim>().0, &frame) {
+                    warn!("replay: state {index} does not fit: {e}");
+                    continue;
+                }
+                let mut replay = world.resource_mut::<Replay>();
+                replay.step = (index + 1) * replay.every as usize;
+                replay.finished = false;
+                world.write_message(SessionCommand::Pause);
+            }
+        }
+    }
+}
+
 pub(crate) fn plugin(app: &mut App) {
-    app.init_resource::<Recording>()
+    app.add_message::<TrajectoryCommand>()
+        .add_systems(Update, handle_commands)
+        .init_resource::<Recording>()
         .add_systems(SimStep, replay_adapt.in_set(SimSystems::Adapt))
         .add_systems(
             SimStep,

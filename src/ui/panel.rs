@@ -13,6 +13,9 @@ use crate::protocol::teleop::plugin::TeleopServer;
 use crate::referee::plugin::Referee;
 use crate::session::{ArmOwner, Session, SessionCommand, SessionState};
 use crate::sim::{SimClock, SimScene, StepGate};
+use crate::trajectory::plugin::{
+    Recording, Replay, ReplayMode, TrajectoryCommand, default_recording_path,
+};
 
 pub(super) fn plugin(app: &mut App) {
     app.add_systems(EguiPrimaryContextPass, draw_panel);
@@ -37,6 +40,16 @@ struct SimView<'w> {
     owner: Res<'w, ArmOwner>,
 }
 
+/// Recording and replay state, and where to send requests.
+#[derive(SystemParam)]
+struct Trajectories<'w, 's> {
+    recording: Res<'w, Recording>,
+    replay: Option<Res<'w, Replay>>,
+    requests: MessageWriter<'w, TrajectoryCommand>,
+    replay_path: Local<'s, String>,
+    replay_by_action: Local<'s, bool>,
+}
+
 /// The servers that are running, for the connections summary.
 #[derive(SystemParam)]
 struct Servers<'w> {
@@ -46,10 +59,12 @@ struct Servers<'w> {
     lockstep: Option<Res<'w, LockstepServer>>,
 }
 
+#[allow(clippy::too_many_arguments)] // a Bevy system: each argument is one thing it reads or writes
 fn draw_panel(
     mut contexts: EguiContexts,
     view: SimView,
     servers: Servers,
+    mut traj: Trajectories,
     mut referee: ResMut<Referee>,
     mut commands: MessageWriter<SessionCommand>,
     mut camera: Query<&mut Camera, With<super::camera::OrbitCamera>>,
@@ -173,6 +188,10 @@ fn draw_panel(
                     }
                 });
 
+            egui::CollapsingHeader::new("Record / replay")
+                .default_open(false)
+                .show(ui, |ui| trajectory_section(ui, &mut traj));
+
             egui::CollapsingHeader::new("Connections")
                 .default_open(true)
                 .show(ui, |ui| {
@@ -233,4 +252,71 @@ fn draw_panel(
         });
     }
     Ok(())
+}
+
+fn trajectory_section(ui: &mut egui::Ui, traj: &mut Trajectories) {
+    match traj.recording.progress() {
+        Some((path, steps)) => {
+            ui.label(format!("recording {} ({steps} steps)", path.display()));
+            if ui.button("Stop recording").clicked() {
+                traj.requests.write(TrajectoryCommand::StopRecording);
+            }
+        }
+        None => {
+            if ui.button("Record").clicked() {
+                traj.requests.write(TrajectoryCommand::StartRecording {
+                    path: default_recording_path(),
+                    every: 1,
+                });
+            }
+        }
+    }
+    match &traj.recording.last {
+        Some(Ok(r)) => {
+            ui.small(format!(
+                "wrote {} ({} actions, {} states)",
+                r.path.display(),
+                r.actions,
+                r.states
+            ));
+        }
+        Some(Err(e)) => {
+            ui.colored_label(state_colour(SessionState::Error), e);
+        }
+        None => {}
+    }
+    ui.separator();
+    ui.horizontal(|ui| {
+        ui.label("file");
+        ui.text_edit_singleline(&mut *traj.replay_path);
+    });
+    ui.checkbox(
+        &mut traj.replay_by_action,
+        "by action (physics) instead of by state",
+    );
+    if ui.button("Replay").clicked() && !traj.replay_path.trim().is_empty() {
+        let mode = if *traj.replay_by_action {
+            ReplayMode::Action
+        } else {
+            ReplayMode::State
+        };
+        traj.requests.write(TrajectoryCommand::StartReplay {
+            path: traj.replay_path.trim().into(),
+            mode,
+            demo: 0,
+        });
+    }
+    if let Some(replay) = &traj.replay {
+        ui.small(replay.report());
+        let states = replay.demo.states.len();
+        if replay.mode == ReplayMode::State && states > 0 {
+            let current = (replay.step / replay.every.max(1) as usize).clamp(1, states) - 1;
+            let mut index = current;
+            let slider = ui.add(egui::Slider::new(&mut index, 0..=states - 1).text("state"));
+            if slider.changed() && index != current {
+                traj.requests.write(TrajectoryCommand::Scrub { index });
+            }
+        }
+        ui.small("play / pause with the session's Start / Pause");
+    }
 }

@@ -153,7 +153,7 @@ fn handle_events(
                 // Step counter 0: the angles before any step, as the original sends on connect.
                 client
                     .tick
-                    .publish(&mut client.transport, &sim.0.joint_positions());
+                    .publish(&mut client.transport, &crate::state::joint_state(&sim.0).0);
                 server.client = Some(client);
                 info!("lockstep: {peer} controls the arm; the clock now waits for its answers");
                 commands.write(SessionCommand::Start);
@@ -210,7 +210,7 @@ fn adapt(mut server: ResMut<LockstepServer>, sim: Res<Sim>, mut targets: ResMut<
     let Some(client) = server.client.as_mut() else {
         return;
     };
-    if let Some(velocities) = client.tick.adapt(&sim.0.joint_positions()) {
+    if let Some(velocities) = client.tick.adapt(&crate::state::joint_state(&sim.0).0) {
         for (slot, v) in targets.commands.iter_mut().zip(velocities) {
             *slot = JointCommand::Velocity { target: v };
         }
@@ -224,5 +224,5 @@ fn publish(mut server: ResMut<LockstepServer>, sim: Res<Sim>) {
     client.tick.advance();
     client
         .tick
-        .publish(&mut client.transport, &sim.0.joint_positions());
+        .publish(&mut client.transport, &crate::state::joint_state(&sim.0).0);
 }

@@ -10,6 +10,7 @@ use crate::referee::PlayMode;
 use crate::referee::plugin::LoggedEvent;
 use crate::robot::RobotModel;
 use crate::sim::SimWorld;
+use crate::state::{TensorState, snapshot};
 
 /// A number with `decimals` digits; non-finite values (never expected) print as `nan`.
 fn num(v: f64, decimals: usize) -> Sexp {
@@ -72,25 +73,32 @@ fn game_state(info: &GameInfo<'_>) -> Sexp {
     ])
 }
 
-/// The joints, the end effector and every object, shared by perceptions and world frames.
-fn world_exprs(world: &SimWorld, out: &mut Vec<Sexp>) {
-    let q = world.joint_positions();
-    let qd = world.joint_velocities();
-    for (j, joint) in world.robot.joints.iter().enumerate() {
-        out.push(Sexp::list([
-            Sexp::atom("HJ"),
-            Sexp::list([Sexp::atom("n"), Sexp::atom(joint.name.as_str())]),
-            Sexp::list([Sexp::atom("ax"), num(f64::from(q[j]).to_degrees(), 2)]),
-            Sexp::list([Sexp::atom("vx"), num(f64::from(qd[j]).to_degrees(), 2)]),
-        ]));
+/// The joints, the end effector and every object, shared by perceptions and world frames; read
+/// from the state snapshot (joints in the robot's order, objects in the scene's).
+fn world_exprs(snap: &TensorState, world: &SimWorld, out: &mut Vec<Sexp>) {
+    let robot = &world.robot;
+    if let Some(r) = snap.robots.get(&robot.name) {
+        let q = r.model_order(&r.joint_pos, robot);
+        let qd = r.model_order(&r.joint_vel, robot);
+        for (j, joint) in robot.joints.iter().enumerate() {
+            out.push(Sexp::list([
+                Sexp::atom("HJ"),
+                Sexp::list([Sexp::atom("n"), Sexp::atom(joint.name.as_str())]),
+                Sexp::list([Sexp::atom("ax"), num(f64::from(q[j]).to_degrees(), 2)]),
+                Sexp::list([Sexp::atom("vx"), num(f64::from(qd[j]).to_degrees(), 2)]),
+            ]));
+        }
+        out.push(pos("ee", r.ee_position(robot)));
+        if let Some(p) = r.link_pose(robot.ee_link) {
+            out.push(quat("ee", p.rotation));
+        }
     }
-    let ee_pose = world.body_pose(world.link_bodies[world.robot.ee_link]);
-    out.push(pos("ee", world.ee_position()));
-    out.push(quat("ee", ee_pose.rotation));
     for o in &world.objects {
-        let p = world.body_pose(o.body);
-        out.push(pos(&o.name, p.translation));
-        out.push(quat(&o.name, p.rotation));
+        if let Some(s) = snap.objects.get(&o.name) {
+            let (p, _, _) = s.pose();
+            out.push(pos(&o.name, p.translation));
+            out.push(quat(&o.name, p.rotation));
+        }
     }
 }
 
@@ -116,7 +124,7 @@ pub fn perception(world: &SimWorld, info: &GameInfo<'_>) -> Vec<Sexp> {
         ]),
         game_state(info),
     ];
-    world_exprs(world, &mut out);
+    world_exprs(&snapshot(world), world, &mut out);
     referee_exprs(info.events, &mut out);
     out
 }
@@ -132,7 +140,7 @@ pub fn world_frame(world: &SimWorld, info: &GameInfo<'_>) -> Vec<Sexp> {
         Sexp::list([Sexp::atom("rules"), Sexp::atom(info.rules)]),
         game_state(info),
     ];
-    world_exprs(world, &mut out);
+    world_exprs(&snapshot(world), world, &mut out);
     referee_exprs(info.events, &mut out);
     out
 }

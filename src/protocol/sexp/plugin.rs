@@ -575,10 +575,8 @@ fn agent_adapt(mut port: ResMut<AgentPort>, sim: Res<Sim>, mut targets: ResMut<J
     if port.active.is_none() {
         return;
     }
-    let state = JointState {
-        q: sim.0.joint_positions(),
-        qd: sim.0.joint_velocities(),
-    };
+    let (q, qd) = crate::state::joint_state(&sim.0);
+    let state = JointState { q, qd };
     if let Some(commands) = port.tick.adapt(&state) {
         for (slot, cmd) in targets.commands.iter_mut().zip(commands) {
             if let Some(cmd) = cmd {

@@ -17,6 +17,7 @@ use crate::robot::kinematics::{
 use crate::robot::{Pose, RobotModel};
 use crate::scene::{Aabb, Limits, OneEuroParams, Scene, VpAnchor};
 use crate::sim::{JointCommand, SIM_DT, SimWorld, gripper_commands};
+use crate::state::TensorState;
 
 /// The `frame_id` revA control frames must carry.
 pub const ANCHOR_FRAME: &str = "vp_operator_anchor";
@@ -285,8 +286,10 @@ impl CommandAdapter for TeleopController {
     }
 }
 
-/// Builds the state frame payload of the world (without per-client stats).
+/// Builds the state frame payload from a state snapshot (without per-client stats). Objects go
+/// in scene order and joints in the robot's order (CONNECTED's `joint_names`).
 pub fn state_payload(
+    snap: &TensorState,
     world: &SimWorld,
     sim_state: &'static str,
     step: u64,
@@ -298,23 +301,32 @@ pub fn state_payload(
     let objects = world
         .objects
         .iter()
-        .map(|o| {
-            let pose = world.body_pose(o.body);
-            ObjectPose {
+        .filter_map(|o| {
+            let (pose, _, _) = snap.objects.get(&o.name)?.pose();
+            Some(ObjectPose {
                 name: o.name.clone(),
                 pose: PoseOut {
                     pos_m: pose.translation.to_array(),
                     // glam stores x, y, z, w: exactly the wire order.
                     quat_xyzw: pose.rotation.to_array(),
                 },
-            }
+            })
         })
         .collect();
+    let robot = &world.robot;
+    let (q, qd, ee) = match snap.robots.get(&robot.name) {
+        Some(r) => (
+            r.model_order(&r.joint_pos, robot),
+            r.model_order(&r.joint_vel, robot),
+            r.ee_position(robot),
+        ),
+        None => (Vec::new(), Vec::new(), Vec3::ZERO),
+    };
     StateFramePayload {
         sim_state,
-        q_rad: world.joint_positions(),
-        qd_rad_s: world.joint_velocities(),
-        ee_pos_m: world.ee_position().to_array(),
+        q_rad: q,
+        qd_rad_s: qd,
+        ee_pos_m: ee.to_array(),
         objects,
         alerts,
         stats: Stats { rtt_ms_est: 0.0 },

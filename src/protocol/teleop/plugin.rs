@@ -572,7 +572,7 @@ fn adapt(
         server.alert(c, session.state(), "BAD_CONTROL_FRAME", &error.to_string());
     }
     let state = TeleopState {
-        q: sim.0.joint_positions(),
+        q: crate::state::joint_state(&sim.0).0,
         frame: None,
     };
     if let Some(commands) = server.tick.adapt(&state) {
@@ -632,7 +632,9 @@ fn publish_state(
         return;
     }
     let controller = server.controller.map(|_| server.tick.adapter());
+    let snap = crate::state::snapshot(&sim.0);
     let mut frame = state_payload(
+        &snap,
         &sim.0,
         state.as_str(),
         clock.steps,
