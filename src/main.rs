@@ -360,7 +360,8 @@ fn run() -> anyhow::Result<ExitCode> {
         };
         let mut app = armsim::window_app(scene, &options, ui_options);
         add_servers(&mut app)?;
-        headless::stop_on_signals().map_err(anyhow::Error::msg)?;
+        // Bevy's own Ctrl-C handler closes the window through AppExit (ctrlc's `termination`
+        // feature, which armsim enables, makes it cover SIGTERM too); recordings finish on it.
         app.run();
     }
     Ok(ExitCode::SUCCESS)

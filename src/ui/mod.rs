@@ -57,7 +57,6 @@ pub(crate) fn plugin(app: &mut App) {
     camera::plugin(app);
     visuals::plugin(app);
     panel::plugin(app);
-    app.add_systems(Update, exit_on_signal);
     app.add_systems(
         Update,
         (
@@ -107,12 +106,5 @@ fn screenshot_keys(
         commands
             .spawn(Screenshot::primary_window())
             .observe(save_to_disk(path));
-    }
-}
-
-/// Ctrl-C or SIGTERM closes the window the normal way, so recordings are finished.
-fn exit_on_signal(mut exit: MessageWriter<AppExit>) {
-    if crate::headless::stop_requested() {
-        exit.write(AppExit::Success);
     }
 }
