@@ -43,8 +43,8 @@ struct Cli {
     #[arg(long, value_name = "S")]
     duration: Option<f64>,
 
-    /// Pace the simulation to wall-clock time (default, except headless with --steps or
-    /// --duration, which default to --fast).
+    /// Pace the simulation to wall-clock time (default, except headless with --steps,
+    /// --duration or --replay, which default to --fast).
     #[arg(long, conflicts_with = "fast")]
     realtime: bool,
 
@@ -253,7 +253,10 @@ fn run() -> anyhow::Result<ExitCode> {
     let realtime = ClockMode::RealTime { speed: cli.speed };
     let clock = if cli.fast {
         ClockMode::Fast
-    } else if cli.realtime || !cli.headless || (cli.steps.is_none() && cli.duration.is_none()) {
+    } else if cli.realtime
+        || !cli.headless
+        || (cli.steps.is_none() && cli.duration.is_none() && cli.replay.is_none())
+    {
         // A headless server (no stop condition) serves clients in real time; batch runs race.
         realtime
     } else {

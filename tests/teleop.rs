@@ -592,3 +592,30 @@ fn a_port_in_use_is_a_clear_error() {
     assert_eq!(err.kind(), std::io::ErrorKind::AddrInUse);
     app.update();
 }
+
+#[test]
+fn after_a_reset_an_unclutched_arm_stays_where_the_reset_put_it() {
+    let (mut app, addr) = teleop_app(default_scene());
+    drive(
+        &mut app,
+        std::thread::spawn(move || {
+            let mut c = Client::open(addr);
+            c.hello();
+            c.ui("START");
+            c.event("STARTED");
+            c.stream([0.4, 0.2, 1.2], 0, true, 1.5, true);
+            c.ui("RESET");
+            c.event("RESET_DONE");
+            let home = ee(&c.state());
+            c.ui("START");
+            c.event("STARTED");
+            // Clutch off: the arm must hold the reset posture, not return to the old target.
+            let held = c.stream([0.4, 0.2, 1.2], 0, false, 1.0, true);
+            assert!(
+                dist(home, ee(&held)) < 0.005,
+                "the arm moved from {home:?} to {:?} with the clutch off",
+                ee(&held)
+            );
+        }),
+    );
+}

@@ -334,3 +334,32 @@ fn a_recording_interrupted_by_sigterm_still_loads() {
         "the journal is removed once the file is written"
     );
 }
+
+#[test]
+fn a_reset_while_recording_starts_a_new_demo_that_replays_exactly() {
+    let path = tmp("two_demos.json");
+    let mut app = app_for(default_scene());
+    traj::start_recording(app.world_mut(), &path, 2).unwrap();
+    command(&mut app, SessionCommand::Start);
+    scripted_steps(&mut app, 100);
+    command(&mut app, SessionCommand::Reset);
+    command(&mut app, SessionCommand::Start);
+    scripted_steps(&mut app, 200);
+    let hash = sim(&app).state_hash();
+    traj::finish_recording(app.world_mut()).unwrap().unwrap();
+    let file = load(&path).unwrap();
+    let demos = file.demos("arm6").unwrap();
+    assert_eq!(demos.len(), 2);
+    assert_eq!(demos[0].actions.len(), 100);
+    assert_eq!(demos[1].actions.len(), 200);
+
+    let mut replay = app_for(default_scene());
+    traj::start_replay(replay.world_mut(), &path, ReplayMode::Action, 1).unwrap();
+    replay.update();
+    sim::run_steps(&mut replay, 200);
+    assert_eq!(
+        sim(&replay).state_hash(),
+        hash,
+        "the second demo replays bit for bit"
+    );
+}

@@ -5,7 +5,7 @@
 use bevy::prelude::*;
 
 use crate::scene::PauseBehavior;
-use crate::sim::{JointCommand, Sim, SimClock, SimScene, SimWorld};
+use crate::sim::{JointCommand, JointTargets, Sim, SimClock, SimScene, SimWorld};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
 pub enum SessionState {
@@ -164,6 +164,7 @@ fn handle_session_commands(
     mut session: ResMut<Session>,
     mut sim: ResMut<Sim>,
     mut clock: ResMut<SimClock>,
+    mut targets: ResMut<JointTargets>,
     scene: Res<SimScene>,
 ) {
     for cmd in commands.read() {
@@ -188,6 +189,8 @@ fn handle_session_commands(
                 sim.0 = SimWorld::new(&scene.0);
                 clock.reset();
                 session.hold = sim.0.commands().to_vec();
+                // Targets from before the reset must not drive the reloaded arm on START.
+                targets.commands.clone_from(&session.hold);
                 session.state = SessionState::Idle;
                 session.error = None;
                 info!("session reset: scene restored, state IDLE");

@@ -9,6 +9,9 @@ use bevy::prelude::*;
 
 use super::SIM_DT;
 
+/// The most paused single steps that can be queued (about 7 minutes of sim time).
+pub const MAX_PENDING_STEPS: u32 = 100_000;
+
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum ClockMode {
     /// Sim time follows wall time times `speed` (1.0 = real time).
@@ -88,12 +91,22 @@ impl Default for SimClock {
 
 impl SimClock {
     /// Queues single steps to run while paused.
+    /// Queues single steps (paused). At most `MAX_PENDING_STEPS` wait at once, so a flood of
+    /// requests cannot queue hours of work.
     pub fn request_steps(&mut self, n: u32) {
-        self.pending_single_steps = self.pending_single_steps.saturating_add(n);
+        self.pending_single_steps = self
+            .pending_single_steps
+            .saturating_add(n)
+            .min(MAX_PENDING_STEPS);
     }
 
     pub fn pending_steps(&self) -> u32 {
         self.pending_single_steps
+    }
+
+    /// `n` queued single steps have run.
+    pub fn single_steps_done(&mut self, n: u32) {
+        self.pending_single_steps = self.pending_single_steps.saturating_sub(n);
     }
 
     /// Back to time zero (reset); the mode and its settings stay.
@@ -135,12 +148,14 @@ impl SimClock {
         self.last_frame = Some(now);
         if paused {
             self.accumulator = 0.0;
-            let n = std::mem::take(&mut self.pending_single_steps);
+            // Within the frame budget: what does not fit runs next frame (see `record_step`).
             return FrameBudget {
-                max_steps: n,
-                wall_budget: Duration::MAX,
+                max_steps: self.pending_single_steps,
+                wall_budget: self.frame_wall_budget,
             };
         }
+        // Single steps belong to a pause; running again forgets any left over.
+        self.pending_single_steps = 0;
         if gated {
             // Lockstep: the clients set the pace; the budget only keeps frames coming.
             return FrameBudget {
@@ -295,7 +310,18 @@ mod tests {
         assert_eq!(clock.begin_frame(true, false).max_steps, 0);
         clock.request_steps(3);
         assert_eq!(clock.begin_frame(true, false).max_steps, 3);
+        // Steps the frame did not get to stay queued; done ones are not run again.
+        clock.single_steps_done(2);
+        assert_eq!(clock.begin_frame(true, false).max_steps, 1);
+        clock.single_steps_done(1);
         assert_eq!(clock.begin_frame(true, false).max_steps, 0);
+        // A flood of requests is capped; running again forgets the rest.
+        for _ in 0..10 {
+            clock.request_steps(u32::MAX);
+        }
+        assert_eq!(clock.pending_steps(), MAX_PENDING_STEPS);
+        clock.begin_frame(false, false);
+        assert_eq!(clock.pending_steps(), 0);
     }
 
     #[test]

@@ -142,10 +142,9 @@ pub fn run_steps(app: &mut App, n: u64) {
 /// Decides how many steps this frame gets and runs them.
 fn drive_clock(world: &mut World) {
     let state = world.resource::<Session>().state();
+    let paused = state == SessionState::Paused;
     let gated = world.resource::<StepGate>().is_gated();
-    let budget = world
-        .resource_mut::<SimClock>()
-        .begin_frame(state == SessionState::Paused, gated);
+    let budget = world.resource_mut::<SimClock>().begin_frame(paused, gated);
     let started = Instant::now();
     let mut ran = 0u32;
     while ran < budget.max_steps && started.elapsed() < budget.wall_budget {
@@ -164,7 +163,11 @@ fn drive_clock(world: &mut World) {
             break;
         }
     }
-    world.resource_mut::<SimClock>().end_frame();
+    let mut clock = world.resource_mut::<SimClock>();
+    if paused {
+        clock.single_steps_done(ran);
+    }
+    clock.end_frame();
 }
 
 /// Polls the synchronous sources until the gate opens (true) or the frame's wall budget is

@@ -15,7 +15,7 @@ use bevy::prelude::*;
 use super::value::Value;
 use super::{ActionFrame, Demo, JointValues, Recorder, Recovery, TrajectoryError, load};
 use crate::scene::Scene;
-use crate::session::{Session, SessionCommand, SessionState};
+use crate::session::{Session, SessionCommand, SessionEvent, SessionState};
 use crate::sim::{
     JointCommand, JointTargets, Sim, SimClock, SimScene, SimStep, SimSystems, SimWorld,
 };
@@ -56,12 +56,7 @@ pub fn start_recording(world: &mut World, path: &Path, every: u32) -> Result<(),
     let scene = world.resource::<SimScene>().0.clone();
     let init = snapshot(sim).to_frame();
     let mut recorder = Recorder::create(path, &sim.robot.name, &init)?;
-    recorder.set_extra(&Value::Dict(vec![
-        ("scene_id".into(), Value::Str(scene.config.scene_id.clone())),
-        ("sim_hz".into(), Value::Float(crate::sim::SIM_HZ)),
-        ("state_every".into(), Value::Int(i64::from(every.max(1)))),
-        ("from_fresh_load".into(), Value::Bool(fresh)),
-    ]))?;
+    recorder.set_extra(&demo_extra(&scene, every, fresh))?;
     info!(
         "recording to {} (a state every {} steps; journal {})",
         path.display(),
@@ -204,6 +199,49 @@ fn record_step(mut rec: ResMut<Recording>, sim: Res<Sim>) {
         rec.active = None;
         rec.last = Some(Err(e.to_string()));
     }
+}
+
+/// A scene reset starts a new demo at the reloaded scene, so each demo replays on its own.
+fn new_demo_on_reset(
+    mut events: MessageReader<SessionEvent>,
+    mut rec: ResMut<Recording>,
+    sim: Res<Sim>,
+    scene: Res<SimScene>,
+) {
+    let resets = events
+        .read()
+        .filter(|e| matches!(e, SessionEvent::ResetDone))
+        .count();
+    if resets == 0 {
+        return;
+    }
+    let Some(active) = rec.active.as_mut() else {
+        return;
+    };
+    let init = snapshot(&sim.0).to_frame();
+    let every = active.every;
+    let result = active.recorder.new_demo(&init).and_then(|()| {
+        active
+            .recorder
+            .set_extra(&demo_extra(&scene.0, every, true))
+    });
+    match result {
+        Ok(()) => info!("recording: scene reset, new demo"),
+        Err(e) => {
+            error!("recording stopped: {e}");
+            rec.active = None;
+            rec.last = Some(Err(e.to_string()));
+        }
+    }
+}
+
+fn demo_extra(scene: &Scene, every: u32, fresh: bool) -> Value {
+    Value::Dict(vec![
+        ("scene_id".into(), Value::Str(scene.config.scene_id.clone())),
+        ("sim_hz".into(), Value::Float(crate::sim::SIM_HZ)),
+        ("state_every".into(), Value::Int(i64::from(every.max(1)))),
+        ("from_fresh_load".into(), Value::Bool(fresh)),
+    ])
 }
 
 fn finish_on_exit(world: &mut World) {
@@ -453,12 +491,12 @@ pub enum TrajectoryCommand {
     },
 }
 
-/// Where the panel's Record button writes: `recordings/armsim-<unix time>.json.gz`.
+/// Where the panel's Record button writes: `recordings/armsim-<unix time in ms>.json.gz`.
 pub fn default_recording_path() -> PathBuf {
-    let secs = std::time::SystemTime::now()
+    let ms = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_secs());
-    PathBuf::from("recordings").join(format!("armsim-{secs}.json.gz"))
+        .map_or(0, |d| d.as_millis());
+    PathBuf::from("recordings").join(format!("armsim-{ms}.json.gz"))
 }
 
 fn handle_commands(world: &mut World) {
@@ -510,7 +548,11 @@ fn handle_commands(world: &mut World) {
 
 pub(crate) fn plugin(app: &mut App) {
     app.add_message::<TrajectoryCommand>()
-        .add_systems(Update, handle_commands)
+        // Before the frame's steps, so no step of the new scene lands in the old demo.
+        .add_systems(
+            Update,
+            (handle_commands, new_demo_on_reset).before(crate::sim::ClockSystems),
+        )
         .init_resource::<Recording>()
         .add_systems(SimStep, replay_adapt.in_set(SimSystems::Adapt))
         .add_systems(

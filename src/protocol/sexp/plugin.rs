@@ -34,6 +34,9 @@ use crate::sim::{
 /// The protocol name in logs and arm ownership.
 pub const PROTOCOL: &str = "agent";
 
+/// Agent messages queued before the oldest is dropped (real time) or the agent is (sync).
+const MAX_INBOX: usize = 256;
+
 #[derive(Clone, Debug)]
 pub struct SexpOptions {
     /// Agent port (None = off).
@@ -393,6 +396,21 @@ fn agent_events(
                 };
                 agent.msgs_in += 1;
                 if agent.role != AgentRole::Pending {
+                    if agent.inbox.len() >= MAX_INBOX {
+                        if port.sync {
+                            // More than one message per cycle, for long: it will never catch up.
+                            warn!(
+                                "agent: {} is {MAX_INBOX} messages ahead of the cycle; dropping it",
+                                agent.peer
+                            );
+                            agent.refuse(&format!(
+                                "sync mode takes one message per cycle; {MAX_INBOX} are queued"
+                            ));
+                            continue;
+                        }
+                        // Real time while paused: the oldest effectors are superseded anyway.
+                        agent.inbox.pop_front();
+                    }
                     agent.inbox.push_back(exprs);
                     continue;
                 }

@@ -15,6 +15,8 @@ use super::sexp::{Sexp, parse_all};
 
 /// Frames a connection may have queued outbound before new ones are dropped (it stopped reading).
 const OUTBOX: usize = 1024;
+/// A write that cannot complete in this time ends the connection.
+const WRITE_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(5);
 
 /// What a port's threads tell the simulation.
 pub enum NetEvent {
@@ -94,6 +96,8 @@ fn open(
     let peer = stream.peer_addr()?;
     stream.set_nodelay(true)?;
     let writer_stream = stream.try_clone()?;
+    // A client that stops reading must not pin the writer (and its queued Close) forever.
+    writer_stream.set_write_timeout(Some(WRITE_TIMEOUT))?;
     let (out, out_rx) = bounded::<Out>(OUTBOX);
     if events
         .send(NetEvent::Opened {

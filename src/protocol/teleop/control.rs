@@ -117,6 +117,9 @@ pub struct TeleopController {
     engaged: bool,
     /// After a heartbeat loss the clutch must be released and pressed again.
     needs_reclutch: bool,
+    /// `q_cmd` no longer describes the arm (after a reset, another controller, a new session):
+    /// it is refreshed from the measured joints before it is held or followed.
+    q_stale: bool,
     setpoint: Vec3,
     q_cmd: Vec<f32>,
     flags: LimitFlags,
@@ -156,6 +159,7 @@ impl TeleopController {
             q_cmd: world.joint_positions(),
             flags: LimitFlags::default(),
             last_seq: 0,
+            q_stale: true,
             robot,
         }
     }
@@ -179,6 +183,7 @@ impl TeleopController {
     /// `require_reclutch`, frames are ignored until the clutch has been released and re-engaged.
     pub fn disengage(&mut self, require_reclutch: bool) {
         self.engaged = false;
+        self.q_stale = true;
         self.flags = LimitFlags::default();
         self.needs_reclutch |= require_reclutch;
     }
@@ -232,6 +237,10 @@ impl CommandAdapter for TeleopController {
     type Action = Vec<JointCommand>;
 
     fn adapt(&mut self, cmd: &TeleopCommand, state: &TeleopState) -> Option<Vec<JointCommand>> {
+        if self.q_stale {
+            self.q_cmd.clone_from(&state.q);
+            self.q_stale = false;
+        }
         if !cmd.clutch {
             if self.engaged || self.needs_reclutch {
                 self.disengage(false);

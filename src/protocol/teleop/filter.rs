@@ -42,6 +42,8 @@ impl OneEuro3 {
             return prev;
         }
         let p = self.params;
+        // As in the authors' reference code, the speed is taken against the previous *filtered*
+        // value, so a large jump of the target reads as speed and opens the filter up at once.
         let dx = (x - prev) / dt;
         let dx_hat = prev_dx.lerp(dx, alpha(p.d_cutoff, dt));
         // Per axis: a fast move along one axis does not unsmooth the others.

@@ -66,6 +66,8 @@ pub struct Conn {
     timed_out: bool,
     /// Rate limit of "control ignored" alerts.
     last_ignored_alert: Option<Instant>,
+    /// Messages refused so far (the log shows only some).
+    refused: u64,
 }
 
 impl Conn {
@@ -278,6 +280,7 @@ fn handle_events(
                         last_heartbeat: now,
                         timed_out: false,
                         last_ignored_alert: None,
+                        refused: 0,
                     },
                 );
             }
@@ -431,8 +434,16 @@ fn handle_events(
                 code,
                 message,
             } => {
-                let peer = server.conns.get(&conn).map(|c| c.peer);
-                warn!("teleop: refused a message from {peer:?}: {code}: {message}");
+                // The client got its alert; the log gets the first few and then one in a hundred.
+                if let Some(c) = server.conns.get_mut(&conn) {
+                    c.refused += 1;
+                    if c.refused <= 5 || c.refused % 100 == 0 {
+                        warn!(
+                            "teleop: refused message #{} from {}: {code}: {message}",
+                            c.refused, c.peer
+                        );
+                    }
+                }
             }
             ServerEvent::Closed { conn, reason } => {
                 if let Some(c) = server.conns.get(&conn) {
