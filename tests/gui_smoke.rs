@@ -132,19 +132,18 @@ fn window_shows_panel_table_cubes_and_space_toggles_pause() {
         Path::new(&socket).exists()
     });
 
+    // A known monitor port, so the test can read the joints the panel's slider moves.
+    let monitor_port = std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .map(|a| a.port())
+        .expect("a free port");
     let mut child = Command::new(env!("CARGO_BIN_EXE_armsim"))
         .current_dir(&root)
         .env("DISPLAY", &display)
         .env_remove("WAYLAND_DISPLAY")
         .env("RUST_LOG", "info")
-        .args([
-            "--teleop-port",
-            "0",
-            "--agent-port",
-            "0",
-            "--monitor-port",
-            "0",
-        ])
+        .args(["--teleop-port", "0", "--agent-port", "0", "--monitor-port"])
+        .arg(monitor_port.to_string())
         .arg("--screenshot")
         .arg(&shot)
         .stdout(Stdio::piped())
@@ -245,6 +244,95 @@ fn window_shows_panel_table_cubes_and_space_toggles_pause() {
             log.lock().unwrap().contains("session RUNNING -> PAUSED")
         },
     );
+
+    // Clicks on the panel's buttons (coordinates of the default layout at 1280x800, scale 1):
+    // Start, then Pause; the window title follows the state.
+    let click = |x: u32, y: u32| {
+        let st = Command::new("xdotool")
+            .env("DISPLAY", &display)
+            .args(["mousemove", "--window", &id, &x.to_string(), &y.to_string()])
+            .args(["click", "1"])
+            .status()
+            .expect("xdotool runs");
+        assert!(st.success());
+    };
+    let title = || {
+        let out = Command::new("xdotool")
+            .env("DISPLAY", &display)
+            .args(["getwindowname", &id])
+            .output()
+            .expect("xdotool runs");
+        String::from_utf8_lossy(&out.stdout).trim().to_string()
+    };
+    click(26, 83);
+    wait_for("the Start button", Duration::from_secs(60), || {
+        alive(&mut app, &log);
+        title().ends_with("RUNNING")
+    });
+    click(72, 83);
+    wait_for("the Pause button", Duration::from_secs(60), || {
+        alive(&mut app, &log);
+        title().ends_with("PAUSED")
+    });
+    assert!(
+        log.lock()
+            .unwrap()
+            .matches("session RUNNING -> PAUSED")
+            .count()
+            >= 2,
+        "both the key and the button paused"
+    );
+    click(26, 83);
+    wait_for("running again", Duration::from_secs(60), || {
+        title().ends_with("RUNNING")
+    });
+
+    // The shoulder_pan slider (manual control): click near its right end, then read the joint
+    // back through the monitor port.
+    let pan = || -> f64 {
+        let mut s = std::net::TcpStream::connect(("127.0.0.1", monitor_port)).expect("monitor");
+        s.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
+        let mut len = [0u8; 4];
+        std::io::Read::read_exact(&mut s, &mut len).unwrap();
+        let mut buf = vec![0u8; u32::from_be_bytes(len) as usize];
+        std::io::Read::read_exact(&mut s, &mut buf).unwrap();
+        armsim::protocol::sexp::sexp::parse_all(&buf)
+            .filter_map(Result::ok)
+            .filter(|e| e.is("HJ"))
+            .find(|e| {
+                e.find("n").and_then(|n| n.arg(0)).and_then(|a| a.as_atom()) == Some("shoulder_pan")
+            })
+            .and_then(|e| {
+                e.find("ax")
+                    .and_then(|a| a.arg(0))
+                    .map(|v| v.as_f64().unwrap())
+            })
+            .expect("shoulder_pan in the world frame")
+    };
+    let before = pan();
+    // Held for a moment: a slider follows the pointer while the button is down, and software
+    // rendering may run only a few frames per second.
+    let st = Command::new("xdotool")
+        .env("DISPLAY", &display)
+        .args(["mousemove", "--window", &id, "118", "411"])
+        .args(["mousedown", "1", "sleep", "1", "mouseup", "1"])
+        .status()
+        .expect("xdotool runs");
+    assert!(st.success());
+    wait_for(
+        "the slider to turn shoulder_pan",
+        Duration::from_secs(120),
+        || {
+            alive(&mut app, &log);
+            (pan() - before).abs() > 20.0
+        },
+    );
+    press("F12");
+    std::thread::sleep(Duration::from_secs(3));
+    let after_shot = root.join("armsim-screenshot-1.png");
+    if after_shot.exists() {
+        let _ = std::fs::rename(&after_shot, artifacts.join("after_slider.png"));
+    }
     std::fs::write(
         artifacts.join("gui_smoke.log"),
         log.lock().unwrap().as_bytes(),

@@ -121,7 +121,7 @@ pub fn use_rule_book(app: &mut App, scene: &Scene, name: &str) -> Result<(), Rul
 pub(crate) fn plugin(app: &mut App, scene: &Scene) {
     app.insert_resource(Referee::new(default_rule_book(scene)))
         .add_systems(SimStep, judge.in_set(SimSystems::Referee))
-        .add_systems(Update, on_session_events);
+        .add_systems(Update, (on_session_events, to_alert_log));
 }
 
 fn judge(mut referee: ResMut<Referee>, mut sim: ResMut<Sim>, clock: Res<SimClock>) {
@@ -172,6 +172,18 @@ fn judge(mut referee: ResMut<Referee>, mut sim: ResMut<Sim>, clock: Res<SimClock
         referee.record(&mut events, clock.sim_time);
     }
     referee.events = events;
+}
+
+/// Referee events also go to the panel's alerts log.
+fn to_alert_log(
+    referee: Res<Referee>,
+    mut log: ResMut<crate::session::AlertLog>,
+    mut cursor: Local<u64>,
+) {
+    for e in referee.since(*cursor) {
+        log.push(e.sim_time, "referee", e.event.code(), e.event.to_string());
+    }
+    *cursor = referee.last_seq();
 }
 
 fn on_session_events(mut events: MessageReader<SessionEvent>, mut referee: ResMut<Referee>) {

@@ -112,6 +112,8 @@ impl Session {
 #[derive(Resource, Debug, Default, Clone)]
 pub struct ArmOwner {
     owner: Option<(&'static str, String)>,
+    /// Control taken away from the panel, not yet noticed by its protocol.
+    revoked: Option<&'static str>,
 }
 
 impl ArmOwner {
@@ -137,12 +139,82 @@ impl ArmOwner {
         self.owner.as_ref().map(|(p, c)| (*p, c.as_str()))
     }
 
+    /// Takes control away from whoever has it (the panel's Revoke). Their protocol notices
+    /// through [`ArmOwner::take_revoked`] and demotes or drops the client.
+    pub fn revoke(&mut self) {
+        if let Some((protocol, client)) = self.owner.take() {
+            warn!("control of the arm revoked from {protocol} client {client}");
+            self.revoked = Some(protocol);
+        }
+    }
+
+    /// True once if control was revoked from `protocol`.
+    pub fn take_revoked(&mut self, protocol: &'static str) -> bool {
+        if self.revoked == Some(protocol) {
+            self.revoked = None;
+            true
+        } else {
+            false
+        }
+    }
+
     /// "teleop 127.0.0.1:50000 (session …)", or "nobody".
     pub fn describe(&self) -> String {
         match &self.owner {
             Some((p, c)) => format!("{p} {c}"),
             None => "nobody".into(),
         }
+    }
+}
+
+/// What happened, for the panel's alerts log: limits, timeouts, connections, referee events,
+/// session changes, each with the sim time it happened at.
+#[derive(Resource, Debug, Default)]
+pub struct AlertLog {
+    entries: std::collections::VecDeque<LogEntry>,
+}
+
+#[derive(Clone, Debug)]
+pub struct LogEntry {
+    pub sim_time: f64,
+    /// "teleop", "agent", "lockstep", "monitor", "referee", "session".
+    pub source: &'static str,
+    pub code: String,
+    pub text: String,
+}
+
+impl AlertLog {
+    const CAPACITY: usize = 200;
+
+    pub fn push(
+        &mut self,
+        sim_time: f64,
+        source: &'static str,
+        code: &str,
+        text: impl Into<String>,
+    ) {
+        if self.entries.len() == Self::CAPACITY {
+            self.entries.pop_front();
+        }
+        self.entries.push_back(LogEntry {
+            sim_time,
+            source,
+            code: code.to_string(),
+            text: text.into(),
+        });
+    }
+
+    /// Newest first.
+    pub fn recent(&self) -> impl Iterator<Item = &LogEntry> {
+        self.entries.iter().rev()
+    }
+
+    pub fn len(&self) -> usize {
+        self.entries.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.entries.is_empty()
     }
 }
 
@@ -153,11 +225,13 @@ pub struct SessionSystems;
 
 pub(crate) fn plugin(app: &mut App) {
     app.init_resource::<ArmOwner>()
+        .init_resource::<AlertLog>()
         .add_message::<SessionCommand>()
         .add_message::<SessionEvent>()
         .add_systems(First, handle_session_commands.in_set(SessionSystems));
 }
 
+#[allow(clippy::too_many_arguments)] // a Bevy system: one argument per resource it touches
 fn handle_session_commands(
     mut commands: MessageReader<SessionCommand>,
     mut events: MessageWriter<SessionEvent>,
@@ -166,6 +240,7 @@ fn handle_session_commands(
     mut clock: ResMut<SimClock>,
     mut targets: ResMut<JointTargets>,
     scene: Res<SimScene>,
+    mut log: ResMut<AlertLog>,
 ) {
     for cmd in commands.read() {
         let before = session.state;
@@ -194,12 +269,19 @@ fn handle_session_commands(
                 session.state = SessionState::Idle;
                 session.error = None;
                 info!("session reset: scene restored, state IDLE");
+                log.push(0.0, "session", "RESET_DONE", "scene restored, state IDLE");
                 events.write(SessionEvent::ResetDone);
                 continue;
             }
         }
         if session.state != before {
             info!("session {} -> {}", before.as_str(), session.state.as_str());
+            log.push(
+                clock.sim_time,
+                "session",
+                session.state.as_str(),
+                format!("{} -> {}", before.as_str(), session.state.as_str()),
+            );
             events.write(match session.state {
                 SessionState::Running => SessionEvent::Started,
                 SessionState::Paused => SessionEvent::Paused,

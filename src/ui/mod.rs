@@ -4,6 +4,8 @@
 //! protocols use.
 
 mod camera;
+mod gizmos;
+mod history;
 mod panel;
 mod visuals;
 
@@ -55,7 +57,10 @@ pub fn add_window_plugins(app: &mut App, scene: &Scene) {
 pub(crate) fn plugin(app: &mut App) {
     app.init_resource::<UiOptions>();
     camera::plugin(app);
+    gizmos::plugin(app);
+    history::plugin(app);
     visuals::plugin(app);
+    app.add_systems(Update, update_title);
     panel::plugin(app);
     app.add_systems(
         Update,
@@ -65,6 +70,21 @@ pub(crate) fn plugin(app: &mut App) {
         )
             .before(ClockSystems),
     );
+}
+
+/// The title shows the scene and the session state (`armsim — default_scene — RUNNING`), so
+/// the state is visible from the taskbar (and to tests through the window manager).
+fn update_title(
+    session: Res<crate::session::Session>,
+    scene: Res<crate::sim::SimScene>,
+    mut windows: Query<&mut Window, With<bevy::window::PrimaryWindow>>,
+) {
+    let title = format!("{} — {}", window_title(&scene.0), session.state().as_str());
+    for mut w in &mut windows {
+        if w.title != title {
+            w.title.clone_from(&title);
+        }
+    }
 }
 
 /// Space pause/run, Right arrow one step, Backspace reset: MuJoCo's viewer keys.

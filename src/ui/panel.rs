@@ -1,24 +1,41 @@
-//! The egui side panel: session state and controls, sim time, real-time factor, step cost. The
-//! 3D view is confined to the area right of the panel so nothing hides behind it.
+//! The egui side panel: is it running well (monitoring, plots), who is connected and in
+//! control (connections, revoke, disconnect), what the arm does (joint table, targets, manual
+//! sliders), the referee, recording/replay and the alerts log. Every action a protocol can take
+//! on the session is also a click here. The 3D view is confined to the area right of the panel.
 
 use bevy::camera::Viewport;
 use bevy::ecs::system::SystemParam;
 use bevy::prelude::*;
 use bevy::window::PrimaryWindow;
 use bevy_egui::{EguiContexts, EguiPrimaryContextPass, egui};
+use egui_plot::{Legend, Line, Plot, PlotPoints};
 
+use super::gizmos::ViewOptions;
+use super::history::History;
 use crate::protocol::lockstep::plugin::LockstepServer;
 use crate::protocol::sexp::plugin::{AgentPort, MonitorPort};
 use crate::protocol::teleop::plugin::TeleopServer;
 use crate::referee::plugin::Referee;
-use crate::session::{ArmOwner, Session, SessionCommand, SessionState};
-use crate::sim::{SimClock, SimScene, StepGate};
+use crate::robot::Pose;
+use crate::session::{AlertLog, ArmOwner, Session, SessionCommand, SessionState};
+use crate::sim::{ClockMode, JointCommand, JointTargets, Sim, SimClock, SimScene, StepGate};
 use crate::trajectory::plugin::{
     Recording, Replay, ReplayMode, TrajectoryCommand, default_recording_path,
 };
 
 pub(super) fn plugin(app: &mut App) {
-    app.add_systems(EguiPrimaryContextPass, draw_panel);
+    app.init_resource::<PanelState>()
+        .add_systems(EguiPrimaryContextPass, draw_panel);
+}
+
+/// Widget state that outlives a frame.
+#[derive(Resource, Default)]
+struct PanelState {
+    place_object: usize,
+    place_pos: [f32; 3],
+    gripper_closed: bool,
+    replay_path: String,
+    replay_by_action: bool,
 }
 
 fn state_colour(state: SessionState) -> egui::Color32 {
@@ -30,53 +47,56 @@ fn state_colour(state: SessionState) -> egui::Color32 {
     }
 }
 
-/// What the panel reads from the simulation.
+/// The session, the clock and control.
 #[derive(SystemParam)]
-struct SimView<'w> {
+struct SessionView<'w> {
     session: Res<'w, Session>,
-    clock: Res<'w, SimClock>,
+    clock: ResMut<'w, SimClock>,
     gate: Res<'w, StepGate>,
     scene: Res<'w, SimScene>,
-    owner: Res<'w, ArmOwner>,
+    owner: ResMut<'w, ArmOwner>,
+    commands: MessageWriter<'w, SessionCommand>,
+}
+
+/// The world and what the panel edits in it.
+#[derive(SystemParam)]
+struct WorldView<'w> {
+    sim: ResMut<'w, Sim>,
+    targets: ResMut<'w, JointTargets>,
+    referee: ResMut<'w, Referee>,
+    log: Res<'w, AlertLog>,
+    history: Res<'w, History>,
+    view: ResMut<'w, ViewOptions>,
 }
 
 /// Recording and replay state, and where to send requests.
 #[derive(SystemParam)]
-struct Trajectories<'w, 's> {
+struct Trajectories<'w> {
     recording: Res<'w, Recording>,
     replay: Option<Res<'w, Replay>>,
     requests: MessageWriter<'w, TrajectoryCommand>,
-    replay_path: Local<'s, String>,
-    replay_by_action: Local<'s, bool>,
 }
 
-/// The servers that are running, for the connections summary.
+/// The servers that are running.
 #[derive(SystemParam)]
 struct Servers<'w> {
     teleop: Option<Res<'w, TeleopServer>>,
-    agents: Option<Res<'w, AgentPort>>,
-    monitors: Option<Res<'w, MonitorPort>>,
-    lockstep: Option<Res<'w, LockstepServer>>,
+    agents: Option<ResMut<'w, AgentPort>>,
+    monitors: Option<ResMut<'w, MonitorPort>>,
+    lockstep: Option<ResMut<'w, LockstepServer>>,
 }
 
 #[allow(clippy::too_many_arguments)] // a Bevy system: each argument is one thing it reads or writes
 fn draw_panel(
     mut contexts: EguiContexts,
-    view: SimView,
-    servers: Servers,
+    mut sv: SessionView,
+    mut wv: WorldView,
+    mut servers: Servers,
     mut traj: Trajectories,
-    mut referee: ResMut<Referee>,
-    mut commands: MessageWriter<SessionCommand>,
+    mut state: ResMut<PanelState>,
     mut camera: Query<&mut Camera, With<super::camera::OrbitCamera>>,
     window: Query<&Window, With<PrimaryWindow>>,
 ) -> Result {
-    let SimView {
-        session,
-        clock,
-        gate,
-        scene,
-        owner,
-    } = view;
     let ctx = contexts.ctx_mut()?;
     let mut root = egui::Ui::new(
         ctx.clone(),
@@ -87,152 +107,42 @@ fn draw_panel(
     );
     let width = egui::Panel::left("armsim_panel")
         .resizable(true)
-        .default_size(260.0)
+        .default_size(300.0)
         .show(&mut root, |ui| {
-            ui.heading("armsim");
-            ui.label(format!("scene: {}", scene.0.config.scene_id));
-            ui.separator();
-
-            let state = session.state();
-            ui.horizontal(|ui| {
-                ui.label("state");
-                ui.colored_label(
-                    state_colour(state),
-                    egui::RichText::new(state.as_str()).strong(),
-                );
+            session_section(ui, &mut sv);
+            egui::ScrollArea::vertical().show(ui, |ui| {
+                egui::CollapsingHeader::new("Robot")
+                    .default_open(true)
+                    .show(ui, |ui| robot_section(ui, &mut sv, &mut wv, &mut state));
+                egui::CollapsingHeader::new("Monitoring")
+                    .default_open(true)
+                    .show(ui, |ui| monitoring_section(ui, &sv, &wv));
+                egui::CollapsingHeader::new("Connections")
+                    .default_open(true)
+                    .show(ui, |ui| connections_section(ui, &mut servers));
+                egui::CollapsingHeader::new("Referee")
+                    .default_open(true)
+                    .show(ui, |ui| referee_section(ui, &mut sv, &mut wv, &mut state));
+                egui::CollapsingHeader::new("Plots")
+                    .default_open(false)
+                    .show(ui, |ui| plots_section(ui, &wv));
+                egui::CollapsingHeader::new("Record / replay")
+                    .default_open(false)
+                    .show(ui, |ui| trajectory_section(ui, &mut traj, &mut state));
+                egui::CollapsingHeader::new("Alerts")
+                    .default_open(true)
+                    .show(ui, |ui| alerts_section(ui, &wv));
+                egui::CollapsingHeader::new("View")
+                    .default_open(false)
+                    .show(ui, |ui| {
+                        let v = &mut wv.view;
+                        ui.checkbox(&mut v.workspace, "workspace box");
+                        ui.checkbox(&mut v.goal_zone, "goal zone");
+                        ui.checkbox(&mut v.teleop_target, "teleop target and setpoint");
+                        ui.checkbox(&mut v.joint_axes, "joint axes");
+                    });
+                ui.allocate_space(egui::vec2(ui.available_width(), 0.0));
             });
-            if let Some(why) = &session.error {
-                ui.colored_label(state_colour(SessionState::Error), why);
-            }
-            if clock.waiting_for_external {
-                let names: Vec<&str> = gate.waiting_on().collect();
-                let who = if names.iter().any(|n| n.starts_with("lockstep")) {
-                    "lockstep client"
-                } else {
-                    "sync agent"
-                };
-                ui.colored_label(
-                    state_colour(SessionState::Paused),
-                    format!("waiting for {who} ({})", names.join(", ")),
-                );
-            }
-            ui.label(format!("arm controlled by {}", owner.describe()));
-            ui.horizontal(|ui| {
-                if ui.button("Start").clicked() {
-                    commands.write(SessionCommand::Start);
-                }
-                if ui.button("Pause").clicked() {
-                    commands.write(SessionCommand::Pause);
-                }
-                if ui.button("Step").clicked() {
-                    commands.write(SessionCommand::Step(1));
-                }
-                if ui.button("Reset").clicked() {
-                    commands.write(SessionCommand::Reset);
-                }
-            });
-            ui.small(
-                "Space run/pause · Right arrow step · Backspace reset · Home view · F12 screenshot",
-            );
-            ui.separator();
-
-            let s = &clock.stats;
-            egui::Grid::new("monitoring").num_columns(2).show(ui, |ui| {
-                ui.label("sim time");
-                ui.label(format!("{:.3} s", clock.sim_time));
-                ui.end_row();
-                ui.label("steps");
-                ui.label(clock.steps.to_string());
-                ui.end_row();
-                ui.label("real-time factor");
-                ui.label(format!("{:.2}", s.real_time_factor));
-                ui.end_row();
-                ui.label("steps/s");
-                ui.label(format!("{:.0}", s.steps_per_second));
-                ui.end_row();
-                ui.label("step cost");
-                ui.label(format!(
-                    "{:.1} µs (p99 {:.1})",
-                    s.mean_step_cost.as_secs_f64() * 1e6,
-                    s.p99_step_cost.as_secs_f64() * 1e6
-                ));
-                ui.end_row();
-            });
-            ui.separator();
-
-            egui::CollapsingHeader::new("Referee")
-                .default_open(true)
-                .show(ui, |ui| {
-                    let book = &referee.book;
-                    ui.label(format!(
-                        "{} · {} · score {}",
-                        book.name(),
-                        book.play_mode(),
-                        book.score()
-                    ));
-                    let time = match book.time_limit() {
-                        Some(limit) => format!("{:.1} / {limit:.0} s", book.play_time()),
-                        None => format!("{:.1} s", book.play_time()),
-                    };
-                    ui.label(format!("episode time {time}"));
-                    if ui.button("Kick off").clicked() {
-                        referee.kick_off(clock.sim_time);
-                        commands.write(SessionCommand::Start);
-                    }
-                    let recent: Vec<String> = referee
-                        .since(referee.last_seq().saturating_sub(5))
-                        .map(|e| format!("{:>7.2} s  {}", e.sim_time, e.event))
-                        .collect();
-                    for line in recent.iter().rev() {
-                        ui.small(line);
-                    }
-                });
-
-            egui::CollapsingHeader::new("Record / replay")
-                .default_open(false)
-                .show(ui, |ui| trajectory_section(ui, &mut traj));
-
-            egui::CollapsingHeader::new("Connections")
-                .default_open(true)
-                .show(ui, |ui| {
-                    if let Some(t) = &servers.teleop {
-                        let sessions = t.conns.values().filter(|c| c.session_id.is_some()).count();
-                        ui.label(format!(
-                            "teleop ws://{}{}: {} connected, {sessions} in session",
-                            t.addr,
-                            t.path,
-                            t.conns.len()
-                        ));
-                        for c in t.conns.values().filter(|c| c.session_id.is_some()) {
-                            let rtt_us =
-                                c.counters.rtt_us.load(std::sync::atomic::Ordering::Relaxed);
-                            ui.small(format!(
-                                "  {} {} rtt {:.2} ms",
-                                c.peer,
-                                c.role.as_str(),
-                                rtt_us as f64 / 1e3
-                            ));
-                        }
-                    }
-                    if let Some(a) = &servers.agents {
-                        ui.label(format!(
-                            "agents {}: {} connected{}",
-                            a.addr,
-                            a.conns.len(),
-                            if a.sync { " (sync)" } else { "" }
-                        ));
-                    }
-                    if let Some(m) = &servers.monitors {
-                        ui.label(format!("monitors {}: {} connected", m.addr, m.conns.len()));
-                    }
-                    if let Some(l) = &servers.lockstep {
-                        let client = l
-                            .client()
-                            .map_or("no client".to_string(), |c| c.to_string());
-                        ui.label(format!("lockstep {}: {client}", l.addr));
-                    }
-                });
-            ui.allocate_space(ui.available_size());
         })
         .response
         .rect
@@ -254,7 +164,484 @@ fn draw_panel(
     Ok(())
 }
 
-fn trajectory_section(ui: &mut egui::Ui, traj: &mut Trajectories) {
+fn session_section(ui: &mut egui::Ui, sv: &mut SessionView) {
+    ui.heading("armsim");
+    ui.label(format!("scene: {}", sv.scene.0.config.scene_id));
+    ui.separator();
+    let state = sv.session.state();
+    ui.horizontal(|ui| {
+        ui.label("state");
+        ui.colored_label(
+            state_colour(state),
+            egui::RichText::new(state.as_str()).strong(),
+        );
+    });
+    if let Some(why) = &sv.session.error {
+        ui.colored_label(state_colour(SessionState::Error), why);
+    }
+    if sv.clock.waiting_for_external {
+        let names: Vec<&str> = sv.gate.waiting_on().collect();
+        let who = if names.iter().any(|n| n.starts_with("lockstep")) {
+            "lockstep client"
+        } else {
+            "sync agent"
+        };
+        ui.colored_label(
+            state_colour(SessionState::Paused),
+            format!("waiting for {who} ({})", names.join(", ")),
+        );
+    }
+    ui.horizontal(|ui| {
+        if ui.button("Start").clicked() {
+            sv.commands.write(SessionCommand::Start);
+        }
+        if ui.button("Pause").clicked() {
+            sv.commands.write(SessionCommand::Pause);
+        }
+        if ui.button("Step").clicked() {
+            sv.commands.write(SessionCommand::Step(1));
+        }
+        if ui.button("Reset").clicked() {
+            sv.commands.write(SessionCommand::Reset);
+        }
+    });
+    ui.horizontal(|ui| {
+        ui.label(format!("arm controlled by {}", sv.owner.describe()));
+        if sv.owner.owner().is_some() && ui.button("Revoke").clicked() {
+            sv.owner.revoke();
+        }
+    });
+    match sv.clock.mode {
+        ClockMode::RealTime { speed } => {
+            ui.horizontal(|ui| {
+                ui.label("speed");
+                let mut s = speed;
+                for (label, v) in [
+                    ("¼×", 0.25),
+                    ("½×", 0.5),
+                    ("1×", 1.0),
+                    ("2×", 2.0),
+                    ("4×", 4.0),
+                ] {
+                    if ui.selectable_label((s - v).abs() < 1e-9, label).clicked() {
+                        s = v;
+                    }
+                }
+                if ui
+                    .add(
+                        egui::DragValue::new(&mut s)
+                            .range(0.05..=20.0)
+                            .speed(0.01)
+                            .suffix("×"),
+                    )
+                    .changed()
+                    || s != speed
+                {
+                    sv.clock.mode = ClockMode::RealTime { speed: s };
+                }
+            });
+        }
+        ClockMode::Fast => {
+            ui.label("speed: as fast as possible");
+        }
+        ClockMode::Manual => {
+            ui.label("speed: manual stepping");
+        }
+    }
+    ui.small("keys: Space · Right · Backspace · Home · F12 (hover)")
+        .on_hover_text(
+            "Space run/pause, Right arrow one step, Backspace reset, Home reset view, \
+             F12 screenshot",
+        );
+    ui.separator();
+}
+
+fn monitoring_section(ui: &mut egui::Ui, sv: &SessionView, wv: &WorldView) {
+    let clock = &sv.clock;
+    let s = &clock.stats;
+    egui::Grid::new("monitoring").num_columns(2).show(ui, |ui| {
+        ui.label("sim time");
+        ui.label(format!("{:.3} s", clock.sim_time));
+        ui.end_row();
+        ui.label("steps");
+        ui.label(clock.steps.to_string());
+        ui.end_row();
+        ui.label("real-time factor");
+        ui.label(format!("{:.2}", s.real_time_factor));
+        ui.end_row();
+        ui.label("steps/s");
+        ui.label(format!("{:.0}", s.steps_per_second));
+        ui.end_row();
+        ui.label("step cost");
+        ui.label(format!(
+            "{:.1} µs (p99 {:.1})",
+            s.mean_step_cost.as_secs_f64() * 1e6,
+            s.p99_step_cost.as_secs_f64() * 1e6
+        ));
+        ui.end_row();
+        ui.label("frame rate");
+        ui.label(format!("{:.0} fps", wv.history.fps));
+        ui.end_row();
+        ui.label("dropped steps");
+        ui.label(s.dropped_steps.to_string());
+        ui.end_row();
+    });
+    let points: Vec<[f64; 2]> = wv
+        .history
+        .samples
+        .iter()
+        .map(|x| [x.t, x.step_cost_us])
+        .collect();
+    Plot::new("step_cost")
+        .height(70.0)
+        .show_axes([false, true])
+        .allow_drag(false)
+        .allow_zoom(false)
+        .allow_scroll(false)
+        .show(ui, |p| {
+            p.line(Line::new("step cost µs", PlotPoints::from(points)))
+        });
+}
+
+fn robot_section(
+    ui: &mut egui::Ui,
+    sv: &mut SessionView,
+    wv: &mut WorldView,
+    state: &mut PanelState,
+) {
+    let manual = sv.owner.owner().is_none();
+    let world = &wv.sim.0;
+    let robot = world.robot.clone();
+    let q = world.joint_positions();
+    let qd = world.joint_velocities();
+    let applied = world.commands().to_vec();
+    egui::Grid::new("joints")
+        .num_columns(5)
+        .striped(true)
+        .show(ui, |ui| {
+            ui.label("joint");
+            ui.label("pos");
+            ui.label("vel");
+            ui.label("target");
+            ui.label("effort");
+            ui.end_row();
+            for (j, joint) in robot.joints.iter().enumerate() {
+                ui.label(&joint.name);
+                let near_limit = joint.limits.is_some_and(|(lo, hi)| {
+                    q[j] < lo + 0.02 * (hi - lo) || q[j] > hi - 0.02 * (hi - lo)
+                });
+                let text = format!("{:+.3}", q[j]);
+                if near_limit {
+                    ui.colored_label(state_colour(SessionState::Paused), text);
+                } else {
+                    ui.label(text);
+                }
+                ui.label(format!("{:+.2}", qd[j]));
+                let (target, effort) = match applied[j] {
+                    JointCommand::Position { target, .. } => (format!("p {target:+.3}"), 0.0),
+                    JointCommand::Velocity { target } => (format!("v {target:+.2}"), 0.0),
+                    JointCommand::Effort { torque } => ("effort".into(), torque),
+                };
+                ui.label(target);
+                let max = joint.max_effort;
+                if max > 0.0 {
+                    ui.add(
+                        egui::ProgressBar::new((effort.abs() / max).min(1.0))
+                            .desired_width(50.0)
+                            .text(format!("{effort:.1}")),
+                    );
+                } else {
+                    ui.label(format!("{effort:.1}"));
+                }
+                ui.end_row();
+            }
+        });
+    if !manual {
+        ui.small("manual control is off while a client controls the arm");
+        return;
+    }
+    ui.label("manual control (sets position targets; starts the session)");
+    let mut changed = false;
+    let gripper = wv.sim.0.robot.clone();
+    let leader = sv.scene.0.gripper_joint();
+    let followers: Vec<usize> = leader
+        .map(|l| gripper.followers(l).map(|m| m.joint).collect())
+        .unwrap_or_default();
+    for (j, joint) in robot.joints.iter().enumerate() {
+        if Some(j) == leader || followers.contains(&j) {
+            continue;
+        }
+        let (lo, hi) = joint
+            .limits
+            .unwrap_or((-std::f32::consts::PI, std::f32::consts::PI));
+        let mut v = match wv.targets.commands[j] {
+            JointCommand::Position { target, .. } => target,
+            _ => q[j],
+        };
+        if ui
+            .add(egui::Slider::new(&mut v, lo..=hi).text(joint.name.as_str()))
+            .changed()
+        {
+            wv.targets.commands[j] = JointCommand::Position {
+                target: v,
+                velocity: 0.0,
+            };
+            changed = true;
+        }
+    }
+    if let Some(l) = leader
+        && ui
+            .checkbox(&mut state.gripper_closed, "gripper closed")
+            .changed()
+    {
+        wv.targets
+            .set_gripper(&robot, l, if state.gripper_closed { 1.0 } else { 0.0 });
+        changed = true;
+    }
+    if changed && sv.session.state() == SessionState::Idle {
+        sv.commands.write(SessionCommand::Start);
+    }
+}
+
+fn connections_section(ui: &mut egui::Ui, servers: &mut Servers) {
+    let mut any = false;
+    if let Some(t) = &servers.teleop {
+        ui.label(format!("teleop ws://{}{}", t.addr, t.path));
+        for (&id, c) in &t.conns {
+            any = true;
+            let load =
+                |a: &std::sync::atomic::AtomicU64| a.load(std::sync::atomic::Ordering::Relaxed);
+            let secs = c.opened.elapsed().as_secs_f64().max(1e-3);
+            let role = if c.session_id.is_some() {
+                c.role.as_str()
+            } else {
+                "no session"
+            };
+            ui.horizontal(|ui| {
+                ui.small(format!(
+                    "{} {role} {:.0}s in {:.0}/s out {:.0}/s rtt {:.2} ms seq {}",
+                    c.peer,
+                    secs,
+                    load(&c.counters.msgs_in) as f64 / secs,
+                    load(&c.counters.msgs_out) as f64 / secs,
+                    load(&c.counters.rtt_us) as f64 / 1e3,
+                    load(&c.counters.last_seq_in)
+                ));
+                if ui.small_button("✕").on_hover_text("disconnect").clicked() {
+                    t.disconnect(id);
+                }
+            });
+        }
+        if t.net_timeout() {
+            ui.colored_label(state_colour(SessionState::Error), "controller: NET_TIMEOUT");
+        }
+    }
+    if let Some(a) = servers.agents.as_mut() {
+        ui.label(format!(
+            "agents {}{}",
+            a.addr,
+            if a.sync { " (sync)" } else { "" }
+        ));
+        let ids: Vec<u64> = a.conns.keys().copied().collect();
+        for id in ids {
+            any = true;
+            let c = &a.conns[&id];
+            let secs = c.opened.elapsed().as_secs_f64().max(1e-3);
+            let role = if a.active() == Some(id) {
+                "controller"
+            } else {
+                "pending"
+            };
+            let line = format!(
+                "{} {role} {:.0}s in {:.0}/s out {:.0}/s",
+                c.peer,
+                secs,
+                c.msgs_in as f64 / secs,
+                c.msgs_out as f64 / secs
+            );
+            ui.horizontal(|ui| {
+                ui.small(line);
+                if ui.small_button("✕").on_hover_text("disconnect").clicked() {
+                    a.disconnect(id);
+                }
+            });
+        }
+    }
+    if let Some(m) = servers.monitors.as_mut() {
+        ui.label(format!("monitors {}", m.addr));
+        let ids: Vec<u64> = m.conns.keys().copied().collect();
+        for id in ids {
+            any = true;
+            let c = &m.conns[&id];
+            let secs = c.opened.elapsed().as_secs_f64().max(1e-3);
+            let line = format!(
+                "{} observer {:.0}s in {:.0}/s out {:.0}/s",
+                c.peer,
+                secs,
+                c.msgs_in as f64 / secs,
+                c.msgs_out as f64 / secs
+            );
+            ui.horizontal(|ui| {
+                ui.small(line);
+                if ui.small_button("✕").on_hover_text("disconnect").clicked() {
+                    m.disconnect(id);
+                }
+            });
+        }
+    }
+    if let Some(l) = servers.lockstep.as_mut() {
+        ui.label(format!("lockstep {}", l.addr));
+        if let Some(peer) = l.client() {
+            any = true;
+            ui.horizontal(|ui| {
+                ui.small(format!("{peer} controller"));
+                if ui.small_button("✕").on_hover_text("disconnect").clicked() {
+                    l.request_disconnect();
+                }
+            });
+        }
+    }
+    if !any {
+        ui.small("no clients");
+    }
+}
+
+fn referee_section(
+    ui: &mut egui::Ui,
+    sv: &mut SessionView,
+    wv: &mut WorldView,
+    state: &mut PanelState,
+) {
+    let book = &wv.referee.book;
+    ui.label(format!(
+        "{} · {} · score {}",
+        book.name(),
+        book.play_mode(),
+        book.score()
+    ));
+    let time = match book.time_limit() {
+        Some(limit) => format!("{:.1} / {limit:.0} s", book.play_time()),
+        None => format!("{:.1} s", book.play_time()),
+    };
+    ui.label(format!("episode time {time}"));
+    ui.horizontal(|ui| {
+        if ui.button("Kick off").clicked() {
+            let t = sv.clock.sim_time;
+            wv.referee.kick_off(t);
+            sv.commands.write(SessionCommand::Start);
+        }
+        if ui.button("Reset cubes").clicked() {
+            for i in 0..wv.sim.0.objects.len() {
+                let _ = wv.sim.0.reset_object(i);
+            }
+        }
+    });
+    let names: Vec<String> = wv.sim.0.objects.iter().map(|o| o.name.clone()).collect();
+    if names.is_empty() {
+        return;
+    }
+    state.place_object = state.place_object.min(names.len() - 1);
+    ui.horizontal(|ui| {
+        egui::ComboBox::from_id_salt("place_object")
+            .selected_text(&names[state.place_object])
+            .show_ui(ui, |ui| {
+                for (i, n) in names.iter().enumerate() {
+                    ui.selectable_value(&mut state.place_object, i, n);
+                }
+            });
+        for v in &mut state.place_pos {
+            ui.add(egui::DragValue::new(v).speed(0.005).max_decimals(3));
+        }
+    });
+    if state.place_pos == [0.0; 3] {
+        let top = wv.sim.0.table_top_z;
+        state.place_pos = [0.45, 0.3, top + 0.1];
+    }
+    if ui.button("Place cube").clicked() {
+        let pose = Pose::new(Vec3::from_array(state.place_pos), Quat::IDENTITY);
+        if let Err(e) = wv
+            .sim
+            .0
+            .place_object(state.place_object, pose, Vec3::ZERO, Vec3::ZERO)
+        {
+            warn!("panel: cannot place {}: {e}", names[state.place_object]);
+        }
+    }
+    let recent: Vec<String> = wv
+        .referee
+        .since(wv.referee.last_seq().saturating_sub(5))
+        .map(|e| format!("{:>7.2} s  {}", e.sim_time, e.event))
+        .collect();
+    for line in recent.iter().rev() {
+        ui.small(line);
+    }
+}
+
+fn plots_section(ui: &mut egui::Ui, wv: &WorldView) {
+    let h = &wv.history;
+    let names: Vec<String> = wv
+        .sim
+        .0
+        .robot
+        .joints
+        .iter()
+        .map(|j| j.name.clone())
+        .collect();
+    Plot::new("joints")
+        .height(150.0)
+        .legend(Legend::default())
+        .show(ui, |p| {
+            for (j, name) in names.iter().enumerate() {
+                let q: Vec<[f64; 2]> = h
+                    .samples
+                    .iter()
+                    .filter_map(|s| s.q.get(j).map(|v| [s.t, f64::from(*v)]))
+                    .collect();
+                p.line(Line::new(name.clone(), PlotPoints::from(q)));
+                let t: Vec<[f64; 2]> = h
+                    .samples
+                    .iter()
+                    .filter_map(|s| {
+                        s.target
+                            .get(j)
+                            .filter(|v| v.is_finite())
+                            .map(|v| [s.t, f64::from(*v)])
+                    })
+                    .collect();
+                if !t.is_empty() {
+                    p.line(
+                        Line::new(format!("{name} target"), PlotPoints::from(t))
+                            .style(egui_plot::LineStyle::dashed_dense()),
+                    );
+                }
+            }
+        });
+    ui.label("round trip per teleop client (ms)");
+    Plot::new("rtt")
+        .height(90.0)
+        .legend(Legend::default())
+        .show(ui, |p| {
+            for (peer, series) in &h.rtt {
+                let pts: Vec<[f64; 2]> = series.iter().copied().collect();
+                p.line(Line::new(peer.clone(), PlotPoints::from(pts)));
+            }
+        });
+}
+
+fn alerts_section(ui: &mut egui::Ui, wv: &WorldView) {
+    if wv.log.is_empty() {
+        ui.small("nothing yet");
+        return;
+    }
+    for e in wv.log.recent().take(12) {
+        ui.small(format!(
+            "{:>8.2} s {:<8} {} {}",
+            e.sim_time, e.source, e.code, e.text
+        ));
+    }
+}
+
+fn trajectory_section(ui: &mut egui::Ui, traj: &mut Trajectories, state: &mut PanelState) {
     match traj.recording.progress() {
         Some((path, steps)) => {
             ui.label(format!("recording {} ({steps} steps)", path.display()));
@@ -288,20 +675,20 @@ fn trajectory_section(ui: &mut egui::Ui, traj: &mut Trajectories) {
     ui.separator();
     ui.horizontal(|ui| {
         ui.label("file");
-        ui.text_edit_singleline(&mut *traj.replay_path);
+        ui.text_edit_singleline(&mut state.replay_path);
     });
     ui.checkbox(
-        &mut traj.replay_by_action,
+        &mut state.replay_by_action,
         "by action (physics) instead of by state",
     );
-    if ui.button("Replay").clicked() && !traj.replay_path.trim().is_empty() {
-        let mode = if *traj.replay_by_action {
+    if ui.button("Replay").clicked() && !state.replay_path.trim().is_empty() {
+        let mode = if state.replay_by_action {
             ReplayMode::Action
         } else {
             ReplayMode::State
         };
         traj.requests.write(TrajectoryCommand::StartReplay {
-            path: traj.replay_path.trim().into(),
+            path: state.replay_path.trim().into(),
             mode,
             demo: 0,
         });

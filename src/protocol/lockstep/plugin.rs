@@ -14,9 +14,9 @@ use super::server::{self, LockstepConfig, LockstepEvent};
 use crate::protocol::core::{
     ChannelTransport, Codec, CommandAdapter, ProtocolTick, ProtocolTime, SampleOutcome,
 };
-use crate::session::{ArmOwner, Session, SessionCommand, SessionSystems};
+use crate::session::{AlertLog, ArmOwner, Session, SessionCommand, SessionSystems};
 use crate::sim::{
-    GatePoll, JointCommand, JointTargets, SIM_DT, Sim, SimStep, SimSystems, StepGate,
+    GatePoll, JointCommand, JointTargets, SIM_DT, Sim, SimClock, SimStep, SimSystems, StepGate,
 };
 
 /// Spec 003 frames ↔ joint velocity commands. State is the joint angles in robot joint order.
@@ -78,12 +78,18 @@ pub struct LockstepServer {
     pub addr: SocketAddr,
     events: Receiver<LockstepEvent>,
     client: Option<Client>,
+    drop_requested: bool,
 }
 
 impl LockstepServer {
     /// The connected client's address.
     pub fn client(&self) -> Option<SocketAddr> {
         self.client.as_ref().map(|c| c.peer)
+    }
+
+    /// Drops the client at the next frame (the panel's disconnect button).
+    pub fn request_disconnect(&mut self) {
+        self.drop_requested = true;
     }
 }
 
@@ -105,6 +111,7 @@ pub fn add(
         addr,
         events,
         client: None,
+        drop_requested: false,
     })
     // Before the session handles commands, so the Start sent on connect precedes every step the
     // client pays for (same inputs, same trajectory, however the answers are timed).
@@ -127,7 +134,29 @@ fn handle_events(
     session: Res<Session>,
     mut targets: ResMut<JointTargets>,
     mut commands: MessageWriter<SessionCommand>,
+    mut log: ResMut<AlertLog>,
+    clock: Res<SimClock>,
 ) {
+    let t = clock.sim_time;
+    let revoked = owner.take_revoked(PROTOCOL);
+    if (revoked || std::mem::take(&mut server.drop_requested))
+        && let Some(peer) = server.client()
+    {
+        drop_client(&mut server, &mut gate, &session, &sim, &mut targets);
+        owner.release(PROTOCOL);
+        let why = if revoked {
+            "control revoked"
+        } else {
+            "disconnected"
+        };
+        warn!("lockstep: dropping {peer}: {why} from the panel");
+        log.push(
+            t,
+            PROTOCOL,
+            "DISCONNECTED",
+            format!("{peer}: {why} from the panel"),
+        );
+    }
     while let Ok(event) = server.events.try_recv() {
         match event {
             LockstepEvent::Connected {
@@ -156,6 +185,7 @@ fn handle_events(
                     .publish(&mut client.transport, &crate::state::joint_state(&sim.0).0);
                 server.client = Some(client);
                 info!("lockstep: {peer} controls the arm; the clock now waits for its answers");
+                log.push(t, PROTOCOL, "CONNECTED", format!("{peer} controls the arm"));
                 commands.write(SessionCommand::Start);
             }
             LockstepEvent::Disconnected { peer, reason } => {
@@ -163,6 +193,7 @@ fn handle_events(
                     drop_client(&mut server, &mut gate, &session, &sim, &mut targets);
                     owner.release(PROTOCOL);
                     warn!("lockstep: {peer} gone ({reason}); the arm follows pause_behavior");
+                    log.push(t, PROTOCOL, "DISCONNECTED", format!("{peer} ({reason})"));
                 }
             }
         }

@@ -25,7 +25,7 @@ use crate::protocol::core::{
 };
 use crate::referee::plugin::{LoggedEvent, Referee};
 use crate::robot::{Pose, RobotModel};
-use crate::session::{ArmOwner, Session, SessionCommand, SessionEvent, SessionSystems};
+use crate::session::{AlertLog, ArmOwner, Session, SessionCommand, SessionEvent, SessionSystems};
 use crate::sim::{
     GatePoll, JointCommand, JointTargets, SIM_DT, Sim, SimClock, SimStep, SimSystems, StepGate,
     gripper_commands,
@@ -254,6 +254,15 @@ pub struct MonitorPort {
     steps_in_cycle: u32,
 }
 
+impl MonitorPort {
+    /// Closes a monitor's connection (the panel's disconnect button).
+    pub fn disconnect(&mut self, conn: u64) {
+        if let Some(m) = self.conns.get(&conn) {
+            let _ = m.out.try_send(Out::Close);
+        }
+    }
+}
+
 /// Starts the ports `options` names and wires them into the app. Returns the bound addresses
 /// (agent, monitor), or the first bind error (e.g. a port in use).
 pub fn add(
@@ -367,8 +376,24 @@ fn agent_events(
     referee: Res<Referee>,
     clock: Res<SimClock>,
     session: Res<Session>,
+    mut log: ResMut<AlertLog>,
 ) {
     let port = &mut *port;
+    let t = clock.sim_time;
+    if owner.take_revoked(PROTOCOL)
+        && let Some(conn) = port.active.take()
+        && let Some(agent) = port.conns.get_mut(&conn)
+    {
+        agent.refuse("control of the arm was revoked from the panel");
+        if let Some(id) = agent.gate.take() {
+            gate.unregister(id);
+        }
+        agent.role = AgentRole::Pending;
+        port.tick.forget_command();
+        port.tick.adapter_mut().clear();
+        targets.commands = session.hold_posture(&sim.0);
+        log.push(t, PROTOCOL, "REVOKED", format!("{} dropped", agent.peer));
+    }
     while let Ok(event) = port.events.try_recv() {
         match event {
             NetEvent::Opened { conn, peer, out } => {
@@ -417,6 +442,7 @@ fn agent_events(
                 match check_init(&exprs, &sim.0.robot.name) {
                     Err(reason) => {
                         warn!("agent: refusing {}: {reason}", agent.peer);
+                        log.push(t, PROTOCOL, "REFUSED", format!("{}: {reason}", agent.peer));
                         agent.refuse(&reason);
                     }
                     Ok((team, number)) => {
@@ -444,6 +470,12 @@ fn agent_events(
                             } else {
                                 ""
                             }
+                        );
+                        log.push(
+                            t,
+                            PROTOCOL,
+                            "CONNECTED",
+                            format!("{label} controls the arm"),
                         );
                         // The first perception goes out now, so a sync agent can answer cycle 1.
                         send_perception(agent, &sim, &referee, &clock, &session);

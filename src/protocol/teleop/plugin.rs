@@ -21,7 +21,7 @@ use super::server::{self, ConnCounters, ServerEvent, SharedSimState, TeleopConfi
 use crate::protocol::core::{LatestCommand, ProtocolTick, SampleOutcome, Transport};
 use crate::referee::plugin::Referee;
 use crate::session::{
-    ArmOwner, Session, SessionCommand, SessionEvent, SessionState, SessionSystems,
+    AlertLog, ArmOwner, Session, SessionCommand, SessionEvent, SessionState, SessionSystems,
 };
 use crate::sim::{JointTargets, SIM_DT, Sim, SimClock, SimScene, SimStep, SimSystems};
 
@@ -142,6 +142,13 @@ impl TeleopServer {
         self.tick.adapter().setpoint()
     }
 
+    /// Where the controller's latest frame asked the end effector to go (world frame), before
+    /// filtering and limits.
+    pub fn raw_target(&self) -> Option<Vec3> {
+        self.controller?;
+        self.tick.latest_command().map(|c| c.target)
+    }
+
     /// Whether the controller's heartbeat has lapsed.
     pub fn net_timeout(&self) -> bool {
         self.controller
@@ -252,9 +259,36 @@ fn handle_events(
     scene: Res<SimScene>,
     mut targets: ResMut<JointTargets>,
     mut commands: MessageWriter<SessionCommand>,
+    mut log: ResMut<AlertLog>,
+    clock: Res<SimClock>,
 ) {
     let state = session.state();
     let server = &mut *server;
+    let t = clock.sim_time;
+    if owner.take_revoked(PROTOCOL)
+        && let Some(conn) = server.controller.take()
+    {
+        server.tick.forget_command();
+        server.tick.adapter_mut().disengage(false);
+        targets.commands = session.hold_posture(&sim.0);
+        if let Some(c) = server.conns.get_mut(&conn) {
+            c.role = Role::Observer;
+            let peer = c.peer;
+            let c = &server.conns[&conn];
+            server.alert(
+                c,
+                state,
+                "REVOKED",
+                "control was revoked from the panel; you observe",
+            );
+            log.push(
+                t,
+                PROTOCOL,
+                "REVOKED",
+                format!("{peer} demoted to observer"),
+            );
+        }
+    }
     while let Ok(event) = server.events.try_recv() {
         match event {
             ServerEvent::Opened {
@@ -303,6 +337,12 @@ fn handle_events(
                     "teleop: {} connected as {}, session {session_id}",
                     c.peer,
                     c.role.as_str()
+                );
+                log.push(
+                    t,
+                    PROTOCOL,
+                    "CONNECTED",
+                    format!("{} as {}", c.peer, c.role.as_str()),
                 );
                 let robot = &sim.0.robot;
                 let mut ext = Map::new();
@@ -442,12 +482,19 @@ fn handle_events(
                             "teleop: refused message #{} from {}: {code}: {message}",
                             c.refused, c.peer
                         );
+                        log.push(t, PROTOCOL, code, format!("{}: {message}", c.peer));
                     }
                 }
             }
             ServerEvent::Closed { conn, reason } => {
                 if let Some(c) = server.conns.get(&conn) {
                     info!("teleop: {} gone ({reason})", c.peer);
+                    log.push(
+                        t,
+                        PROTOCOL,
+                        "DISCONNECTED",
+                        format!("{} ({reason})", c.peer),
+                    );
                 }
                 end_session(server, &mut owner, &session, &sim, &mut targets, conn);
                 server.conns.remove(&conn);
@@ -526,6 +573,8 @@ fn watchdog(
     session: Res<Session>,
     sim: Res<Sim>,
     mut targets: ResMut<JointTargets>,
+    mut log: ResMut<AlertLog>,
+    clock: Res<SimClock>,
 ) {
     let timeout = server.heartbeat_timeout;
     let state = session.state();
@@ -547,6 +596,16 @@ fn watchdog(
             "teleop: NET_TIMEOUT: no heartbeat from {} for {} ms",
             c.peer,
             timeout.as_millis()
+        );
+        log.push(
+            clock.sim_time,
+            PROTOCOL,
+            "NET_TIMEOUT",
+            format!(
+                "no heartbeat from {} for {} ms",
+                c.peer,
+                timeout.as_millis()
+            ),
         );
         if server.controller == Some(id) {
             server.tick.adapter_mut().disengage(true);
@@ -598,6 +657,7 @@ fn publish_state(
     sim: Res<Sim>,
     clock: Res<SimClock>,
     referee: Res<Referee>,
+    mut log: ResMut<AlertLog>,
 ) {
     let now = Instant::now();
     if now < server.next_state {
@@ -637,6 +697,7 @@ fn publish_state(
     ];
     for (_, code, message) in started.iter().filter(|(on, _, _)| *on) {
         server.broadcast("ALERT", state, &alert_ext(code, message));
+        log.push(clock.sim_time, PROTOCOL, code, *message);
     }
     server.alert_flags = flags;
     if server.sessions().next().is_none() {
