@@ -60,7 +60,7 @@ pub(crate) fn plugin(app: &mut App) {
     gizmos::plugin(app);
     history::plugin(app);
     visuals::plugin(app);
-    app.add_systems(Update, update_title);
+    app.add_systems(Update, (update_title, frame_figures));
     panel::plugin(app);
     app.add_systems(
         Update,
@@ -70,6 +70,39 @@ pub(crate) fn plugin(app: &mut App) {
         )
             .before(ClockSystems),
     );
+}
+
+/// When `window_app` began building the app: the start of "time to first frame".
+pub(crate) static STARTED: std::sync::OnceLock<std::time::Instant> = std::sync::OnceLock::new();
+
+/// Logs the time to the first rendered frame, then the frame rate every 10 s.
+fn frame_figures(
+    frames: Res<bevy::diagnostic::FrameCount>,
+    time: Res<Time<Real>>,
+    mut window: Local<Option<(f64, u32)>>,
+) {
+    // Frame 1 has been rendered and presented when frame 2 begins.
+    if frames.0 == 2
+        && let Some(start) = STARTED.get()
+    {
+        info!(
+            "first frame rendered {:.0} ms after start",
+            start.elapsed().as_secs_f64() * 1e3
+        );
+    }
+    let now = time.elapsed_secs_f64();
+    match *window {
+        None => *window = Some((now, frames.0)),
+        Some((t0, f0)) if now - t0 >= 10.0 => {
+            info!(
+                "{:.1} frames/s over the last {:.0} s",
+                f64::from(frames.0 - f0) / (now - t0),
+                now - t0
+            );
+            *window = Some((now, frames.0));
+        }
+        Some(_) => {}
+    }
 }
 
 /// The title shows the scene and the session state (`armsim — default_scene — RUNNING`), so
