@@ -77,7 +77,9 @@ impl Default for SimClock {
             mode: ClockMode::RealTime { speed: 1.0 },
             sim_time: 0.0,
             steps: 0,
-            max_catch_up_steps: 24,
+            // Half a second of sim time: a window rendering at a few frames per second (software
+            // rendering) still runs in real time; only longer stalls drop time.
+            max_catch_up_steps: 120,
             frame_wall_budget: Duration::from_millis(12),
             waiting_for_external: false,
             max_steps_this_frame: u32::MAX,
@@ -326,7 +328,10 @@ mod tests {
 
     #[test]
     fn real_time_caps_catch_up_and_counts_dropped_steps() {
-        let mut clock = SimClock::default();
+        let mut clock = SimClock {
+            max_catch_up_steps: 24,
+            ..SimClock::default()
+        };
         clock.begin_frame(false, false);
         std::thread::sleep(Duration::from_millis(300));
         let b = clock.begin_frame(false, false);

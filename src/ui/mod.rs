@@ -79,6 +79,7 @@ pub(crate) static STARTED: std::sync::OnceLock<std::time::Instant> = std::sync::
 fn frame_figures(
     frames: Res<bevy::diagnostic::FrameCount>,
     time: Res<Time<Real>>,
+    clock: Res<crate::sim::SimClock>,
     mut window: Local<Option<(f64, u32)>>,
 ) {
     // Frame 1 has been rendered and presented when frame 2 begins.
@@ -95,9 +96,10 @@ fn frame_figures(
         None => *window = Some((now, frames.0)),
         Some((t0, f0)) if now - t0 >= 10.0 => {
             info!(
-                "{:.1} frames/s over the last {:.0} s",
+                "{:.1} frames/s over the last {:.0} s; simulation real-time factor {:.2}",
                 f64::from(frames.0 - f0) / (now - t0),
-                now - t0
+                now - t0,
+                clock.stats.real_time_factor
             );
             *window = Some((now, frames.0));
         }
