@@ -108,7 +108,7 @@ impl Rgb {
 }
 
 #[test]
-fn window_shows_panel_table_cubes_and_space_toggles_pause() {
+fn window_shows_the_scene_and_panel_and_responds_to_keys_clicks_and_sliders() {
     for tool in ["Xvfb", "xdotool"] {
         require(tool);
     }
@@ -205,6 +205,17 @@ fn window_shows_panel_table_cubes_and_space_toggles_pause() {
     assert!(
         red > 20 && green > 20 && blue > 20,
         "cubes: red {red}, green {green}, blue {blue} pixels"
+    );
+    // The arm: its orange links (more saturated than the wood of the table).
+    let arm = img.count(330, |[r, g, b]| {
+        r > 170 && i32::from(r) - i32::from(b) > 120 && i32::from(r) - i32::from(g) > 60
+    });
+    assert!(arm > 500, "arm not found: {arm} orange pixels");
+    // The goal zone marker (a yellow gizmo line on the table).
+    let zone = img.count(330, |[r, g, b]| r > 200 && g > 170 && b < 80);
+    assert!(
+        zone > 20,
+        "goal zone marker not found: {zone} yellow pixels"
     );
 
     // Space from IDLE starts the session, Space again pauses it: real key events through X.
