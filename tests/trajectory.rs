@@ -68,6 +68,10 @@ fn snapshot_shape_and_set_state_restores_velocities() {
     assert_eq!(arm.joint_pos.len(), 8);
     assert_eq!(arm.body_names.len(), arm.body_state.len());
     assert!(before.cameras.is_empty());
+    let full = state::snapshot_app(app.world());
+    assert_eq!(full.extras["session"], "RUNNING");
+    assert_eq!(full.extras["referee"]["play_mode"], "BeforeStart");
+    assert_eq!(full.extras["steps"], 30);
     let red = before.objects["cube_red"].root_state;
     assert!(
         red[7].abs() > 0.01 || red[9].abs() > 0.01,

@@ -446,25 +446,14 @@ fn connections_section(ui: &mut egui::Ui, servers: &mut Servers) {
         for id in ids {
             any = true;
             let c = &a.conns[&id];
-            let secs = c.opened.elapsed().as_secs_f64().max(1e-3);
             let role = if a.active() == Some(id) {
                 "controller"
             } else {
                 "pending"
             };
-            let line = format!(
-                "{} {role} {:.0}s in {:.0}/s out {:.0}/s",
-                c.peer,
-                secs,
-                c.msgs_in as f64 / secs,
-                c.msgs_out as f64 / secs
-            );
-            ui.horizontal(|ui| {
-                ui.small(line);
-                if ui.small_button("✕").on_hover_text("disconnect").clicked() {
-                    a.disconnect(id);
-                }
-            });
+            if conn_row(ui, c.peer, role, c.opened, c.msgs_in, c.msgs_out) {
+                a.disconnect(id);
+            }
         }
     }
     if let Some(m) = servers.monitors.as_mut() {
@@ -473,20 +462,9 @@ fn connections_section(ui: &mut egui::Ui, servers: &mut Servers) {
         for id in ids {
             any = true;
             let c = &m.conns[&id];
-            let secs = c.opened.elapsed().as_secs_f64().max(1e-3);
-            let line = format!(
-                "{} observer {:.0}s in {:.0}/s out {:.0}/s",
-                c.peer,
-                secs,
-                c.msgs_in as f64 / secs,
-                c.msgs_out as f64 / secs
-            );
-            ui.horizontal(|ui| {
-                ui.small(line);
-                if ui.small_button("✕").on_hover_text("disconnect").clicked() {
-                    m.disconnect(id);
-                }
-            });
+            if conn_row(ui, c.peer, "observer", c.opened, c.msgs_in, c.msgs_out) {
+                m.disconnect(id);
+            }
         }
     }
     if let Some(l) = servers.lockstep.as_mut() {
@@ -504,6 +482,28 @@ fn connections_section(ui: &mut egui::Ui, servers: &mut Servers) {
     if !any {
         ui.small("no clients");
     }
+}
+
+/// One client's row: peer, role, connected for, messages per second; true if its disconnect
+/// button was clicked.
+fn conn_row(
+    ui: &mut egui::Ui,
+    peer: std::net::SocketAddr,
+    role: &str,
+    opened: std::time::Instant,
+    msgs_in: u64,
+    msgs_out: u64,
+) -> bool {
+    let secs = opened.elapsed().as_secs_f64().max(1e-3);
+    ui.horizontal(|ui| {
+        ui.small(format!(
+            "{peer} {role} {secs:.0}s in {:.0}/s out {:.0}/s",
+            msgs_in as f64 / secs,
+            msgs_out as f64 / secs
+        ));
+        ui.small_button("✕").on_hover_text("disconnect").clicked()
+    })
+    .inner
 }
 
 fn referee_section(
