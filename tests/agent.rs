@@ -477,3 +477,24 @@ fn oversized_frames_are_refused_before_allocation() {
         }),
     );
 }
+
+#[test]
+fn a_connection_without_init_is_closed_after_ten_seconds() {
+    let (mut app, agent, _) = sexp_app(ClockMode::RealTime { speed: 1.0 }, false);
+    let waited = drive(
+        &mut app,
+        std::thread::spawn(move || {
+            let mut a = Peer::open(agent);
+            let t0 = Instant::now();
+            let reply = a.recv().expect("an error before the close");
+            let reason = is_error(&reply).expect("(error …)");
+            assert!(reason.contains("init"), "{reason}");
+            assert!(a.closed());
+            t0.elapsed()
+        }),
+    );
+    assert!(
+        waited >= Duration::from_secs(9) && waited < Duration::from_secs(15),
+        "closed after {waited:?}"
+    );
+}

@@ -34,6 +34,9 @@ use crate::sim::{
 /// The protocol name in logs and arm ownership.
 pub const PROTOCOL: &str = "agent";
 
+/// A connection must send `(init …)` within this time.
+const INIT_TIMEOUT: Duration = Duration::from_secs(10);
+
 /// Agent messages queued before the oldest is dropped (real time) or the agent is (sync).
 const MAX_INBOX: usize = 256;
 
@@ -192,6 +195,7 @@ pub struct AgentConn {
     waiting_since: Instant,
     steps_in_cycle: u32,
     referee_cursor: u64,
+    init_timed_out: bool,
 }
 
 impl AgentConn {
@@ -412,6 +416,7 @@ fn agent_events(
                         waiting_since: Instant::now(),
                         steps_in_cycle: 0,
                         referee_cursor: referee.last_seq(),
+                        init_timed_out: false,
                     },
                 );
             }
@@ -500,6 +505,20 @@ fn agent_events(
                     }
                 }
             }
+        }
+    }
+    // A connection that never says who it is would hold a thread and a socket forever.
+    for agent in port.conns.values_mut() {
+        if agent.role == AgentRole::Pending
+            && !agent.init_timed_out
+            && agent.opened.elapsed() >= INIT_TIMEOUT
+        {
+            agent.init_timed_out = true;
+            warn!(
+                "agent: {} sent no (init …) within {INIT_TIMEOUT:?}; closing",
+                agent.peer
+            );
+            agent.refuse("no (init <model> <team> <number>) within 10 s");
         }
     }
 }
