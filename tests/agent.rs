@@ -35,20 +35,8 @@ fn sexp_app(clock: ClockMode, sync: bool) -> (App, SocketAddr, SocketAddr) {
     (app, agent.unwrap(), monitor.unwrap())
 }
 
-/// Runs frames until the client is done or the app exits; returns the client's result.
 fn drive<T>(app: &mut App, client: JoinHandle<T>) -> T {
-    let deadline = Instant::now() + Duration::from_secs(60);
-    while !client.is_finished() {
-        assert!(Instant::now() < deadline, "client did not finish in time");
-        if app.should_exit().is_none() {
-            app.update();
-        }
-        std::thread::sleep(Duration::from_micros(200));
-    }
-    match client.join() {
-        Ok(v) => v,
-        Err(e) => std::panic::resume_unwind(e),
-    }
+    common::drive(app, client, Duration::from_micros(200))
 }
 
 struct Peer {

@@ -38,18 +38,8 @@ fn teleop_app(scene: Arc<Scene>) -> (App, SocketAddr) {
     (app, addr)
 }
 
-/// Runs frames in real time until the client thread is done and returns its result.
 fn drive<T>(app: &mut App, client: JoinHandle<T>) -> T {
-    let deadline = Instant::now() + Duration::from_secs(60);
-    while !client.is_finished() {
-        assert!(Instant::now() < deadline, "client did not finish in time");
-        app.update();
-        std::thread::sleep(Duration::from_micros(300));
-    }
-    match client.join() {
-        Ok(v) => v,
-        Err(e) => std::panic::resume_unwind(e),
-    }
+    common::drive(app, client, Duration::from_micros(300))
 }
 
 struct Client {

@@ -127,17 +127,11 @@ pub(crate) fn plugin(app: &mut App, scene: &Scene) {
 fn judge(mut referee: ResMut<Referee>, mut sim: ResMut<Sim>, clock: Res<SimClock>) {
     let referee = &mut *referee;
     let world = &sim.0;
-    let half = [world.table_size[0] / 2.0, world.table_size[1] / 2.0];
+    let (min_xy, max_xy) = world.table_bounds();
     let table = TableView {
         top_z: world.table_top_z,
-        min_xy: [
-            world.table_center[0] - half[0],
-            world.table_center[1] - half[1],
-        ],
-        max_xy: [
-            world.table_center[0] + half[0],
-            world.table_center[1] + half[1],
-        ],
+        min_xy,
+        max_xy,
     };
     let views: Vec<ObjectView<'_>> = world
         .objects

@@ -297,6 +297,15 @@ impl SimWorld {
         Pose::new(p.translation, p.rotation)
     }
 
+    /// The table top's footprint in the world: (min x y, max x y).
+    pub fn table_bounds(&self) -> ([f32; 2], [f32; 2]) {
+        let (c, s) = (self.table_center, self.table_size);
+        (
+            [c[0] - s[0] / 2.0, c[1] - s[1] / 2.0],
+            [c[0] + s[0] / 2.0, c[1] + s[1] / 2.0],
+        )
+    }
+
     /// Linear and angular velocity of a rigid body (world frame).
     pub fn body_velocity(&self, handle: RigidBodyHandle) -> (Vec3, Vec3) {
         let rb = &self.physics.bodies[handle];

@@ -36,6 +36,32 @@ pub fn app_for(scene: Arc<Scene>) -> App {
     app
 }
 
+/// Runs frames until the client thread is done (or 60 s pass, or the app asks to exit), pausing
+/// `pause` between frames, and returns the client's result (re-raising its panic).
+pub fn drive<T>(
+    app: &mut App,
+    client: std::thread::JoinHandle<T>,
+    pause: std::time::Duration,
+) -> T {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    while !client.is_finished() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "client did not finish in time"
+        );
+        if app.should_exit().is_none() {
+            app.update();
+        }
+        if !pause.is_zero() {
+            std::thread::sleep(pause);
+        }
+    }
+    match client.join() {
+        Ok(v) => v,
+        Err(e) => std::panic::resume_unwind(e),
+    }
+}
+
 /// Sends a session command and lets the app process it.
 pub fn command(app: &mut App, cmd: SessionCommand) {
     app.world_mut().write_message(cmd);

@@ -135,20 +135,14 @@ impl TeleopController {
             direction: world.base_pose.rotation.inverse() * Vec3::NEG_Z,
             weight: 0.1,
         };
-        let half = [world.table_size[0] / 2.0, world.table_size[1] / 2.0];
+        let (table_min, table_max) = world.table_bounds();
         Self {
             arm_joints: scene.arm_joints(),
             gripper: scene.gripper_joint(),
             limits: scene.config.control.limits.clone(),
             table_top_z: world.table_top_z,
-            table_min: [
-                world.table_center[0] - half[0],
-                world.table_center[1] - half[1],
-            ],
-            table_max: [
-                world.table_center[0] + half[0],
-                world.table_center[1] + half[1],
-            ],
+            table_min,
+            table_max,
             base: world.base_pose,
             tool_axis,
             filter: OneEuro3::new(filter),
