@@ -350,13 +350,15 @@ fn run() -> anyhow::Result<ExitCode> {
         add_servers(&mut app)?;
         headless::stop_on_signals().map_err(anyhow::Error::msg)?;
         let report = headless::run(&mut app, stop);
-        if let Some(Err(e)) = trajectory::finish_recording(app.world_mut()) {
-            eprintln!("armsim: the recording could not be written: {e}");
-        }
+        let recording = trajectory::recording_outcome(app.world_mut());
         if let Some(replay) = app.world().get_resource::<trajectory::Replay>() {
             println!("{}", replay.report());
         }
         println!("{report}");
+        if let Some(Err(e)) = recording {
+            eprintln!("armsim: the recording could not be written: {e}");
+            return Ok(ExitCode::FAILURE);
+        }
     } else {
         let ui_options = armsim::ui::UiOptions {
             screenshot: cli.screenshot,
@@ -364,8 +366,11 @@ fn run() -> anyhow::Result<ExitCode> {
         let mut app = armsim::window_app(scene, &options, ui_options);
         add_servers(&mut app)?;
         // Bevy's own Ctrl-C handler closes the window through AppExit (ctrlc's `termination`
-        // feature, which armsim enables, makes it cover SIGTERM too); recordings finish on it.
-        app.run();
+        // feature, which armsim enables, makes it cover SIGTERM too); recordings finish on it,
+        // and one that cannot be written makes the exit an error.
+        if app.run().is_error() {
+            return Ok(ExitCode::FAILURE);
+        }
     }
     Ok(ExitCode::SUCCESS)
 }

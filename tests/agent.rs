@@ -73,7 +73,7 @@ impl Peer {
     }
 
     /// Reads until a message has an expression with head `head`.
-    fn until(&mut self, what: &str, pred: impl Fn(&[Sexp]) -> bool) -> Vec<Sexp> {
+    fn until(&mut self, what: &str, mut pred: impl FnMut(&[Sexp]) -> bool) -> Vec<Sexp> {
         let deadline = Instant::now() + Duration::from_secs(10);
         loop {
             assert!(Instant::now() < deadline, "no {what} within 10 s");
@@ -485,4 +485,106 @@ fn a_connection_without_init_is_closed_after_ten_seconds() {
         waited >= Duration::from_secs(9) && waited < Duration::from_secs(15),
         "closed after {waited:?}"
     );
+}
+
+fn object_quat(msg: &[Sexp], name: &str) -> Option<[f64; 4]> {
+    let q = msg
+        .iter()
+        .filter(|e| e.is("quat"))
+        .find(|e| e.find("n").and_then(|n| n.arg(0)).and_then(|a| a.as_atom()) == Some(name))?
+        .find("q")?;
+    let mut out = [0.0; 4];
+    for (i, v) in out.iter_mut().enumerate() {
+        *v = q.arg(i)?.as_f64().ok()?;
+    }
+    Some(out)
+}
+
+#[test]
+fn an_agent_reconnecting_at_once_is_never_refused() {
+    let (mut app, agent, _) = sexp_app(ClockMode::RealTime { speed: 1.0 }, false);
+    let refusals = drive(
+        &mut app,
+        std::thread::spawn(move || {
+            let mut refusals = Vec::new();
+            for _ in 0..40 {
+                let mut a = Peer::open(agent);
+                a.send("(init arm6 teamA 1)");
+                let first = a.recv().expect("a perception or an error");
+                if let Some(reason) = is_error(&first) {
+                    refusals.push(reason);
+                }
+                // Gone at once, as a client restarting in a loop is.
+            }
+            refusals
+        }),
+    );
+    assert!(
+        refusals.is_empty(),
+        "{} of 40 immediate reconnects refused: {:?}",
+        refusals.len(),
+        refusals.first()
+    );
+}
+
+#[test]
+fn a_message_of_a_million_bytes_of_expressions_costs_one_error() {
+    let (mut app, _, monitor) = sexp_app(ClockMode::RealTime { speed: 1.0 }, false);
+    drive(
+        &mut app,
+        std::thread::spawn(move || {
+            let mut m = Peer::open(monitor);
+            // 349,525 `(x)` in a frame just under the 1 MiB limit.
+            m.send(&"(x)".repeat((1 << 20) / 3));
+            m.send("(pause)");
+            let mut errors = Vec::new();
+            m.until("(ok pause)", |msg| {
+                if let Some(reason) = is_error(msg) {
+                    errors.push(reason);
+                }
+                find(msg, "ok").is_some()
+            });
+            assert_eq!(
+                errors.len(),
+                1,
+                "one error per message, got {}",
+                errors.len()
+            );
+            assert!(errors[0].contains("ignored"), "{}", errors[0]);
+        }),
+    );
+}
+
+#[test]
+fn huge_finite_numbers_are_refused_and_never_poison_the_world() {
+    let (mut app, agent, monitor) = sexp_app(ClockMode::RealTime { speed: 1.0 }, false);
+    drive(
+        &mut app,
+        std::thread::spawn(move || {
+            let mut m = Peer::open(monitor);
+            m.send("(cube (n cube_blue)(pos 3e38 0.1 1.2))");
+            let err = m.until("an error", |msg| is_error(msg).is_some());
+            assert!(
+                is_error(&err).unwrap().contains("outside the world"),
+                "{err:?}"
+            );
+            // Huge but finite components: a direction all the same, normalised without overflow.
+            m.send("(cube (n cube_blue)(pos 0.45 0.1 1.2)(quat 3e38 3e38 3e38 3e38))");
+            m.until("(ok cube)", |msg| find(msg, "ok").is_some());
+            let frame = m.until("a world frame", |msg| {
+                object_quat(msg, "cube_blue").is_some()
+            });
+            let q = object_quat(&frame, "cube_blue").unwrap();
+            let norm = q.iter().map(|v| v * v).sum::<f64>().sqrt();
+            assert!((norm - 1.0).abs() < 1e-3, "{q:?}");
+
+            let mut a = Peer::open(agent);
+            a.send("(init arm6 teamA 1)");
+            a.recv().expect("a perception");
+            a.send("(shoulder_pan 10 0 3e38 0 0)");
+            let err = a.until("an error", |msg| is_error(msg).is_some());
+            assert!(is_error(&err).unwrap().contains("ignored"), "{err:?}");
+        }),
+    );
+    assert_ne!(state(&app), armsim::session::SessionState::Error);
 }

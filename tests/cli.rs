@@ -99,3 +99,98 @@ fn help_lists_the_flags() {
         assert!(help.contains(flag), "--help lacks {flag}:\n{help}");
     }
 }
+
+/// Starts `armsim` with `args` under a shell that first runs `pre` (e.g. `ulimit -n 128`),
+/// reading its log until `marker` shows; returns the child, the matching line and a thread
+/// that gathers the rest of the log.
+fn spawn_logging(
+    pre: &str,
+    args: &[&str],
+    marker: &str,
+) -> (
+    std::process::Child,
+    String,
+    std::thread::JoinHandle<Vec<String>>,
+) {
+    use std::io::BufRead;
+    let bin = env!("CARGO_BIN_EXE_armsim");
+    let mut cmd = Command::new("sh");
+    cmd.current_dir(env!("CARGO_MANIFEST_DIR"))
+        .arg("-c")
+        .arg(format!("{pre}; exec \"$0\" \"$@\""))
+        .arg(bin)
+        .args([
+            "--teleop-port",
+            "0",
+            "--agent-port",
+            "0",
+            "--monitor-port",
+            "0",
+        ])
+        .args(args)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped());
+    let mut child = cmd.spawn().expect("armsim starts");
+    let mut lines = std::io::BufReader::new(child.stderr.take().unwrap()).lines();
+    let found = lines
+        .by_ref()
+        .map_while(Result::ok)
+        .find(|l| l.contains(marker))
+        .unwrap_or_else(|| panic!("armsim never logged {marker:?}"));
+    let rest = std::thread::spawn(move || lines.map_while(Result::ok).collect());
+    (child, found, rest)
+}
+
+#[test]
+fn out_of_descriptors_the_accept_loop_backs_off_and_logs_once_a_second() {
+    let (child, line, rest) = spawn_logging(
+        "ulimit -n 128",
+        &["--headless", "--duration", "4", "--realtime"],
+        "monitor: listening on ",
+    );
+    let addr: std::net::SocketAddr = line
+        .rsplit("listening on ")
+        .next()
+        .and_then(|s| s.split_whitespace().next())
+        .and_then(|s| s.parse().ok())
+        .unwrap_or_else(|| panic!("no address in {line:?}"));
+    // Far more connections than 128 descriptors allow the server to take.
+    let held: Vec<_> = (0..300)
+        .filter_map(|_| std::net::TcpStream::connect(addr).ok())
+        .collect();
+    let out = child.wait_with_output().expect("armsim exits");
+    drop(held);
+    let log = rest.join().unwrap();
+    let failures = log
+        .iter()
+        .filter(|l| l.contains("accept failed") || l.contains("cannot serve"))
+        .count();
+    assert!(
+        (1..=8).contains(&failures),
+        "{failures} failed-accept lines in 4 s (want one a second at most)"
+    );
+    assert!(out.status.success(), "{}", log.join("\n"));
+}
+
+#[test]
+fn a_recording_that_cannot_be_written_makes_the_exit_an_error() {
+    let dir = std::env::temp_dir().join(format!("armsim-lost-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let target = dir.join("run.json");
+    let target_arg = target.to_str().unwrap().to_string();
+    let (child, _, rest) = spawn_logging(
+        ":",
+        &["--headless", "--duration", "1.5", "--record", &target_arg],
+        "recording to ",
+    );
+    // The folder goes away under the running recording: the file can no longer be written.
+    std::fs::remove_dir_all(&dir).unwrap();
+    let out = child.wait_with_output().expect("armsim exits");
+    let log = rest.join().unwrap().join("\n");
+    assert!(
+        !out.status.success(),
+        "exit 0 with a lost recording:\n{log}"
+    );
+    assert!(log.contains("recording"), "{log}");
+    assert!(!target.exists());
+}

@@ -230,3 +230,69 @@ fn a_port_in_use_is_a_clear_error() {
     let err = plugin::add(&mut app, addr, Duration::from_secs(1)).unwrap_err();
     assert_eq!(err.kind(), std::io::ErrorKind::AddrInUse);
 }
+
+/// True once the server has closed `s` (end of stream or reset); false while it is open.
+fn closed_by_server(s: &mut TcpStream) -> bool {
+    s.set_read_timeout(Some(Duration::from_millis(20))).unwrap();
+    let mut b = [0u8; 64];
+    let closed = match s.read(&mut b) {
+        Ok(0) => true,
+        Ok(_) => false,
+        Err(e) => !matches!(
+            e.kind(),
+            std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
+        ),
+    };
+    s.set_read_timeout(Some(Duration::from_secs(20))).unwrap();
+    closed
+}
+
+#[test]
+fn a_client_trickling_its_answer_is_dropped_at_the_answer_deadline() {
+    // One byte every 150 ms never trips a per-read timeout of 1 s; the answer's deadline must.
+    let (mut app, addr) = lockstep_app(Duration::from_secs(1));
+    let client = std::thread::spawn(move || {
+        let mut s = connect(addr);
+        let _ = read_frame(&mut s);
+        for sent in 0..39 {
+            if s.write_all(&[0]).is_err() || closed_by_server(&mut s) {
+                return Some(sent);
+            }
+            std::thread::sleep(Duration::from_millis(150));
+        }
+        None
+    });
+    let sent = drive(&mut app, client);
+    let sent = sent.expect("the server kept a client that took 6 s over one 40-byte answer");
+    assert!(sent < 39, "dropped only after {sent} bytes");
+    // The slot is free again: the next client is served.
+    let next = drive(&mut app, play(addr, 2, sine));
+    assert_eq!(next.len(), 3);
+}
+
+#[test]
+fn a_client_reconnecting_at_once_is_never_refused() {
+    let (mut app, addr) = lockstep_app(Duration::from_secs(5));
+    let client = std::thread::spawn(move || {
+        let mut refused = 0;
+        for round in 0..30 {
+            let mut s = connect(addr);
+            let mut frame = [0u8; 8 + 4 * N];
+            if s.read_exact(&mut frame).is_err() {
+                refused += 1;
+                continue;
+            }
+            // Half the rounds answer before leaving, half leave mid-step.
+            if round % 2 == 0 {
+                answer(&mut s, &[0.1; N]);
+            }
+            drop(s);
+        }
+        refused
+    });
+    let refused = drive(&mut app, client);
+    assert_eq!(
+        refused, 0,
+        "{refused} of 30 immediate reconnects were refused"
+    );
+}

@@ -254,3 +254,26 @@ fn a_gated_step_waits_for_its_source_while_frames_go_on() {
         "ungated: fast mode runs again"
     );
 }
+
+#[test]
+fn a_non_finite_cube_puts_the_session_in_error() {
+    let mut app = app_for(default_scene());
+    command(&mut app, SessionCommand::Start);
+    run_steps(&mut app, 5);
+    assert_eq!(state(&app), SessionState::Running);
+    {
+        // Only the physics can do this (placements refuse it): a body gone NaN, not a joint.
+        let mut s = sim_mut(&mut app);
+        let body = s.0.objects[0].body;
+        s.0.physics.bodies[body].set_translation(Vec3::new(0.5, f32::NAN, 1.1), true);
+    }
+    run_steps(&mut app, 1);
+    assert_eq!(state(&app), SessionState::Error);
+    let why = app
+        .world()
+        .resource::<armsim::session::Session>()
+        .error
+        .clone()
+        .unwrap_or_default();
+    assert!(why.contains("cube"), "{why}");
+}

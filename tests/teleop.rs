@@ -136,6 +136,16 @@ impl Client {
         self.until("state_frame", |v| v["msg_type"] == "state_frame")
     }
 
+    /// The first state frame stamped at or after `event` (a `sim_event`), skipping frames that
+    /// were already on their way when it happened. After waiting on an event, read the state
+    /// with this, never with [`Client::state`].
+    fn state_after(&mut self, event: &Value) -> Value {
+        let at = stamp(event);
+        self.until("a state frame after the event", |v| {
+            v["msg_type"] == "state_frame" && stamp(v) >= at
+        })
+    }
+
     fn ui(&mut self, command: &str) {
         self.send("ui_cmd", json!({ "command": command }));
     }
@@ -191,6 +201,17 @@ impl Client {
         }
         last
     }
+}
+
+/// `(episode, step)` of a state frame or sim_event: orders them across resets.
+fn stamp(msg: &Value) -> (u64, u64) {
+    let ext = &msg["payload"]["extensions"];
+    let field = |name: &str| {
+        ext[name]
+            .as_u64()
+            .unwrap_or_else(|| panic!("no extensions.{name} in {msg}"))
+    };
+    (field("episode"), field("step"))
 }
 
 fn ee(state: &Value) -> [f64; 3] {
@@ -273,7 +294,7 @@ fn pause_freezes_and_reset_restores_the_scene() {
             c.ui("PAUSE");
             let paused = c.event("PAUSED");
             assert_eq!(paused["payload"]["sim_state"], "PAUSED");
-            let a = c.state();
+            let a = c.state_after(&paused);
             c.stream([0.6, -0.2, 1.3], 0, true, 0.4, true);
             let b = c.state();
             assert_eq!(b["payload"]["sim_state"], "PAUSED");
@@ -292,7 +313,7 @@ fn pause_freezes_and_reset_restores_the_scene() {
             c.ui("RESET");
             let reset = c.event("RESET_DONE");
             assert_eq!(reset["payload"]["sim_state"], "IDLE");
-            let after = c.state();
+            let after = c.state_after(&reset);
             assert_eq!(after["payload"]["sim_state"], "IDLE");
             let q0: Vec<f64> = serde_json::from_value(initial["payload"]["q_rad"].clone()).unwrap();
             let q1: Vec<f64> = serde_json::from_value(after["payload"]["q_rad"].clone()).unwrap();
@@ -595,8 +616,8 @@ fn after_a_reset_an_unclutched_arm_stays_where_the_reset_put_it() {
             c.event("STARTED");
             c.stream([0.4, 0.2, 1.2], 0, true, 1.5, true);
             c.ui("RESET");
-            c.event("RESET_DONE");
-            let home = ee(&c.state());
+            let reset = c.event("RESET_DONE");
+            let home = ee(&c.state_after(&reset));
             c.ui("START");
             c.event("STARTED");
             // Clutch off: the arm must hold the reset posture, not return to the old target.
@@ -605,6 +626,76 @@ fn after_a_reset_an_unclutched_arm_stays_where_the_reset_put_it() {
                 dist(home, ee(&held)) < 0.005,
                 "the arm moved from {home:?} to {:?} with the clutch off",
                 ee(&held)
+            );
+        }),
+    );
+}
+
+#[test]
+fn trickling_handshakes_never_keep_a_real_client_out() {
+    use std::io::{Read, Write};
+    let (mut app, addr) = teleop_app(default_scene());
+    drive(
+        &mut app,
+        std::thread::spawn(move || {
+            // More half-sent requests than the server takes connections.
+            let mut tricklers: Vec<TcpStream> = (0..300)
+                .map(|_| {
+                    let mut s = TcpStream::connect(addr).expect("connects");
+                    s.write_all(b"GET /ws HTTP/1.1\r\n").unwrap();
+                    s
+                })
+                .collect();
+            let mut c = Client::open(addr);
+            let hello = c.hello();
+            assert_eq!(hello["payload"]["extensions"]["role"], "controller");
+            drop(tricklers.drain(..));
+
+            // One deadline for the whole handshake, however the bytes trickle in.
+            let mut slow = TcpStream::connect(addr).expect("connects");
+            slow.set_read_timeout(Some(Duration::from_millis(300)))
+                .unwrap();
+            let request = b"GET /ws HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\n";
+            let mut b = [0u8; 256];
+            for (sent, byte) in request.iter().enumerate() {
+                if slow.write_all(&[*byte]).is_err() {
+                    return sent;
+                }
+                match slow.read(&mut b) {
+                    Ok(0) => return sent,
+                    Ok(_) => {}
+                    Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {}
+                    Err(_) => return sent,
+                }
+            }
+            panic!(
+                "a handshake trickling for {} s was never cut off",
+                request.len() * 3 / 10
+            );
+        }),
+    );
+}
+
+#[test]
+fn a_huge_finite_target_is_refused_and_the_next_frames_still_steer() {
+    let (mut app, addr) = teleop_app(default_scene());
+    drive(
+        &mut app,
+        std::thread::spawn(move || {
+            let mut c = Client::open(addr);
+            c.hello();
+            c.ui("START");
+            c.event("STARTED");
+            c.stream([0.45, 0.1, 1.2], 0, true, 0.3, true);
+            c.control([1e37, 0.0, 1.2], 0, true);
+            let alert = c.alert("BAD_CONTROL_FRAME");
+            let message = alert["payload"]["extensions"]["alert"]["message"].to_string();
+            assert!(message.contains("outside the world"), "{message}");
+            let last = c.stream([0.4, -0.15, 1.15], 0, true, 1.5, true);
+            assert!(
+                dist(ee(&last), [0.4, -0.15, 1.15]) < 0.01,
+                "valid frames after a huge one did not steer: {:?}",
+                ee(&last)
             );
         }),
     );

@@ -37,6 +37,8 @@ pub struct SimClock {
     pub sim_time: f64,
     /// Steps since the scene was loaded or reset.
     pub steps: u64,
+    /// Resets since start: with `steps`, a stamp that orders moments across resets.
+    pub episode: u64,
     /// Real-time mode: the most steps one frame may run to catch up; beyond it, time is dropped
     /// (the sim runs slower than real time rather than spiralling).
     pub max_catch_up_steps: u32,
@@ -77,6 +79,7 @@ impl Default for SimClock {
             mode: ClockMode::RealTime { speed: 1.0 },
             sim_time: 0.0,
             steps: 0,
+            episode: 0,
             // Half a second of sim time: a window rendering at a few frames per second (software
             // rendering) still runs in real time; only longer stalls drop time.
             max_catch_up_steps: 120,
@@ -113,6 +116,7 @@ impl SimClock {
 
     /// Back to time zero (reset); the mode and its settings stay.
     pub fn reset(&mut self) {
+        self.episode += 1;
         self.sim_time = 0.0;
         self.steps = 0;
         self.accumulator = 0.0;

@@ -17,8 +17,9 @@ use bevy::prelude::*;
 
 pub use clock::{ClockMode, SimClock, StepGate};
 pub use world::{
-    BodyRole, CommandError, JointCommand, ObjectBody, PlaceError, SIM_DT, SIM_HZ, SimWorld,
-    gripper_commands, gripper_range,
+    BodyRole, CommandError, JointCommand, MAX_PLACE_ANG_VEL, MAX_PLACE_LIN_VEL, ObjectBody,
+    PlaceError, SIM_DT, SIM_HZ, SimWorld, WORLD_HALF_EXTENT, gripper_commands, gripper_range,
+    unit_quat,
 };
 
 use crate::scene::Scene;
@@ -201,10 +202,18 @@ fn apply_targets(targets: Res<JointTargets>, session: Res<Session>, mut sim: Res
 fn physics_step(mut sim: ResMut<Sim>, mut clock: ResMut<SimClock>, mut session: ResMut<Session>) {
     sim.0.step();
     clock.advance();
-    if session.state() != SessionState::Error
-        && !sim.0.joint_positions().iter().all(|q| q.is_finite())
-    {
-        let why = "physics produced a non-finite joint state".to_string();
+    if session.state() == SessionState::Error {
+        return;
+    }
+    // Any body, not only the arm: a cube gone NaN would otherwise hang in every later frame.
+    let why = if !sim.0.joint_positions().iter().all(|q| q.is_finite()) {
+        Some("physics produced a non-finite joint state".to_string())
+    } else {
+        sim.0
+            .non_finite_body()
+            .map(|body| format!("physics produced a non-finite state for {body}"))
+    };
+    if let Some(why) = why {
         session::fail(&mut session, &sim.0, why);
     }
 }

@@ -11,7 +11,7 @@ use bevy_rapier3d::rapier::prelude::{
     JointAxis, MassProperties, MotorModel, MultibodyJointHandle, PhysicsWorld, RigidBodyBuilder,
     RigidBodyHandle,
 };
-use glam::{Quat, Vec3};
+use glam::{Quat, Vec3, Vec4};
 
 use crate::robot::{JointKind, Pose, RobotModel, Shape, kinematics};
 use crate::scene::{ObjectConfig, Scene};
@@ -336,12 +336,13 @@ impl SimWorld {
         {
             return Err(PlaceError::NotFinite);
         }
-        // A unit quaternion is used as given (bit-exact replay); anything else is normalised.
-        let rot = if (pose.rotation.length_squared() - 1.0).abs() < 1e-6 {
-            pose.rotation
-        } else {
-            pose.rotation.normalize()
-        };
+        if pose.translation.abs().max_element() > WORLD_HALF_EXTENT {
+            return Err(PlaceError::OutOfWorld(pose.translation));
+        }
+        if lin_vel.length() > MAX_PLACE_LIN_VEL || ang_vel.length() > MAX_PLACE_ANG_VEL {
+            return Err(PlaceError::TooFast);
+        }
+        let rot = unit_quat(pose.rotation).ok_or(PlaceError::BadRotation)?;
         let rb = &mut self.physics.bodies[o.body];
         rb.set_position(to_rapier(&Pose::new(pose.translation, rot)), true);
         rb.set_linvel(lin_vel, true);
@@ -359,6 +360,23 @@ impl SimWorld {
             .map(|o| o.initial)
             .ok_or(PlaceError::NoSuchObject(index))?;
         self.place_object(index, initial, Vec3::ZERO, Vec3::ZERO)
+    }
+
+    /// The first body (table, object or link) whose pose or velocity is not finite, by name.
+    pub fn non_finite_body(&self) -> Option<String> {
+        self.bodies().find_map(|(role, handle)| {
+            let rb = &self.physics.bodies[handle];
+            let p = rb.position();
+            let finite = p.translation.is_finite()
+                && p.rotation.is_finite()
+                && rb.linvel().is_finite()
+                && rb.angvel().is_finite();
+            (!finite).then(|| match role {
+                BodyRole::Table => "the table".to_string(),
+                BodyRole::Object(i) => format!("object {}", self.objects[i].name),
+                BodyRole::Link(i) => format!("link {}", self.robot.links[i].name),
+            })
+        })
     }
 
     /// The end-effector point in the world frame.
@@ -436,6 +454,37 @@ pub enum PlaceError {
     NoSuchObject(usize),
     #[error("pose and velocities must be finite")]
     NotFinite,
+    #[error("position {0} is outside the world (each coordinate within ±{WORLD_HALF_EXTENT} m)")]
+    OutOfWorld(Vec3),
+    #[error("velocities must stay within {MAX_PLACE_LIN_VEL} m/s and {MAX_PLACE_ANG_VEL} rad/s")]
+    TooFast,
+    #[error("the orientation must be a non-zero quaternion")]
+    BadRotation,
+}
+
+/// Where anything may be placed from outside: each world coordinate within this many metres.
+pub const WORLD_HALF_EXTENT: f32 = 50.0;
+/// The fastest an object may be thrown by a placement (m/s, rad/s).
+pub const MAX_PLACE_LIN_VEL: f32 = 100.0;
+pub const MAX_PLACE_ANG_VEL: f32 = 1000.0;
+
+/// `q` as a unit quaternion, or `None` if it has no direction (zero, or not finite). A unit
+/// quaternion is returned bit for bit (exact replay); others are scaled by their largest
+/// component first, so huge finite components normalise instead of overflowing to NaN.
+pub fn unit_quat(q: Quat) -> Option<Quat> {
+    if !q.is_finite() {
+        return None;
+    }
+    if (q.length_squared() - 1.0).abs() < 1e-6 {
+        return Some(q);
+    }
+    let largest = Vec4::from(q).abs().max_element();
+    if largest == 0.0 {
+        return None;
+    }
+    let scaled = Quat::from_vec4(Vec4::from(q) / largest);
+    let length = scaled.length();
+    (length > 1e-6).then(|| scaled / length)
 }
 
 /// Position targets that put the gripper at `closed` in 0 (open) ..= 1 (closed): the gripper

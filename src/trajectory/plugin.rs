@@ -244,12 +244,21 @@ fn demo_extra(scene: &Scene, every: u32, fresh: bool) -> Value {
     ])
 }
 
+/// How this run's recording ended: finishes one still running, else reports the last one
+/// (which may have stopped earlier on an error). `None`: nothing was recorded.
+pub fn recording_outcome(world: &mut World) -> Option<Result<Recovery, String>> {
+    finish_recording(world).or_else(|| world.get_resource::<Recording>()?.last.clone())
+}
+
+/// On exit a recording is finished; one that cannot be makes the exit an error, so a lost
+/// recording never ends in exit code 0.
 fn finish_on_exit(world: &mut World) {
     let exiting = world
         .get_resource::<Messages<AppExit>>()
         .is_some_and(|m| !m.is_empty());
-    if exiting {
-        finish_recording(world);
+    if exiting && let Some(Err(e)) = recording_outcome(world) {
+        error!("exiting with an error: the recording was not written ({e})");
+        world.write_message(AppExit::error());
     }
 }
 

@@ -304,4 +304,29 @@ mod tests {
             assert_eq!(d.buffered(), if n == 0 { len } else { len % (4 * n) });
         }
     }
+
+    mod never_panics {
+        use super::*;
+        use proptest::prelude::*;
+
+        proptest! {
+            /// Arbitrary bytes, pushed in arbitrary pieces, never panic the decoder: each call
+            /// gives a frame, "need more", or a typed error.
+            #[test]
+            fn on_arbitrary_bytes(
+                joints in 0usize..16,
+                chunks in proptest::collection::vec(proptest::collection::vec(any::<u8>(), 0..64), 0..16),
+            ) {
+                let mut decoder = VelocityDecoder::new(joints);
+                for chunk in &chunks {
+                    decoder.push(chunk);
+                    while let Ok(Some(v)) = decoder.next_frame() {
+                        prop_assert_eq!(v.len(), joints);
+                    }
+                }
+                let all: Vec<u8> = chunks.concat();
+                let _ = decode_state(&all, joints);
+            }
+        }
+    }
 }

@@ -10,6 +10,7 @@ use crate::referee::PlayMode;
 use crate::referee::plugin::LoggedEvent;
 use crate::robot::RobotModel;
 use crate::sim::SimWorld;
+use crate::sim::unit_quat;
 use crate::state::{TensorState, snapshot};
 
 /// A number with `decimals` digits; non-finite values (never expected) print as `nan`.
@@ -175,6 +176,20 @@ pub struct Effectors {
     pub problems: Vec<String>,
 }
 
+/// Largest |q| (deg) and |dq| (deg/s) an effector may name.
+pub const EFFECTOR_MAX_ANGLE: f32 = 1e6;
+/// Largest kp, kd and |tau| an effector may name. With the angle bound, the torque
+/// `kp(q−q̂)+kd(dq−dq̂)+tau` stays finite whatever the measured state.
+pub const EFFECTOR_MAX_GAIN: f32 = 1e9;
+
+fn effector_overflows(q: f32, dq: f32, kp: f32, kd: f32, tau: f32) -> bool {
+    q.abs() > EFFECTOR_MAX_ANGLE
+        || dq.abs() > EFFECTOR_MAX_ANGLE
+        || kp > EFFECTOR_MAX_GAIN
+        || kd > EFFECTOR_MAX_GAIN
+        || tau.abs() > EFFECTOR_MAX_GAIN
+}
+
 /// Reads an agent's message. `(syn)` is "nothing to do"; anything else that is not a joint of
 /// `robot` or `gripper` is reported and ignored.
 pub fn parse_effectors(robot: &RobotModel, exprs: &[Sexp]) -> Effectors {
@@ -203,7 +218,9 @@ pub fn parse_effectors(robot: &RobotModel, exprs: &[Sexp]) -> Effectors {
                 Some(j) => {
                     let args: Result<Vec<f32>, _> = e.args().iter().map(|a| a.as_f32()).collect();
                     match args.as_deref() {
-                        Ok([q, dq, kp, kd, tau]) if *kp >= 0.0 && *kd >= 0.0 => {
+                        Ok([q, dq, kp, kd, tau])
+                            if *kp >= 0.0 && *kd >= 0.0 && !effector_overflows(*q, *dq, *kp, *kd, *tau) =>
+                        {
                             out.joints.push((
                                 j,
                                 JointEffector {
@@ -214,6 +231,11 @@ pub fn parse_effectors(robot: &RobotModel, exprs: &[Sexp]) -> Effectors {
                                     tau: *tau,
                                 },
                             ));
+                        }
+                        Ok([q, dq, kp, kd, tau]) if effector_overflows(*q, *dq, *kp, *kd, *tau) => {
+                            out.problems.push(format!(
+                                "({joint} …) ignored: |q|, |dq| ≤ {EFFECTOR_MAX_ANGLE:e} and kp, kd, |tau| ≤ {EFFECTOR_MAX_GAIN:e}, got {e}"
+                            ))
                         }
                         _ => out.problems.push(format!(
                             "({joint} <q deg> <dq deg/s> <kp ≥ 0> <kd ≥ 0> <tau>) expected, got {e}"
@@ -302,13 +324,10 @@ pub fn parse_monitor_command(e: &Sexp) -> Result<MonitorCommand, String> {
                 Some(q) => {
                     let v: Result<Vec<f32>, _> = q.args().iter().map(|a| a.as_f32()).collect();
                     match v.as_deref() {
-                        Ok([w, x, y, z]) => {
-                            let q = Quat::from_xyzw(*x, *y, *z, *w);
-                            if q.is_nan() || q.length() <= 1e-6 {
-                                return Err("(quat w x y z) must not be zero".into());
-                            }
-                            Some(q.normalize())
-                        }
+                        Ok([w, x, y, z]) => Some(
+                            unit_quat(Quat::from_xyzw(*x, *y, *z, *w))
+                                .ok_or("(quat w x y z) must be a non-zero quaternion")?,
+                        ),
                         _ => return Err(format!("expected (quat w x y z), got {q}")),
                     }
                 }

@@ -18,7 +18,7 @@ use super::messages::{
     Effectors, GameInfo, JointEffector, MonitorCommand, parse_effectors, parse_monitor_command,
     perception, world_frame,
 };
-use super::server::{self, NetEvent, Out, error_payload, payload};
+use super::server::{self, NetEvent, Out, PortLimits, error_payload, payload};
 use super::sexp::Sexp;
 use crate::protocol::core::{
     Codec, CommandAdapter, LatestCommand, ProtocolTick, ProtocolTime, Transport,
@@ -37,8 +37,19 @@ pub const PROTOCOL: &str = "agent";
 /// A connection must send `(init …)` within this time.
 const INIT_TIMEOUT: Duration = Duration::from_secs(10);
 
+/// How long an `(init …)` waits for the arm when its owner may be a client that has just gone
+/// (a client restarting in a loop reconnects before its old connection's close is seen).
+const CLAIM_GRACE: Duration = Duration::from_secs(1);
+
 /// Agent messages queued before the oldest is dropped (real time) or the agent is (sync).
 const MAX_INBOX: usize = 256;
+
+/// Agent connections open at once (one controls; the rest wait for `(init …)` or a refusal).
+pub const MAX_AGENT_CONNECTIONS: usize = 32;
+/// Monitor connections open at once.
+pub const MAX_MONITOR_CONNECTIONS: usize = 256;
+/// Commands run from one monitor message; the rest are refused with one `(error …)`.
+pub const MAX_MONITOR_COMMANDS: usize = 64;
 
 #[derive(Clone, Debug)]
 pub struct SexpOptions {
@@ -196,6 +207,8 @@ pub struct AgentConn {
     steps_in_cycle: u32,
     referee_cursor: u64,
     init_timed_out: bool,
+    /// An `(init …)` waiting for the arm's current owner to leave, and since when.
+    parked_init: Option<(Vec<Sexp>, Instant)>,
 }
 
 impl AgentConn {
@@ -276,7 +289,14 @@ pub fn add(
     let cycle = options.cycle_steps.max(1);
     let mut addrs = (None, None);
     if let Some(addr) = options.agent {
-        let (addr, events) = server::start(addr, "agent", options.max_frame)?;
+        let (addr, events) = server::start(
+            addr,
+            "agent",
+            PortLimits {
+                max_frame: options.max_frame,
+                max_connections: MAX_AGENT_CONNECTIONS,
+            },
+        )?;
         let robot = app.world().resource::<Sim>().0.robot.clone();
         let gripper_leader = app
             .world()
@@ -319,7 +339,14 @@ pub fn add(
         addrs.0 = Some(addr);
     }
     if let Some(addr) = options.monitor {
-        let (addr, events) = server::start(addr, "monitor", options.max_frame)?;
+        let (addr, events) = server::start(
+            addr,
+            "monitor",
+            PortLimits {
+                max_frame: options.max_frame,
+                max_connections: MAX_MONITOR_CONNECTIONS,
+            },
+        )?;
         info!("monitor: listening on {addr}");
         app.insert_resource(MonitorPort {
             addr,
@@ -417,6 +444,7 @@ fn agent_events(
                         steps_in_cycle: 0,
                         referee_cursor: referee.last_seq(),
                         init_timed_out: false,
+                        parked_init: None,
                     },
                 );
             }
@@ -425,7 +453,8 @@ fn agent_events(
                     continue;
                 };
                 agent.msgs_in += 1;
-                if agent.role != AgentRole::Pending {
+                // While its init waits for the arm, what an agent sends next waits with it.
+                if agent.role != AgentRole::Pending || agent.parked_init.is_some() {
                     if agent.inbox.len() >= MAX_INBOX {
                         if port.sync {
                             // More than one message per cycle, for long: it will never catch up.
@@ -444,48 +473,16 @@ fn agent_events(
                     agent.inbox.push_back(exprs);
                     continue;
                 }
-                match check_init(&exprs, &sim.0.robot.name) {
-                    Err(reason) => {
-                        warn!("agent: refusing {}: {reason}", agent.peer);
-                        log.push(t, PROTOCOL, "REFUSED", format!("{}: {reason}", agent.peer));
-                        agent.refuse(&reason);
-                    }
-                    Ok((team, number)) => {
-                        let label = format!("{} ({team} {number})", agent.peer);
-                        if port.active.is_some() || !owner.claim(PROTOCOL, &label) {
-                            let reason =
-                                format!("the arm is already controlled by {}", owner.describe());
-                            warn!("agent: refusing {}: {reason}", agent.peer);
-                            agent.refuse(&reason);
-                            continue;
-                        }
-                        agent.role = AgentRole::Active { team, number };
-                        if port.sync {
-                            agent.gate = Some(gate.register(format!("agent {}", agent.peer)));
-                        }
-                        port.active = Some(conn);
-                        port.tick.reset_command();
-                        port.tick.adapter_mut().clear();
-                        port.slot = MessageSlot::default();
-                        info!(
-                            "agent: {label} controls {}{}",
-                            sim.0.robot.name,
-                            if port.sync {
-                                "; each cycle waits for its message"
-                            } else {
-                                ""
-                            }
-                        );
-                        log.push(
-                            t,
-                            PROTOCOL,
-                            "CONNECTED",
-                            format!("{label} controls the arm"),
-                        );
-                        // The first perception goes out now, so a sync agent can answer cycle 1.
-                        send_perception(agent, &sim, &referee, &clock, &session);
-                    }
-                }
+                let mut world = InitWorld {
+                    owner: &mut owner,
+                    gate: &mut gate,
+                    sim: &sim,
+                    referee: &referee,
+                    clock: &clock,
+                    session: &session,
+                    log: &mut log,
+                };
+                try_init(port, conn, exprs, Instant::now(), &mut world);
             }
             NetEvent::Closed { conn, reason } => {
                 if let Some(agent) = port.conns.remove(&conn) {
@@ -507,6 +504,24 @@ fn agent_events(
             }
         }
     }
+    // Inits that waited for an owner who has left since (or who stays: refused after the grace).
+    let parked: Vec<(u64, Vec<Sexp>, Instant)> = port
+        .conns
+        .iter_mut()
+        .filter_map(|(&conn, a)| a.parked_init.take().map(|(e, since)| (conn, e, since)))
+        .collect();
+    for (conn, exprs, since) in parked {
+        let mut world = InitWorld {
+            owner: &mut owner,
+            gate: &mut gate,
+            sim: &sim,
+            referee: &referee,
+            clock: &clock,
+            session: &session,
+            log: &mut log,
+        };
+        try_init(port, conn, exprs, since, &mut world);
+    }
     // A connection that never says who it is would hold a thread and a socket forever.
     for agent in port.conns.values_mut() {
         if agent.role == AgentRole::Pending
@@ -521,6 +536,83 @@ fn agent_events(
             agent.refuse("no (init <model> <team> <number>) within 10 s");
         }
     }
+}
+
+/// What handling an `(init …)` touches besides the port.
+struct InitWorld<'a> {
+    owner: &'a mut ArmOwner,
+    gate: &'a mut StepGate,
+    sim: &'a Sim,
+    referee: &'a Referee,
+    clock: &'a SimClock,
+    session: &'a Session,
+    log: &'a mut AlertLog,
+}
+
+/// Takes `conn`'s `(init …)` (first sent at `since`): the agent gets the arm, or is refused,
+/// or, while the arm's owner may be a client that has just gone (its close not yet seen), the
+/// init waits up to [`CLAIM_GRACE`] for the arm to come free.
+fn try_init(
+    port: &mut AgentPort,
+    conn: u64,
+    exprs: Vec<Sexp>,
+    since: Instant,
+    world: &mut InitWorld,
+) {
+    let t = world.clock.sim_time;
+    let robot = &world.sim.0.robot.name;
+    let Some(agent) = port.conns.get_mut(&conn) else {
+        return;
+    };
+    let (team, number) = match check_init(&exprs, robot) {
+        Ok(ok) => ok,
+        Err(reason) => {
+            warn!("agent: refusing {}: {reason}", agent.peer);
+            world
+                .log
+                .push(t, PROTOCOL, "REFUSED", format!("{}: {reason}", agent.peer));
+            agent.refuse(&reason);
+            return;
+        }
+    };
+    let label = format!("{} ({team} {number})", agent.peer);
+    if port.active.is_some() || !world.owner.claim(PROTOCOL, &label) {
+        if since.elapsed() < CLAIM_GRACE {
+            agent.parked_init = Some((exprs, since));
+            return;
+        }
+        let reason = format!(
+            "the arm is already controlled by {}",
+            world.owner.describe()
+        );
+        warn!("agent: refusing {}: {reason}", agent.peer);
+        agent.refuse(&reason);
+        return;
+    }
+    agent.role = AgentRole::Active { team, number };
+    if port.sync {
+        agent.gate = Some(world.gate.register(format!("agent {}", agent.peer)));
+    }
+    port.active = Some(conn);
+    port.tick.reset_command();
+    port.tick.adapter_mut().clear();
+    port.slot = MessageSlot::default();
+    info!(
+        "agent: {label} controls {robot}{}",
+        if port.sync {
+            "; each cycle waits for its message"
+        } else {
+            ""
+        }
+    );
+    world.log.push(
+        t,
+        PROTOCOL,
+        "CONNECTED",
+        format!("{label} controls the arm"),
+    );
+    // The first perception goes out now, so a sync agent can answer cycle 1.
+    send_perception(agent, world.sim, world.referee, world.clock, world.session);
 }
 
 /// `(init <model> <team> <number>)` for this robot.
@@ -627,11 +719,14 @@ fn agent_sample(mut port: ResMut<AgentPort>) {
             .latest_command()
             .map(|c| c.problems.clone())
             .unwrap_or_default();
-        if let Some(agent) = port.conns.get_mut(&conn) {
-            for p in problems {
-                warn!("agent: {}: {p}", agent.peer);
-                agent.send(error_payload(&p));
-            }
+        // One warning and one `(error …)` per message, however many problems it has.
+        if let (Some(agent), Some(first)) = (port.conns.get_mut(&conn), problems.first()) {
+            let reason = match problems.len() {
+                1 => first.clone(),
+                n => format!("{n} problems in one message; the first: {first}"),
+            };
+            warn!("agent: {}: {reason}", agent.peer);
+            agent.send(error_payload(&reason));
         }
         if let Some(cmd) = port.tick.latest_command().cloned() {
             port.tick.adapter_mut().merge(&cmd);
@@ -713,7 +808,18 @@ fn monitor_events(
                     continue;
                 };
                 m.msgs_in += 1;
-                for e in &exprs {
+                if exprs.len() > MAX_MONITOR_COMMANDS {
+                    let reason = format!(
+                        "{} commands in one message; only the first {MAX_MONITOR_COMMANDS} run",
+                        exprs.len()
+                    );
+                    warn!("monitor: {}: {reason}", m.peer);
+                    if m.out.try_send(Out::Frame(error_payload(&reason))).is_ok() {
+                        m.msgs_out += 1;
+                    }
+                }
+                let mut refused = 0usize;
+                for e in exprs.iter().take(MAX_MONITOR_COMMANDS) {
                     let reply = match parse_monitor_command(e) {
                         Err(reason) => Err(reason),
                         Ok(cmd) => run_monitor_command(
@@ -731,13 +837,22 @@ fn monitor_events(
                             Sexp::atom(e.head().unwrap_or("?")),
                         ])]),
                         Err(reason) => {
-                            warn!("monitor: {}: {reason}", m.peer);
+                            if refused == 0 {
+                                warn!("monitor: {}: {reason}", m.peer);
+                            }
+                            refused += 1;
                             error_payload(&reason)
                         }
                     };
                     if m.out.try_send(Out::Frame(bytes)).is_ok() {
                         m.msgs_out += 1;
                     }
+                }
+                if refused > 1 {
+                    warn!(
+                        "monitor: {}: {refused} commands of one message refused",
+                        m.peer
+                    );
                 }
                 // Whatever changed shows up even while the simulation is paused.
                 for m in port.conns.values_mut() {

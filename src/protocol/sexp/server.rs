@@ -5,13 +5,17 @@
 
 use std::io::{self, Read, Write};
 use std::net::{Shutdown, SocketAddr, TcpListener, TcpStream};
+use std::ops::ControlFlow;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::thread;
 
-use bevy::log::{info, warn};
+use bevy::log::info;
 use crossbeam_channel::{Receiver, Sender, bounded, unbounded};
 
 use super::framing::{FrameDecoder, FramingError, encode_frame};
-use super::sexp::{Sexp, parse_all};
+use super::sexp::{ParseErrorKind, Sexp, parse_all};
+use crate::protocol::net;
 
 /// Frames a connection may have queued outbound before new ones are dropped (it stopped reading).
 const OUTBOX: usize = 1024;
@@ -57,33 +61,68 @@ pub fn error_payload(reason: &str) -> Vec<u8> {
     payload(&[Sexp::list([Sexp::atom("error"), Sexp::atom(reason)])])
 }
 
+/// Lists and atoms one frame may hold. An rcssserver-mj agent's busiest message (every joint's
+/// effector) holds a few hundred; the bound keeps one 1 MiB frame of `(x)(x)…` from costing
+/// hundreds of MiB and seconds of work.
+pub const MAX_NODES_PER_FRAME: usize = 16 * 1024;
+
+/// Limits of one port.
+#[derive(Clone, Copy, Debug)]
+pub struct PortLimits {
+    /// Largest frame payload; a longer length prefix closes the connection.
+    pub max_frame: usize,
+    /// Connections open at once; more are answered `(error …)` and closed.
+    pub max_connections: usize,
+}
+
 /// Binds `addr` (errors such as a port in use surface here, at start-up) and starts accepting.
 pub fn start(
     addr: SocketAddr,
     name: &'static str,
-    max_frame: usize,
+    limits: PortLimits,
 ) -> io::Result<(SocketAddr, Receiver<NetEvent>)> {
     let listener = TcpListener::bind(addr)?;
     let local = listener.local_addr()?;
     let (events, rx) = unbounded();
+    let open_now = Arc::new(AtomicUsize::new(0));
     thread::Builder::new()
         .name(format!("{name}-accept"))
         .spawn(move || {
             let mut next = 1u64;
-            for stream in listener.incoming() {
-                match stream {
-                    Ok(s) => {
-                        let conn = next;
-                        next += 1;
-                        if let Err(e) = open(s, conn, name, max_frame, &events) {
-                            warn!("{name}: cannot serve a new connection: {e}");
-                        }
-                    }
-                    Err(e) => warn!("{name}: accept failed: {e}"),
+            net::accept_loop(&listener, name, |stream| {
+                if open_now.load(Ordering::SeqCst) >= limits.max_connections {
+                    refuse_full(stream, name, limits.max_connections);
+                    return Ok(ControlFlow::Continue(()));
                 }
-            }
+                let conn = next;
+                next += 1;
+                open_now.fetch_add(1, Ordering::SeqCst);
+                let guard = OpenGuard(open_now.clone());
+                open(stream, conn, name, limits.max_frame, &events, guard)?;
+                Ok(ControlFlow::Continue(()))
+            });
         })?;
     Ok((local, rx))
+}
+
+/// Counts a connection as open until dropped (by its reader thread, or on a failed start).
+struct OpenGuard(Arc<AtomicUsize>);
+
+impl Drop for OpenGuard {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::SeqCst);
+    }
+}
+
+/// Tells a connection over the cap why it is closed, without waiting on it.
+fn refuse_full(stream: TcpStream, name: &str, max: usize) {
+    let mut frame = Vec::new();
+    let reason = format!("the {name} port is full ({max} connections); try again later");
+    if encode_frame(&error_payload(&reason), &mut frame).is_ok() {
+        let _ = stream.set_nonblocking(true);
+        let _ = (&stream).write_all(&frame);
+    }
+    let _ = stream.shutdown(Shutdown::Both);
 }
 
 fn open(
@@ -92,6 +131,7 @@ fn open(
     name: &'static str,
     max_frame: usize,
     events: &Sender<NetEvent>,
+    guard: OpenGuard,
 ) -> io::Result<()> {
     let peer = stream.peer_addr()?;
     stream.set_nodelay(true)?;
@@ -117,6 +157,7 @@ fn open(
     thread::Builder::new()
         .name(format!("{name}-read-{peer}"))
         .spawn(move || {
+            let _open = guard;
             let reason = read_loop(&stream, conn, max_frame, &events, &out);
             info!("{name}: connection {conn} ({peer}) closed: {reason}");
             // The writer closes the socket once it has sent what is queued (e.g. the error).
@@ -145,6 +186,39 @@ fn write_loop(mut stream: TcpStream, out: &Receiver<Out>) {
     let _ = stream.shutdown(Shutdown::Both);
 }
 
+/// One frame's well-formed expressions. Problems are answered with one `(error …)` per frame:
+/// malformed expressions are skipped and counted; a frame over [`MAX_NODES_PER_FRAME`] is
+/// ignored whole (it still counts as the client's message for sync mode).
+fn parse_frame(frame: &[u8], out: &Sender<Out>) -> Vec<Sexp> {
+    let mut exprs = Vec::new();
+    let mut malformed = 0usize;
+    let mut first_error = None;
+    for parsed in parse_all(frame).with_max_nodes(MAX_NODES_PER_FRAME) {
+        match parsed {
+            Ok(e) => exprs.push(e),
+            Err(e) if e.kind == ParseErrorKind::TooManyNodes => {
+                let reason = format!(
+                    "message ignored: it holds more than {MAX_NODES_PER_FRAME} lists and atoms"
+                );
+                let _ = out.try_send(Out::Frame(error_payload(&reason)));
+                return Vec::new();
+            }
+            Err(e) => {
+                malformed += 1;
+                first_error.get_or_insert(e);
+            }
+        }
+    }
+    if let Some(e) = first_error {
+        let reason = match malformed {
+            1 => format!("malformed expression skipped: {e}"),
+            n => format!("{n} malformed expressions skipped; the first: {e}"),
+        };
+        let _ = out.try_send(Out::Frame(error_payload(&reason)));
+    }
+    exprs
+}
+
 fn read_loop(
     mut stream: &TcpStream,
     conn: u64,
@@ -165,17 +239,7 @@ fn read_loop(
         loop {
             match decoder.next_frame() {
                 Ok(Some(frame)) => {
-                    let mut exprs = Vec::new();
-                    for parsed in parse_all(&frame) {
-                        match parsed {
-                            Ok(e) => exprs.push(e),
-                            Err(e) => {
-                                let _ = out.try_send(Out::Frame(error_payload(&format!(
-                                    "malformed expression skipped: {e}"
-                                ))));
-                            }
-                        }
-                    }
+                    let exprs = parse_frame(&frame, out);
                     if events.send(NetEvent::Message { conn, exprs }).is_err() {
                         return "simulation stopped".into();
                     }

@@ -16,6 +16,9 @@
 //!   through; nested lists of a broken expression never surface as top-level ones.
 //! - Nesting is limited ([`MAX_DEPTH`] by default) and the parser uses an explicit stack, so
 //!   hostile input yields an error, never a stack overflow.
+//! - A payload may hold at most so many nodes (lists and atoms, [`Parser::with_max_nodes`]):
+//!   past the budget the parser reports [`ParseErrorKind::TooManyNodes`] once and stops, so the
+//!   memory one frame can cost is bounded however its bytes are arranged.
 //! - Numbers print in the shortest form that reads back to the same value, without exponent for
 //!   magnitudes in [1e-6, 1e15) (`12.5`, `-0.001`, `3`) and with one outside it (`1e20`);
 //!   `-0` prints as `0`. NaN and ±inf cannot be turned into atoms: the number constructors are
@@ -77,6 +80,9 @@ pub enum ParseErrorKind {
     /// `pos` is the `(` that went one level too deep.
     #[error("lists nested too deeply")]
     TooDeep,
+    /// The payload holds more nodes than the parser's budget; the rest of it is not read.
+    #[error("too many expressions in one message")]
+    TooManyNodes,
     /// Only from [`Sexp::from_str`]: the text holds no expression.
     #[error("no expression")]
     Empty,
@@ -417,6 +423,8 @@ pub struct Parser<'a> {
     input: &'a [u8],
     pos: usize,
     max_depth: usize,
+    /// Lists and atoms this parser may still build.
+    nodes_left: usize,
 }
 
 impl<'a> Parser<'a> {
@@ -425,7 +433,24 @@ impl<'a> Parser<'a> {
             input,
             pos: 0,
             max_depth: MAX_DEPTH,
+            nodes_left: usize::MAX,
         }
+    }
+
+    /// Limits the lists and atoms built from the whole payload (unlimited by default).
+    pub fn with_max_nodes(mut self, max_nodes: usize) -> Self {
+        self.nodes_left = max_nodes;
+        self
+    }
+
+    /// Counts one node against the budget; on overrun, ends the payload with an error.
+    fn spend_node(&mut self, at: usize) -> Result<(), ParseError> {
+        if self.nodes_left == 0 {
+            self.pos = self.input.len();
+            return Err(self.error(at, ParseErrorKind::TooManyNodes));
+        }
+        self.nodes_left -= 1;
+        Ok(())
     }
 
     /// Replaces [`MAX_DEPTH`]; a top-level list counts as depth 1.
@@ -455,6 +480,7 @@ impl<'a> Parser<'a> {
         let mut open = self.pos;
         let mut current: Vec<Sexp> = Vec::new();
         let mut parents: Vec<(usize, Vec<Sexp>)> = Vec::new();
+        self.spend_node(open)?;
         self.pos += 1;
         loop {
             self.skip_whitespace();
@@ -469,6 +495,7 @@ impl<'a> Parser<'a> {
                         self.skip_rest_of_list(depth);
                         return Err(error);
                     }
+                    self.spend_node(self.pos)?;
                     parents.push((open, std::mem::take(&mut current)));
                     open = self.pos;
                     self.pos += 1;
@@ -485,7 +512,7 @@ impl<'a> Parser<'a> {
                         None => return Ok(done),
                     }
                 }
-                _ => match self.atom() {
+                _ => match self.spend_node(self.pos).and_then(|()| self.atom()) {
                     Ok(atom) => current.push(atom),
                     Err(error) => {
                         self.skip_rest_of_list(parents.len() + 1);
@@ -1049,5 +1076,25 @@ mod tests {
             let back = atom.as_f32().unwrap();
             prop_assert_eq!(back.to_bits(), if value == 0.0 { 0 } else { value.to_bits() });
         }
+    }
+
+    #[test]
+    fn a_node_budget_ends_the_payload_with_one_error() {
+        let input = "(x)".repeat(1000);
+        let results: Vec<_> = parse_all(input.as_bytes()).with_max_nodes(10).collect();
+        // Five `(x)` cost two nodes each; the sixth list overruns and nothing after it is read.
+        assert_eq!(results.iter().filter(|r| r.is_ok()).count(), 5);
+        assert_eq!(results.len(), 6);
+        let error = results[5].as_ref().unwrap_err();
+        assert_eq!(error.kind, ParseErrorKind::TooManyNodes);
+        assert_eq!(error.pos, 15);
+        // One long list is held to the same budget.
+        let long = format!("(a{})", " x".repeat(100));
+        let results: Vec<_> = parse_all(long.as_bytes()).with_max_nodes(50).collect();
+        assert_eq!(results.len(), 1);
+        assert_eq!(
+            results[0].as_ref().unwrap_err().kind,
+            ParseErrorKind::TooManyNodes
+        );
     }
 }

@@ -16,7 +16,7 @@ use crate::robot::kinematics::{
 };
 use crate::robot::{Pose, RobotModel};
 use crate::scene::{Aabb, Limits, OneEuroParams, Scene, VpAnchor};
-use crate::sim::{JointCommand, SIM_DT, SimWorld, gripper_commands};
+use crate::sim::{JointCommand, SIM_DT, SimWorld, WORLD_HALF_EXTENT, gripper_commands};
 use crate::state::TensorState;
 
 /// The `frame_id` revA control frames must carry.
@@ -37,6 +37,10 @@ pub enum ControlError {
     FrameId(String),
     #[error("left_target_pos_m is not finite in the world frame")]
     NotFinite,
+    #[error(
+        "left_target_pos_m is {0} m in the world frame, outside the world (each coordinate within ±{WORLD_HALF_EXTENT} m)"
+    )]
+    OutOfWorld(Vec3),
     #[error("left_grip.value must be 0 or 1 in binary mode, got {0}")]
     GripValue(f64),
 }
@@ -72,6 +76,10 @@ impl Codec for TeleopCodec {
         let target = Vec3::new(p[0] as f32, p[1] as f32, p[2] as f32);
         if !target.is_finite() {
             return Err(ControlError::NotFinite);
+        }
+        // Refused here, before the filter: a huge finite target would overflow its state.
+        if target.abs().max_element() > WORLD_HALF_EXTENT {
+            return Err(ControlError::OutOfWorld(target));
         }
         let GripMode::Binary = frame.left_grip.mode;
         let v = frame.left_grip.value;
@@ -336,6 +344,7 @@ pub fn state_payload(
         extensions: StateExtensions {
             sim_time_s,
             step,
+            episode: 0,
             last_control_seq: controller.map_or(0, |c| c.last_seq()),
             ee_target_m: controller.and_then(|c| c.setpoint()).map(|p| p.to_array()),
             referee: None,

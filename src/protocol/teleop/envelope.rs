@@ -293,6 +293,9 @@ pub struct StateFramePayload {
 pub struct StateExtensions {
     pub sim_time_s: f64,
     pub step: u64,
+    /// RESETs since start. `(episode, step)` orders frames and events (whose extensions carry
+    /// the same two fields) across resets, which restart `step` at 0.
+    pub episode: u64,
     /// The `seq` of the newest control frame the arm is following (0 = none yet): lets a client
     /// measure when its command shows up in the state.
     pub last_control_seq: u64,
@@ -458,6 +461,61 @@ mod tests {
             b[i] = b"{}[]\",:0-e."[i % 11];
             if let Ok(s) = std::str::from_utf8(&b) {
                 let _ = decode(s, DEFAULT_MAX_MESSAGE);
+            }
+        }
+    }
+
+    mod never_panics {
+        use super::*;
+        use proptest::prelude::*;
+
+        /// JSON-ish text: envelope keys and values mixed with noise, so the decoder gets past
+        /// the parser into its field checks.
+        fn jsonish() -> impl Strategy<Value = String> {
+            let key = prop_oneof![
+                Just("schema_version"),
+                Just("msg_type"),
+                Just("seq"),
+                Just("t_send_ms"),
+                Just("session_id"),
+                Just("payload"),
+                Just("command"),
+                Just("left_target_pos_m"),
+                Just("left_grip"),
+                Just("t_origin_ms"),
+            ];
+            let value = prop_oneof![
+                Just("\"1.0.0-revA\"".to_string()),
+                Just("\"control_frame\"".to_string()),
+                Just("\"ui_cmd\"".to_string()),
+                Just("\"heartbeat\"".to_string()),
+                Just("[1e308, -1e308, 0]".to_string()),
+                Just("{}".to_string()),
+                any::<i64>().prop_map(|v| v.to_string()),
+                any::<f64>().prop_map(|v| v.to_string()),
+                ".{0,12}",
+            ];
+            proptest::collection::vec((key, value), 0..8).prop_map(|fields| {
+                let body: Vec<String> =
+                    fields.iter().map(|(k, v)| format!("\"{k}\":{v}")).collect();
+                format!("{{{}}}", body.join(","))
+            })
+        }
+
+        proptest! {
+            #[test]
+            fn on_arbitrary_bytes(bytes in proptest::collection::vec(any::<u8>(), 0..512)) {
+                let text = String::from_utf8_lossy(&bytes);
+                let _ = decode(&text, 256);
+            }
+
+            #[test]
+            fn on_jsonish_envelopes(text in jsonish()) {
+                if let Err(e) = decode(&text, 64 * 1024) {
+                    // Every refusal has a code to send and words to show.
+                    prop_assert!(!e.code().is_empty());
+                    prop_assert!(!e.to_string().is_empty());
+                }
             }
         }
     }

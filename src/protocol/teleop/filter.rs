@@ -32,8 +32,19 @@ impl OneEuro3 {
         self.state = None;
     }
 
-    /// Filters one sample taken `dt` seconds after the previous one.
+    /// Filters one sample taken `dt` seconds after the previous one. A non-finite sample is
+    /// ignored (the last output holds), and a state that went non-finite starts over from the
+    /// sample, so one bad value can never wedge the filter.
     pub fn filter(&mut self, x: Vec3, dt: f32) -> Vec3 {
+        if !x.is_finite() {
+            return self.state.map_or(x, |(prev, _)| prev);
+        }
+        if self
+            .state
+            .is_some_and(|(prev, dx)| !(prev.is_finite() && dx.is_finite()))
+        {
+            self.state = None;
+        }
         let Some((prev, prev_dx)) = self.state else {
             self.state = Some((x, Vec3::ZERO));
             return x;
@@ -54,6 +65,11 @@ impl OneEuro3 {
             alpha(cutoff.z, dt),
         );
         let x_hat = prev + a * (x - prev);
+        if !(x_hat.is_finite() && dx_hat.is_finite()) {
+            // Overflow on an extreme jump: follow the sample rather than keep a poisoned state.
+            self.state = Some((x, Vec3::ZERO));
+            return x;
+        }
         self.state = Some((x_hat, dx_hat));
         x_hat
     }
@@ -123,5 +139,24 @@ mod tests {
         f.reset();
         let x = Vec3::new(1.0, 2.0, 3.0);
         assert_eq!(f.filter(x, DT), x);
+    }
+
+    #[test]
+    fn an_overflowing_jump_never_poisons_the_filter() {
+        let mut f = OneEuro3::new(OneEuroParams {
+            min_cutoff: 1.0,
+            beta: 0.5,
+            d_cutoff: 1.0,
+        });
+        f.filter(Vec3::new(0.4, 0.0, 1.2), 1.0 / 240.0);
+        // 1e37 / dt overflows the derivative: the state must stay finite and recover.
+        let out = f.filter(Vec3::splat(1e37), 1.0 / 240.0);
+        assert!(out.is_finite(), "{out}");
+        let _ = f.filter(Vec3::NAN, 1.0 / 240.0);
+        let mut last = Vec3::ZERO;
+        for _ in 0..2400 {
+            last = f.filter(Vec3::new(0.5, 0.1, 1.1), 1.0 / 240.0);
+        }
+        assert!((last - Vec3::new(0.5, 0.1, 1.1)).length() < 1e-3, "{last}");
     }
 }

@@ -124,6 +124,9 @@ pub struct TeleopServer {
     heartbeat_timeout: Duration,
     alert_flags: LimitFlags,
     referee_cursor: u64,
+    /// `[episode, step]` of the clock when the events being sent happened: with the state
+    /// frames' own stamp, a client can tell a frame from before an event from one after it.
+    stamp: [u64; 2],
 }
 
 impl TeleopServer {
@@ -176,11 +179,14 @@ impl TeleopServer {
         state: SessionState,
         ext: Map<String, Value>,
     ) {
+        let mut extensions = ext;
+        extensions.insert("episode".into(), json!(self.stamp[0]));
+        extensions.insert("step".into(), json!(self.stamp[1]));
         conn.send_event(SimEventPayload {
             event,
             sim_state: state.as_str(),
             session_id: conn.session_id.clone().unwrap_or_default(),
-            extensions: ext,
+            extensions,
         });
     }
 
@@ -242,6 +248,7 @@ pub fn add(app: &mut App, options: TeleopOptions) -> io::Result<SocketAddr> {
             heartbeat_timeout: Duration::from_millis(cfg.heartbeat.timeout_ms),
             alert_flags: LimitFlags::default(),
             referee_cursor: 0,
+            stamp: [0, 0],
         })
         .add_systems(First, handle_events.before(SessionSystems))
         .add_systems(Update, (session_events, watchdog, referee_events))
@@ -265,6 +272,7 @@ fn handle_events(
     let state = session.state();
     let server = &mut *server;
     let t = clock.sim_time;
+    server.stamp = [clock.episode, clock.steps];
     if owner.take_revoked(PROTOCOL)
         && let Some(conn) = server.controller.take()
     {
@@ -531,7 +539,9 @@ fn session_events(
     mut events: MessageReader<SessionEvent>,
     mut server: ResMut<TeleopServer>,
     session: Res<Session>,
+    clock: Res<SimClock>,
 ) {
+    server.stamp = [clock.episode, clock.steps];
     let state = session.state();
     server.shared.set(state.as_str());
     for event in events.read() {
@@ -714,6 +724,7 @@ fn publish_state(
         alerts,
         controller,
     );
+    frame.extensions.episode = clock.episode;
     let book = &referee.book;
     frame.extensions.referee = Some(RefereeSummary {
         rules: book.name(),

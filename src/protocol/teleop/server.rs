@@ -4,20 +4,24 @@
 //! round trip, and heartbeat acks, answered right here so a heartbeat measures the network and
 //! not the frame rate. Everything about the simulation goes through channels to the ECS.
 
+use std::collections::VecDeque;
 use std::io;
-use std::net::{SocketAddr, TcpListener, TcpStream};
-use std::sync::Arc;
+use std::net::{Shutdown, SocketAddr, TcpListener, TcpStream};
+use std::ops::ControlFlow;
 use std::sync::atomic::{AtomicU8, AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
 use std::thread;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
-use bevy::log::{info, warn};
+use bevy::log::info;
 use crossbeam_channel::{Receiver, Sender, TryRecvError, bounded, unbounded};
 use serde_json::{Map, Value};
 use tungstenite::handshake::server::{ErrorResponse, Request, Response};
 use tungstenite::http::StatusCode;
 use tungstenite::protocol::WebSocketConfig;
 use tungstenite::{Error as WsError, Message, WebSocket};
+
+use crate::protocol::net;
 
 use super::envelope::{
     self, ControlFrame, HeartbeatAckPayload, Inbound, SimEventPayload, StateFramePayload, UiCommand,
@@ -28,15 +32,17 @@ use super::envelope::{
 const POLL: Duration = Duration::from_millis(2);
 /// A client that does not take a write within this time is dropped (it has stopped reading).
 const WRITE_TIMEOUT: Duration = Duration::from_secs(2);
-/// The WebSocket handshake must complete within this time.
+/// The WebSocket handshake must complete within this time, counted from the connection.
 const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(5);
 /// Interval of the server's ping, whose pong gives `rtt_ms_est`.
 const PING_INTERVAL: Duration = Duration::from_millis(500);
 /// Messages larger than this are a protocol violation and end the connection (1009); those
 /// between `max_message` and this are refused with an alert and the connection stays usable.
 const HARD_MESSAGE_LIMIT: usize = 4 << 20;
-/// Connections beyond this are refused at the handshake (HTTP 503).
-const MAX_CONNECTIONS: usize = 256;
+/// Sessions (connections past their handshake) beyond this are refused (HTTP 503).
+pub const MAX_CONNECTIONS: usize = 256;
+/// Handshakes in progress at once; a new connection past this cuts off the oldest.
+pub const MAX_HANDSHAKES: usize = 64;
 
 #[derive(Clone, Debug)]
 pub struct TeleopConfig {
@@ -155,72 +161,130 @@ fn accept_loop(
     events: Sender<ServerEvent>,
     shared: Arc<SharedSimState>,
 ) {
-    let open = Arc::new(AtomicUsize::new(0));
+    let sessions = Arc::new(AtomicUsize::new(0));
+    let handshakes = Arc::new(Handshakes::default());
     let mut next_conn = 1u64;
-    for stream in listener.incoming() {
-        let stream = match stream {
-            Ok(s) => s,
-            Err(e) => {
-                warn!("teleop: accept failed: {e}");
-                continue;
-            }
-        };
+    net::accept_loop(&listener, "teleop", |stream| {
         let conn = next_conn;
         next_conn += 1;
         let peer = stream
             .peer_addr()
             .unwrap_or_else(|_| SocketAddr::from(([0, 0, 0, 0], 0)));
-        let (events, config, shared, open) =
-            (events.clone(), config.clone(), shared.clone(), open.clone());
-        let full = open.fetch_add(1, Ordering::SeqCst) >= MAX_CONNECTIONS;
+        handshakes.begin(conn, &stream);
+        let (events, config, shared, sessions, pending) = (
+            events.clone(),
+            config.clone(),
+            shared.clone(),
+            sessions.clone(),
+            handshakes.clone(),
+        );
         let spawned = thread::Builder::new()
             .name(format!("teleop-{peer}"))
             .spawn(move || {
-                let reason = match handshake(stream, &config, full) {
-                    Ok(ws) => serve(ws, conn, peer, &config, &events, &shared),
+                let shaken = handshake(stream, &config, &sessions);
+                pending.end(conn);
+                let ws = match shaken {
+                    Ok(ws) => ws,
                     Err(reason) => {
                         info!("teleop: {peer} refused at the handshake: {reason}");
-                        open.fetch_sub(1, Ordering::SeqCst);
                         return;
                     }
                 };
+                let reason = serve(ws, conn, peer, &config, &events, &shared);
                 info!("teleop: connection {conn} ({peer}) closed: {reason}");
-                open.fetch_sub(1, Ordering::SeqCst);
+                sessions.fetch_sub(1, Ordering::SeqCst);
                 let _ = events.send(ServerEvent::Closed { conn, reason });
             });
         if let Err(e) = spawned {
-            warn!("teleop: cannot start a thread for {peer}: {e}");
+            handshakes.end(conn);
+            return Err(e);
         }
+        Ok(ControlFlow::Continue(()))
+    });
+}
+
+/// Connections still in their WebSocket handshake. They do not count against
+/// [`MAX_CONNECTIONS`]; past [`MAX_HANDSHAKES`] the oldest is cut off, so sockets that trickle
+/// a request byte by byte cannot keep a real client (whose handshake takes a millisecond) out.
+#[derive(Default)]
+struct Handshakes(Mutex<VecDeque<(u64, Option<TcpStream>)>>);
+
+impl Handshakes {
+    fn begin(&self, conn: u64, stream: &TcpStream) {
+        let mut pending = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        if pending.len() >= MAX_HANDSHAKES
+            && let Some((old, old_stream)) = pending.pop_front()
+        {
+            info!("teleop: connection {old} cut off: {MAX_HANDSHAKES} handshakes in progress");
+            if let Some(s) = old_stream {
+                let _ = s.shutdown(Shutdown::Both);
+            }
+        }
+        pending.push_back((conn, stream.try_clone().ok()));
+    }
+
+    fn end(&self, conn: u64) {
+        let mut pending = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        pending.retain(|(c, _)| *c != conn);
+    }
+}
+
+/// The socket under a WebSocket, with an optional deadline that every read is held to: the
+/// handshake gets one deadline in all, however its bytes trickle in.
+pub struct Conn {
+    stream: TcpStream,
+    deadline: Option<Instant>,
+}
+
+impl io::Read for Conn {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        if let Some(deadline) = self.deadline {
+            let left = deadline.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                return Err(io::Error::new(
+                    io::ErrorKind::TimedOut,
+                    format!("handshake not complete within {HANDSHAKE_TIMEOUT:?}"),
+                ));
+            }
+            self.stream.set_read_timeout(Some(left))?;
+        }
+        self.stream.read(buf)
+    }
+}
+
+impl io::Write for Conn {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        self.stream.write(buf)
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        self.stream.flush()
     }
 }
 
 fn handshake(
     stream: TcpStream,
     config: &TeleopConfig,
-    full: bool,
-) -> Result<WebSocket<TcpStream>, String> {
+    sessions: &AtomicUsize,
+) -> Result<WebSocket<Conn>, String> {
     stream.set_nodelay(true).map_err(|e| e.to_string())?;
-    stream
-        .set_read_timeout(Some(HANDSHAKE_TIMEOUT))
-        .map_err(|e| e.to_string())?;
     stream
         .set_write_timeout(Some(WRITE_TIMEOUT))
         .map_err(|e| e.to_string())?;
+    let conn = Conn {
+        stream,
+        deadline: Some(Instant::now() + HANDSHAKE_TIMEOUT),
+    };
     let path = config.path.clone();
+    let counted = std::cell::Cell::new(false);
     // tungstenite's callback signature fixes the error type; its size is not ours to choose.
     #[allow(clippy::result_large_err)]
-    let check = move |req: &Request, resp: Response| -> Result<Response, ErrorResponse> {
+    let check = |req: &Request, resp: Response| -> Result<Response, ErrorResponse> {
         let refuse = |status: StatusCode, body: String| {
             let mut r = ErrorResponse::new(Some(body));
             *r.status_mut() = status;
             r
         };
-        if full {
-            return Err(refuse(
-                StatusCode::SERVICE_UNAVAILABLE,
-                format!("armsim: more than {MAX_CONNECTIONS} teleop connections\n"),
-            ));
-        }
         if req.uri().path() != path {
             return Err(refuse(
                 StatusCode::NOT_FOUND,
@@ -230,16 +294,35 @@ fn handshake(
                 ),
             ));
         }
+        // A session counts from here: the request is complete and about to be accepted.
+        if sessions.fetch_add(1, Ordering::SeqCst) >= MAX_CONNECTIONS {
+            sessions.fetch_sub(1, Ordering::SeqCst);
+            return Err(refuse(
+                StatusCode::SERVICE_UNAVAILABLE,
+                format!("armsim: more than {MAX_CONNECTIONS} teleop connections\n"),
+            ));
+        }
+        counted.set(true);
         Ok(resp)
     };
     let ws_config = WebSocketConfig::default()
         .max_message_size(Some(HARD_MESSAGE_LIMIT))
         .max_frame_size(Some(HARD_MESSAGE_LIMIT));
-    let ws = tungstenite::accept_hdr_with_config(stream, check, Some(ws_config))
-        .map_err(|e| e.to_string())?;
-    ws.get_ref()
-        .set_read_timeout(Some(POLL))
-        .map_err(|e| e.to_string())?;
+    let mut ws = match tungstenite::accept_hdr_with_config(conn, check, Some(ws_config)) {
+        Ok(ws) => ws,
+        Err(e) => {
+            if counted.get() {
+                sessions.fetch_sub(1, Ordering::SeqCst);
+            }
+            return Err(e.to_string());
+        }
+    };
+    let conn = ws.get_mut();
+    conn.deadline = None;
+    if let Err(e) = conn.stream.set_read_timeout(Some(POLL)) {
+        sessions.fetch_sub(1, Ordering::SeqCst);
+        return Err(e.to_string());
+    }
     Ok(ws)
 }
 
@@ -277,7 +360,7 @@ fn now_ms() -> u64 {
 
 /// One connection's wire state.
 struct Wire {
-    ws: WebSocket<TcpStream>,
+    ws: WebSocket<Conn>,
     conn: u64,
     session: Option<String>,
     seq: u64,
@@ -317,7 +400,7 @@ impl Wire {
 }
 
 fn serve(
-    ws: WebSocket<TcpStream>,
+    ws: WebSocket<Conn>,
     conn: u64,
     peer: SocketAddr,
     config: &TeleopConfig,

@@ -1,0 +1,177 @@
+//! What every listener thread shares: an accept loop that backs off when `accept` fails (for
+//! example when the process runs out of file descriptors) instead of spinning on the error, and
+//! a log line limiter so that a flood of one failure writes one line a second, with a count.
+
+use std::io;
+use std::net::{TcpListener, TcpStream};
+use std::ops::ControlFlow;
+use std::thread;
+use std::time::{Duration, Instant};
+
+use bevy::log::warn;
+
+/// First pause after a failed `accept`; it doubles on each further failure.
+const BACKOFF_START: Duration = Duration::from_millis(5);
+/// Longest pause between two attempts while `accept` keeps failing.
+const BACKOFF_MAX: Duration = Duration::from_millis(500);
+
+/// Accepts connections until `on_stream` says to stop or the listener fails for good. A failed
+/// `accept` (EMFILE, ENFILE, ENOBUFS…), or a connection `on_stream` could not set up (it
+/// returns the error), pauses the loop, 5 ms at first and up to 0.5 s while failures continue,
+/// and is logged at most once a second with a count of the lines held back.
+pub fn accept_loop(
+    listener: &TcpListener,
+    name: &str,
+    mut on_stream: impl FnMut(TcpStream) -> io::Result<ControlFlow<()>>,
+) {
+    let mut backoff = BACKOFF_START;
+    let mut log = RateLimited::new(Duration::from_secs(1));
+    loop {
+        let failure = match listener.accept() {
+            Ok((stream, _)) => match on_stream(stream) {
+                Ok(ControlFlow::Break(())) => return,
+                Ok(ControlFlow::Continue(())) => None,
+                Err(e) => Some(format!("cannot serve a new connection: {e}")),
+            },
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => None,
+            Err(e) => Some(format!("accept failed: {e}")),
+        };
+        let Some(failure) = failure else {
+            backoff = BACKOFF_START;
+            continue;
+        };
+        if let Some(suppressed) = log.allow() {
+            warn!(
+                "{name}: {failure}{}; retrying in {} ms",
+                suppressed_note(suppressed),
+                backoff.as_millis()
+            );
+        }
+        thread::sleep(backoff);
+        backoff = (backoff * 2).min(BACKOFF_MAX);
+    }
+}
+
+/// " (N more like it)" when lines were held back, else nothing.
+pub fn suppressed_note(suppressed: u64) -> String {
+    if suppressed == 0 {
+        String::new()
+    } else {
+        format!(" ({suppressed} more like it not logged)")
+    }
+}
+
+/// Lets one log line through per interval and counts the ones it held back.
+#[derive(Debug)]
+pub struct RateLimited {
+    interval: Duration,
+    last: Option<Instant>,
+    suppressed: u64,
+}
+
+impl RateLimited {
+    pub fn new(interval: Duration) -> Self {
+        Self {
+            interval,
+            last: None,
+            suppressed: 0,
+        }
+    }
+
+    /// `Some(held back since the last line)` if a line may be written now, else `None`.
+    pub fn allow(&mut self) -> Option<u64> {
+        let now = Instant::now();
+        if self
+            .last
+            .is_some_and(|last| now.duration_since(last) < self.interval)
+        {
+            self.suppressed += 1;
+            return None;
+        }
+        self.last = Some(now);
+        Some(std::mem::take(&mut self.suppressed))
+    }
+}
+
+/// What a socket shows without anything being taken from it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PeerState {
+    /// Connected, nothing unread.
+    Alive,
+    /// Bytes wait to be read; whether the peer is still there shows only after them.
+    Unread,
+    /// Closed by the peer (end of stream) or reset.
+    Gone,
+}
+
+/// Peeks at a socket without blocking and without touching its file status flags, so another
+/// thread may be reading the same socket meanwhile.
+#[cfg(unix)]
+pub fn peer_state(stream: &TcpStream) -> PeerState {
+    use std::os::fd::AsRawFd;
+    let mut b = [0u8; 1];
+    // SAFETY: a one-byte buffer we own, and a descriptor that `stream` keeps open.
+    let n = unsafe {
+        libc::recv(
+            stream.as_raw_fd(),
+            b.as_mut_ptr().cast(),
+            1,
+            libc::MSG_PEEK | libc::MSG_DONTWAIT,
+        )
+    };
+    match n {
+        0 => PeerState::Gone,
+        n if n > 0 => PeerState::Unread,
+        _ => match io::Error::last_os_error().kind() {
+            io::ErrorKind::WouldBlock | io::ErrorKind::Interrupted => PeerState::Alive,
+            _ => PeerState::Gone,
+        },
+    }
+}
+
+/// Without a non-blocking peek that leaves the socket's flags alone, a peer counts as present.
+#[cfg(not(unix))]
+pub fn peer_state(_stream: &TcpStream) -> PeerState {
+    PeerState::Alive
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn one_line_per_interval_with_the_count_of_the_rest() {
+        let mut log = RateLimited::new(Duration::from_secs(3600));
+        assert_eq!(log.allow(), Some(0));
+        for _ in 0..5 {
+            assert_eq!(log.allow(), None);
+        }
+        log.last = Some(Instant::now() - Duration::from_secs(7200));
+        assert_eq!(log.allow(), Some(5));
+    }
+
+    #[test]
+    fn peeking_tells_alive_unread_and_gone_apart() {
+        use std::io::Write;
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let mut client = TcpStream::connect(listener.local_addr().unwrap()).unwrap();
+        let (server, _) = listener.accept().unwrap();
+        assert_eq!(peer_state(&server), PeerState::Alive);
+        client.write_all(b"x").unwrap();
+        client.flush().unwrap();
+        let wait_for = |want: PeerState| {
+            let deadline = Instant::now() + Duration::from_secs(5);
+            while peer_state(&server) != want && Instant::now() < deadline {
+                thread::sleep(Duration::from_millis(1));
+            }
+            peer_state(&server)
+        };
+        assert_eq!(wait_for(PeerState::Unread), PeerState::Unread);
+        drop(client);
+        // The byte is still unread, so the close hides behind it.
+        assert_eq!(peer_state(&server), PeerState::Unread);
+        let mut b = [0u8; 1];
+        assert_eq!(io::Read::read(&mut &server, &mut b).unwrap(), 1);
+        assert_eq!(wait_for(PeerState::Gone), PeerState::Gone);
+    }
+}
