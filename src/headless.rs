@@ -10,6 +10,7 @@ use bevy::prelude::*;
 use bevy::tasks::tick_global_task_pools_on_main_thread;
 
 use crate::sim::{SIM_DT, SimClock};
+use crate::trajectory::plugin::Replay;
 
 static STOP: AtomicBool = AtomicBool::new(false);
 
@@ -87,26 +88,40 @@ pub fn run(app: &mut App, stop: StopAfter) -> RunReport {
     let limit = stop.step_limit();
     let started = Instant::now();
     loop {
+        let mut cap = u64::MAX;
         if let Some(limit) = limit {
             // The last frame must not overshoot: cap the clock to what is left.
             let left = limit.saturating_sub(app.world().resource::<SimClock>().steps);
             if left == 0 {
                 break;
             }
-            app.world_mut()
-                .resource_mut::<SimClock>()
-                .max_steps_this_frame = u32::try_from(left).unwrap_or(u32::MAX);
+            cap = left;
         }
+        // Nor run past a replay's end: a fast frame holds many steps, and the ones after the
+        // end would move the world (and a re-recording) beyond the replayed demo.
+        if let Some(r) = app.world().get_resource::<Replay>() {
+            cap = cap.min(r.len().saturating_sub(r.step).max(1) as u64);
+        }
+        app.world_mut()
+            .resource_mut::<SimClock>()
+            .max_steps_this_frame = u32::try_from(cap).unwrap_or(u32::MAX);
         app.update();
         if app.should_exit().is_some() || stop_requested() {
             break;
         }
-        if limit.is_none()
-            && app
-                .world()
-                .get_resource::<crate::trajectory::plugin::Replay>()
-                .is_some_and(|r| r.finished)
+        // The replay's end pauses the session, so sim time stops there: a --steps/--duration
+        // beyond it would never be reached.
+        if let Some(r) = app.world().get_resource::<Replay>()
+            && r.finished
         {
+            if let Some(limit) = limit {
+                let steps = app.world().resource::<SimClock>().steps;
+                if steps < limit {
+                    info!(
+                        "the replay ended after {steps} steps, before the {limit} of --steps/--duration; stopping"
+                    );
+                }
+            }
             break;
         }
         if matches!(

@@ -4,6 +4,7 @@
 
 pub mod bench;
 pub mod headless;
+pub mod logging;
 pub mod protocol;
 pub mod referee;
 pub mod robot;

@@ -10,7 +10,6 @@ use armsim::headless::{self, StopAfter};
 use armsim::sim::ClockMode;
 use armsim::trajectory::plugin::{self as trajectory, ReplayMode};
 use armsim::{SimOptions, bench, scene};
-use bevy::log::LogPlugin;
 use clap::{Parser, Subcommand};
 
 #[derive(Parser, Debug)]
@@ -56,7 +55,8 @@ struct Cli {
     #[arg(long, default_value_t = 1.0, value_name = "FACTOR")]
     speed: f64,
 
-    /// Serve spec 003's binary lockstep protocol on this TCP port (0 = any free port).
+    /// Serve the gripper project's binary remote-control lockstep protocol on this TCP port
+    /// (0 = any free port).
     #[arg(long, visible_alias = "remote_control_port", value_name = "PORT")]
     remote_control_port: Option<u16>,
 
@@ -65,8 +65,8 @@ struct Cli {
     #[arg(long, value_name = "ADDR")]
     bind: Option<std::net::IpAddr>,
 
-    /// Serve revA teleoperation (spec 004) on this port instead of the scene's `ws_port`
-    /// (0 = any free port).
+    /// Serve TeleSpace revA teleoperation (WebSocket) on this port instead of the scene's
+    /// `ws_port` (0 = any free port).
     #[arg(long, value_name = "PORT", conflicts_with = "no_teleop")]
     teleop_port: Option<u16>,
 
@@ -74,11 +74,11 @@ struct Cli {
     #[arg(long)]
     no_teleop: bool,
 
-    /// Spec 001 agent port (length-prefixed S-expressions; 0 = any free port).
+    /// RCSSServerMJ-style agent port (length-prefixed S-expressions; 0 = any free port).
     #[arg(long, default_value_t = 60000, value_name = "PORT")]
     agent_port: u16,
 
-    /// Spec 001 monitor port (0 = any free port).
+    /// RCSSServerMJ-style monitor port (0 = any free port).
     #[arg(long, default_value_t = 60001, value_name = "PORT")]
     monitor_port: u16,
 
@@ -116,8 +116,10 @@ struct Cli {
     #[arg(long, default_value_t = 1, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
     record_every: u32,
 
-    /// Replay a trajectory file (headless: exits when the replay ends, unless --steps/--duration).
-    #[arg(long, value_name = "FILE", conflicts_with = "record")]
+    /// Replay a MetaSim trajectory file (headless: exits when the replay ends, or earlier at
+    /// --steps/--duration). With --record, the replay is recorded anew (e.g. by action in
+    /// another scene).
+    #[arg(long, value_name = "FILE")]
     replay: Option<PathBuf>,
 
     /// How to replay: `state` (set each recorded state; exact) or `action` (drive the physics
@@ -158,13 +160,15 @@ enum Command {
 enum BenchKind {
     /// steps/s through the ECS step path against bare Rapier.
     Step,
-    /// spec 003 over loopback against a bare ping-pong and a bare step (use the gripper4 scene).
+    /// remote-control lockstep over loopback against a bare ping-pong and a bare step (use the
+    /// gripper4 scene).
     Lockstep,
-    /// spec 001 sync-mode cycles/s with one agent over loopback.
+    /// RCSSServerMJ agent sync-mode cycles/s with one agent over loopback.
     Agent,
-    /// spec 004 reflection latency, heartbeat round trip and real-time factor with observers.
+    /// TeleSpace teleop reflection latency, heartbeat round trip and real-time factor with
+    /// observers.
     Teleop,
-    /// spec 002 recording overhead and the load time of a 100-demo file per format.
+    /// MetaSim trajectory recording overhead and the load time of a 100-demo file per format.
     Record,
 }
 
@@ -319,13 +323,14 @@ fn run() -> anyhow::Result<ExitCode> {
                  --monitor-port or --no-agent-ports)",
             )?;
         }
-        if let Some(path) = &cli.record {
-            trajectory::start_recording(app.world_mut(), path, cli.record_every)
-                .with_context(|| format!("cannot record to {}", path.display()))?;
-        }
+        // Replay first: it sets the world the recording then starts from.
         if let Some(path) = &cli.replay {
             trajectory::start_replay(app.world_mut(), path, cli.replay_mode, cli.demo)
                 .with_context(|| format!("cannot replay {}", path.display()))?;
+        }
+        if let Some(path) = &cli.record {
+            trajectory::start_recording(app.world_mut(), path, cli.record_every)
+                .with_context(|| format!("cannot record to {}", path.display()))?;
         }
         if let Some(options) = &teleop {
             let addr = options.addr;
@@ -346,19 +351,24 @@ fn run() -> anyhow::Result<ExitCode> {
             (None, None) => StopAfter::Never,
         };
         let mut app = armsim::headless_app(scene, &options);
-        app.add_plugins(LogPlugin::default());
+        app.add_plugins(armsim::logging::log_plugin());
         add_servers(&mut app)?;
         headless::stop_on_signals().map_err(anyhow::Error::msg)?;
         let report = headless::run(&mut app, stop);
         let recording = trajectory::recording_outcome(app.world_mut());
+        let mut code = ExitCode::SUCCESS;
         if let Some(replay) = app.world().get_resource::<trajectory::Replay>() {
             println!("{}", replay.report());
+            if replay.failed.is_some() {
+                code = ExitCode::FAILURE;
+            }
         }
         println!("{report}");
         if let Some(Err(e)) = recording {
             eprintln!("armsim: the recording could not be written: {e}");
-            return Ok(ExitCode::FAILURE);
+            code = ExitCode::FAILURE;
         }
+        return Ok(code);
     } else {
         let ui_options = armsim::ui::UiOptions {
             screenshot: cli.screenshot,

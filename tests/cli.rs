@@ -194,3 +194,77 @@ fn a_recording_that_cannot_be_written_makes_the_exit_an_error() {
     assert!(log.contains("recording"), "{log}");
     assert!(!target.exists());
 }
+
+#[test]
+fn help_names_protocols_as_users_know_them() {
+    for args in [&["--help"][..], &["bench", "--help"]] {
+        let out = armsim().args(args).output().expect("armsim runs");
+        assert!(out.status.success());
+        let help = String::from_utf8_lossy(&out.stdout);
+        let lower = help.to_lowercase();
+        for internal in ["spec 00", "spec-00", "spec00"] {
+            assert!(
+                !lower.contains(internal),
+                "{args:?} speaks of {internal:?}:\n{help}"
+            );
+        }
+        if args == ["--help"] {
+            for name in ["RCSSServerMJ", "TeleSpace", "lockstep", "MetaSim"] {
+                assert!(help.contains(name), "--help lacks {name}:\n{help}");
+            }
+        }
+    }
+}
+
+#[test]
+fn logs_to_a_pipe_carry_no_colour() {
+    let out = armsim()
+        .args(["--headless", "--steps", "10", "--fast"])
+        .env_remove("NO_COLOR")
+        .output()
+        .expect("armsim runs");
+    assert!(out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("INFO"), "something was logged: {stderr}");
+    assert!(
+        !stderr.contains('\u{1b}'),
+        "ANSI escapes in piped logs: {stderr:?}"
+    );
+}
+
+#[test]
+fn telespace_scene_forms_load_with_a_note() {
+    // TeleSpace's own scene_config.json writes the anchor transform flat (16 numbers, row by row)
+    // and leaves out the filter's d_cutoff.
+    let dir = std::env::temp_dir().join(format!("armsim-cli-ts-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("telespace_like.json");
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut scene: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(root.join("assets/scenes/default_scene.json")).unwrap(),
+    )
+    .unwrap();
+    scene["robot"]["mjcf_path"] = root
+        .join("assets/robots/arm6.xml")
+        .to_string_lossy()
+        .into_owned()
+        .into();
+    scene["frames"]["vp_operator_anchor"]["t_sim_from_vp_anchor"] =
+        serde_json::json!([1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1]);
+    scene["control"]["filter"]["params"]
+        .as_object_mut()
+        .unwrap()
+        .remove("d_cutoff");
+    std::fs::write(&path, scene.to_string()).unwrap();
+    let out = armsim()
+        .args(["--headless", "--steps", "1", "--scene"])
+        .arg(&path)
+        .output()
+        .expect("armsim runs");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(
+        stderr.contains("$.control.filter.params.d_cutoff: missing"),
+        "the default is logged: {stderr}"
+    );
+}

@@ -12,7 +12,7 @@ use armsim::session::SessionCommand;
 use armsim::sim::{self, JointCommand};
 use armsim::state::{self, NamedAction, TargetKind, apply_actions, apply_vector, snapshot};
 use armsim::trajectory::plugin::{self as traj, Replay, ReplayMode};
-use armsim::trajectory::{Format, load};
+use armsim::trajectory::{Demo, Format, StateFrame, Value, load, save};
 use common::*;
 
 fn tmp(name: &str) -> std::path::PathBuf {
@@ -366,4 +366,273 @@ fn a_reset_while_recording_starts_a_new_demo_that_replays_exactly() {
         hash,
         "the second demo replays bit for bit"
     );
+}
+
+/// A copy of the trajectory file `from`, its first demo changed by `edit`.
+fn edited(from: &std::path::Path, name: &str, edit: impl FnOnce(&mut Demo)) -> std::path::PathBuf {
+    let mut t = load(from).unwrap();
+    edit(&mut t.robots[0].1[0]);
+    let path = tmp(name);
+    save(&t, &path).unwrap();
+    path
+}
+
+/// Renames the bodies of `frame` for which `which` holds, the way another project's demo names
+/// its own robot and objects.
+fn rename(frame: &mut StateFrame, which: impl Fn(&str) -> bool) {
+    for (name, _) in &mut frame.0 {
+        if which(name) {
+            *name = format!("ur5e_{name}");
+        }
+    }
+}
+
+fn set_extra(demo: &mut Demo, key: &str, value: Value) {
+    let Some(Value::Dict(entries)) = demo.extra.as_mut() else {
+        panic!("a recorded demo has an extra dict: {:?}", demo.extra);
+    };
+    match entries.iter_mut().find(|(k, _)| k == key) {
+        Some(entry) => entry.1 = value,
+        None => entries.push((key.into(), value)),
+    }
+}
+
+/// Runs the armsim binary to its exit with stdout and stderr in files (no pipe to fill), and
+/// returns (exit code, stdout, stderr). A run that never ends is killed after a generous bound
+/// and fails the test: this is a liveness check, not a timing.
+fn run_armsim(args: &[&std::ffi::OsStr], name: &str) -> (Option<i32>, String, String) {
+    let (out_path, err_path) = (tmp(&format!("{name}.out")), tmp(&format!("{name}.err")));
+    let mut child = Command::new(env!("CARGO_BIN_EXE_armsim"))
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .args(["--headless", "--no-teleop", "--no-agent-ports"])
+        .args(args)
+        .stdout(std::fs::File::create(&out_path).unwrap())
+        .stderr(std::fs::File::create(&err_path).unwrap())
+        .spawn()
+        .expect("armsim starts");
+    let t0 = Instant::now();
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        if t0.elapsed() > Duration::from_secs(120) {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!(
+                "armsim {args:?} did not exit; stdout: {}",
+                std::fs::read_to_string(&out_path).unwrap_or_default()
+            );
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    (
+        status.code(),
+        std::fs::read_to_string(&out_path).unwrap(),
+        std::fs::read_to_string(&err_path).unwrap(),
+    )
+}
+
+fn os(s: &str) -> &std::ffi::OsStr {
+    std::ffi::OsStr::new(s)
+}
+
+#[test]
+fn a_replay_shorter_than_duration_or_steps_exits_at_its_end() {
+    let path = tmp("one_second.json");
+    let (code, _, err) = run_armsim(
+        &[os("--duration"), os("1"), os("--record"), path.as_os_str()],
+        "record_1s",
+    );
+    assert_eq!(code, Some(0), "{err}");
+    for (mode, stop) in [
+        ("state", ["--duration", "2"]),
+        ("action", ["--steps", "1000"]),
+    ] {
+        let (code, out, err) = run_armsim(
+            &[
+                os("--replay"),
+                path.as_os_str(),
+                os("--replay-mode"),
+                os(mode),
+                os(stop[0]),
+                os(stop[1]),
+            ],
+            &format!("replay_{mode}"),
+        );
+        assert_eq!(code, Some(0), "{err}");
+        assert!(out.contains("240 of 240 steps"), "{mode}: {out}");
+        assert!(
+            out.contains("\n240 steps, 1.0 s sim"),
+            "stops at the replay's end, not past it ({mode}): {out}"
+        );
+    }
+}
+
+#[test]
+fn replay_by_action_says_when_nothing_was_compared() {
+    let path = tmp("compare.json");
+    record_run(&path, 120);
+    let no_states = edited(&path, "no_states.json", |d| d.states.clear());
+    let foreign = edited(&path, "foreign.json", |d| {
+        d.states.iter_mut().for_each(|f| rename(f, |_| true))
+    });
+    let partly = edited(&path, "partly.json", |d| {
+        d.states
+            .iter_mut()
+            .for_each(|f| rename(f, |n| n == "cube_red"))
+    });
+    let replay = |file: &std::path::Path| {
+        let mut app = app_for(default_scene());
+        traj::start_replay(app.world_mut(), file, ReplayMode::Action, 0).unwrap();
+        app.update();
+        sim::run_steps(&mut app, 120);
+        let replay = app.world().resource::<Replay>();
+        assert!(replay.finished, "{}", replay.report());
+        (replay.compared_states, replay.report())
+    };
+    for (file, why) in [
+        (&no_states, "the demo has no recorded states"),
+        (
+            &foreign,
+            "name only bodies this scene lacks (ur5e_arm6, ur5e_cube_blue",
+        ),
+    ] {
+        let (compared, report) = replay(file);
+        assert_eq!(compared, 0, "{report}");
+        assert!(report.contains("divergence not measured"), "{report}");
+        assert!(report.contains(why), "{report}");
+        assert!(
+            !report.contains("0.000000"),
+            "no figure for nothing: {report}"
+        );
+    }
+    let (compared, report) = replay(&partly);
+    assert_eq!(compared, 30, "a state every 4 steps: {report}");
+    assert!(
+        report.contains("divergence from 30 recorded states: objects 0.000000 m"),
+        "{report}"
+    );
+    assert!(report.contains("not compared: ur5e_cube_red"), "{report}");
+}
+
+#[test]
+fn replay_by_state_refuses_states_it_cannot_use() {
+    let path = tmp("unusable.json");
+    record_run(&path, 40);
+    let no_states = edited(&path, "unusable_none.json", |d| d.states.clear());
+    let foreign = edited(&path, "unusable_foreign.json", |d| {
+        d.states.iter_mut().for_each(|f| rename(f, |_| true))
+    });
+    let mut app = app_for(default_scene());
+    let err = traj::start_replay(app.world_mut(), &no_states, ReplayMode::State, 0)
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("no recorded states"), "{err}");
+    let err = traj::start_replay(app.world_mut(), &foreign, ReplayMode::State, 0)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("ur5e_cube_red") && err.contains("it has: arm6, cube_red"),
+        "{err}"
+    );
+    assert!(app.world().get_resource::<Replay>().is_none());
+
+    // The binary: a clear error and a non-zero exit, not "N of N steps" with a warning per frame.
+    let (code, out, err) = run_armsim(&[os("--replay"), foreign.as_os_str()], "state_foreign");
+    assert_eq!(code, Some(1), "{out}{err}");
+    assert!(err.contains("ur5e_cube_red"), "{err}");
+    assert!(!out.contains(" of "), "no replay report: {out}");
+    assert!(!err.contains("WARN"), "{err}");
+
+    // An unknown object in init_state: its reason is said once.
+    let bad_init = edited(&path, "unusable_init.json", |d| {
+        set_extra(d, "from_fresh_load", Value::Bool(false));
+        rename(&mut d.init_state, |n| n == "cube_red");
+    });
+    let (code, _, err) = run_armsim(&[os("--replay"), bad_init.as_os_str()], "state_init");
+    assert_eq!(code, Some(1), "{err}");
+    assert_eq!(
+        err.matches("unknown object").count(),
+        1,
+        "the reason once: {err}"
+    );
+}
+
+#[test]
+fn a_replay_can_be_recorded_anew() {
+    // The binary takes both flags: replay by action, recorded into a new file.
+    let original = tmp("convert_from.json");
+    let (code, _, err) = run_armsim(
+        &[
+            os("--duration"),
+            os("0.5"),
+            os("--record-every"),
+            os("4"),
+            os("--record"),
+            original.as_os_str(),
+        ],
+        "convert_record",
+    );
+    assert_eq!(code, Some(0), "{err}");
+    let converted = tmp("convert_to.json.gz");
+    let (code, out, err) = run_armsim(
+        &[
+            os("--replay"),
+            original.as_os_str(),
+            os("--replay-mode"),
+            os("action"),
+            os("--record-every"),
+            os("4"),
+            os("--record"),
+            converted.as_os_str(),
+        ],
+        "convert_replay",
+    );
+    assert_eq!(code, Some(0), "{err}");
+    assert!(out.contains("120 of 120 steps"), "{out}");
+    let (a, b) = (load(&original).unwrap(), load(&converted).unwrap());
+    let (a, b) = (&a.demos("arm6").unwrap()[0], &b.demos("arm6").unwrap()[0]);
+    assert_eq!(b.actions.len(), 120);
+    assert_eq!(b.states.len(), 30);
+    assert_eq!(a.init_state, b.init_state);
+    assert_eq!(a.actions, b.actions);
+    assert_eq!(a.states, b.states, "replayed by action from the same start");
+
+    // A demo that did not start from the scene as loaded: the new recording starts from the
+    // replay's start and says so.
+    let later = tmp("convert_later.json");
+    let mut app = app_for(default_scene());
+    command(&mut app, SessionCommand::Start);
+    scripted_steps(&mut app, 50);
+    traj::start_recording(app.world_mut(), &later, 5).unwrap();
+    scripted_steps(&mut app, 50);
+    traj::finish_recording(app.world_mut()).unwrap().unwrap();
+    let again = tmp("convert_again.json");
+    let mut app = app_for(default_scene());
+    traj::start_replay(app.world_mut(), &later, ReplayMode::Action, 0).unwrap();
+    traj::start_recording(app.world_mut(), &again, 5).unwrap();
+    app.update();
+    sim::run_steps(&mut app, 50);
+    traj::finish_recording(app.world_mut()).unwrap().unwrap();
+    let (a, b) = (load(&later).unwrap(), load(&again).unwrap());
+    let (a, b) = (&a.demos("arm6").unwrap()[0], &b.demos("arm6").unwrap()[0]);
+    let fresh = |d: &Demo| {
+        d.extra
+            .as_ref()
+            .and_then(|e| e.get("from_fresh_load"))
+            .cloned()
+    };
+    assert_eq!(fresh(a), Some(Value::Bool(false)));
+    assert_eq!(
+        fresh(b),
+        Some(Value::Bool(false)),
+        "not the scene as loaded"
+    );
+    for (name, body) in a.init_state.iter() {
+        let got = b.init_state.get(name).unwrap();
+        for i in 0..3 {
+            assert!((got.pos[i] - body.pos[i]).abs() < 1e-6, "{name}");
+        }
+    }
+    assert_eq!(b.actions.len(), 50);
 }

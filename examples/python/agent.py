@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""A spec-001 agent (stdlib only): takes control of the arm with (init arm6 teamA 1) and, in sync
+"""An RCSSServerMJ-style agent (stdlib only): takes control of the arm with (init arm6 teamA 1) and, in sync
 mode, answers every perception with PD effectors that swing the shoulder and elbow on a slow sine.
 
     cargo run --release -- --headless --sync &          # agent port 60000, monitor port 60001

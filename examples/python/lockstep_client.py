@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
-"""Spec 003 lockstep client (stdlib only), like the original's example controller.
+"""A remote-control lockstep client (the gripper project's protocol; stdlib only).
 
-Start the simulator with the spec-003 robot and a lockstep port, then run this:
+Like that project's example controller, it answers sin(step/10) for every joint.
+
+Start the simulator with the gripper project's robot (gripper4) and a lockstep port, then run this:
 
     cargo run --release -- --scene assets/scenes/gripper4.json --remote-control-port 11235
     python3 examples/python/lockstep_client.py --port 11235 --steps 2000

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""A spec-001 monitor (stdlib only): prints the world the server streams every cycle, and sends
+"""An RCSSServerMJ-style monitor (stdlib only): prints the world the server streams every cycle, and sends
 the commands given on the command line first.
 
     cargo run --release &                                # monitor port 60001
@@ -7,7 +7,7 @@ the commands given on the command line first.
     python3 examples/python/monitor.py "(kickOff)" "(cube (n cube_red)(pos 0.45 0.3 1.1))"
     python3 examples/python/monitor.py "(step 24)" --count 3
 
-Commands: (start) (pause) (step <n>) (reset) (kickOff) (playMode <mode>)
+Commands: (start) (pause) (step <n>) (reset) (kickOff [Left|Right]) (playMode <mode>)
 (cube (n <name>)(pos x y z)[(quat w x y z)][(vel vx vy vz)]) (killsim).
 """
 

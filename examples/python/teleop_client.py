@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""A revA (spec 004) teleop client: connect, start, move the end effector through a few points
+"""A TeleSpace revA teleoperation client: connect, start, move the end effector through a few points
 while heartbeating, print what the server says, then disconnect.
 
 Needs the `websockets` package (pip install websockets, version 12 or newer for the sync client).

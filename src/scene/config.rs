@@ -31,6 +31,8 @@ const RIGID_TOL: f64 = 1e-4;
 /// How far an object or the robot base may dip below the table top before it is an error (rounding in hand-written
 /// files, not a real penetration).
 const TABLE_TOL_M: f32 = 1e-3;
+/// `control.filter.params.d_cutoff` (Hz) when a scene leaves it out.
+pub const DEFAULT_D_CUTOFF: f32 = 1.0;
 /// Slack on joint limits for `home_q`, so that values written with a few decimals (e.g. -1.5708) pass.
 const JOINT_LIMIT_TOL: f32 = 1e-4;
 
@@ -527,6 +529,9 @@ pub struct Scene {
     pub path: PathBuf,
     /// The robot file `robot.mjcf_path` resolved to.
     pub robot_path: PathBuf,
+    /// Defaults the loader filled in, as `path: what was assumed`. Parsing logs nothing (it may run before logging
+    /// is set up); the app logs these once at start-up.
+    pub notes: Vec<String>,
 }
 
 impl Scene {
@@ -636,6 +641,7 @@ pub fn parse_scene(json: &str, base_dir: &Path) -> Result<Scene, SceneErrors> {
             robot,
             path: base_dir.to_path_buf(),
             robot_path,
+            notes: c.notes.iter().map(ToString::to_string).collect(),
         }),
         _ if c.errors.is_empty() => Err(SceneErrors::single(
             "$",
@@ -653,6 +659,8 @@ pub fn parse_scene(json: &str, base_dir: &Path) -> Result<Scene, SceneErrors> {
 #[derive(Default)]
 struct Checker {
     errors: Vec<SceneError>,
+    /// Things accepted with a default worth telling the user about (not errors).
+    notes: Vec<SceneError>,
 }
 
 fn key(path: &str, k: &str) -> String {
@@ -1066,12 +1074,29 @@ fn parse_frames(c: &mut Checker, v: &Value, p: &str) -> Option<Frames> {
 /// A row-major 4×4 homogeneous matrix that must be a proper rigid transform.
 fn parse_rigid_matrix(c: &mut Checker, v: &Value, p: &str) -> Option<[[f64; 4]; 4]> {
     let rows = c.array(v, p)?;
-    if rows.len() != 4 {
-        c.err(p, format!("expected 4 rows, found {}", rows.len()));
-        return None;
-    }
     let mut t = [[0.0; 4]; 4];
     let mut ok = true;
+    // The spec says "4x4 row-major matrix", which TeleSpace's own scene writes flat: 16 numbers, row by row. Both
+    // forms mean the same matrix; the nested one is what armsim writes back.
+    if rows.len() == 16 && rows.iter().all(|x| !x.is_array()) {
+        for (i, x) in rows.iter().enumerate() {
+            match c.f64v(x, &idx(p, i)) {
+                Some(x) => t[i / 4][i % 4] = x,
+                None => ok = false,
+            }
+        }
+        return if ok { check_rigid(c, t, p) } else { None };
+    }
+    if rows.len() != 4 {
+        c.err(
+            p,
+            format!(
+                "expected 4 rows of 4 numbers, or 16 numbers row by row; found {} entries",
+                rows.len()
+            ),
+        );
+        return None;
+    }
     for (r, row_v) in rows.iter().enumerate() {
         let rp = idx(p, r);
         let Some(row) = c.array(row_v, &rp) else {
@@ -1093,7 +1118,11 @@ fn parse_rigid_matrix(c: &mut Checker, v: &Value, p: &str) -> Option<[[f64; 4]; 
     if !ok {
         return None;
     }
+    check_rigid(c, t, p)
+}
 
+/// `t` if it is a rigid transform; otherwise the reasons are recorded at `p`.
+fn check_rigid(c: &mut Checker, t: [[f64; 4]; 4], p: &str) -> Option<[[f64; 4]; 4]> {
     let before = c.errors.len();
     let last = t[3];
     if last
@@ -1374,8 +1403,17 @@ fn parse_filter(c: &mut Checker, v: &Value, p: &str) -> Option<FilterConfig> {
         let min_cutoff = c.positive(min_cutoff, &key(p, "min_cutoff"));
         let beta = c.req(m, p, "beta", Checker::f32v);
         let beta = c.non_negative(beta, &key(p, "beta"));
-        let d_cutoff = c.req(m, p, "d_cutoff", Checker::f32v);
-        let d_cutoff = c.positive(d_cutoff, &key(p, "d_cutoff"));
+        // TeleSpace's own scene leaves `d_cutoff` out; 1.0 Hz is the 1€ filter authors' recommended value.
+        let d_cutoff = if m.contains_key("d_cutoff") {
+            let d_cutoff = c.req(m, p, "d_cutoff", Checker::f32v);
+            c.positive(d_cutoff, &key(p, "d_cutoff"))
+        } else {
+            c.notes.push(SceneError {
+                path: key(p, "d_cutoff"),
+                message: format!("missing; using the 1€ filter's usual {DEFAULT_D_CUTOFF}"),
+            });
+            Some(DEFAULT_D_CUTOFF)
+        };
         Some(OneEuroParams {
             min_cutoff: min_cutoff?,
             beta: beta?,
@@ -1889,6 +1927,16 @@ mod tests {
         assert_has(&errors_for(set(projective)), P, "last row");
         let short = json!([[1, 0, 0, 0], [0, 1, 0, 0], [0, 0, 1, 0]]);
         assert_has(&errors_for(set(short)), P, "expected 4 rows");
+        let flat_short = json!([1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0, 0, 0, 0]);
+        assert_has(&errors_for(set(flat_short)), P, "or 16 numbers");
+        let flat_scaled = json!([2, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1]);
+        assert_has(&errors_for(set(flat_scaled)), P, "not orthonormal");
+        let flat_text = json!([1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, "x", 0, 0, 0, 1]);
+        assert_has(
+            &errors_for(set(flat_text)),
+            &format!("{P}[11]"),
+            "expected a number",
+        );
 
         // A proper rotation about z with a translation is fine.
         let mut v = default_value();
@@ -1905,6 +1953,12 @@ mod tests {
             .vp_operator_anchor
             .to_sim([1.0, 0.0, 0.0]);
         assert_eq!(p, [0.4, 1.0, 1.0]);
+
+        // TeleSpace writes the same matrix flat, row by row.
+        v["frames"]["vp_operator_anchor"]["t_sim_from_vp_anchor"] =
+            json!([0, -1, 0, 0.4, 1, 0, 0, 0.0, 0, 0, 1, 1.0, 0, 0, 0, 1]);
+        let flat = parse_value(&v).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(flat.config.frames, scene.config.frames);
     }
 
     #[test]
@@ -1986,6 +2040,31 @@ mod tests {
             "unsupported filter type \"kalman\"",
         );
         assert_has(&e, "$.control.filter.params.min_cutoff", "must be > 0");
+    }
+
+    #[test]
+    fn a_missing_d_cutoff_defaults_with_a_note() {
+        let mut v = default_value();
+        let params = v["control"]["filter"]["params"].as_object_mut().unwrap();
+        params.remove("d_cutoff");
+        let scene = parse_value(&v).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(
+            scene.config.control.filter.params.d_cutoff,
+            DEFAULT_D_CUTOFF
+        );
+        assert_eq!(scene.notes.len(), 1, "{:?}", scene.notes);
+        assert!(
+            scene.notes[0].starts_with("$.control.filter.params.d_cutoff: missing"),
+            "{:?}",
+            scene.notes
+        );
+        assert!(
+            default_scene().notes.is_empty(),
+            "a complete scene has no notes"
+        );
+        // Present but wrong is still an error.
+        let e = errors_for(|v| v["control"]["filter"]["params"]["d_cutoff"] = json!(0.0));
+        assert_has(&e, "$.control.filter.params.d_cutoff", "must be > 0");
     }
 
     #[test]

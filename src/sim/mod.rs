@@ -120,7 +120,15 @@ pub fn plugin_for(scene: Arc<Scene>) -> impl Fn(&mut App) {
         poll.set_executor(SingleThreadedExecutor::new());
         app.add_schedule(poll);
         app.add_systems(Update, drive_clock.in_set(ClockSystems));
+        app.add_systems(Startup, log_scene_notes);
         session::plugin(app);
+    }
+}
+
+/// The defaults the scene loader filled in; logged here because the scene is parsed before logging starts.
+fn log_scene_notes(scene: Res<SimScene>) {
+    for note in &scene.0.notes {
+        info!("scene {}: {note}", scene.0.path.display());
     }
 }
 

@@ -51,7 +51,11 @@ impl Recording {
 /// initial state is the world now; `extra` notes whether that is the scene as loaded, which lets a
 /// replay by action start from a fresh load and reproduce the run bit for bit.
 pub fn start_recording(world: &mut World, path: &Path, every: u32) -> Result<(), TrajectoryError> {
-    let fresh = world.resource::<SimClock>().steps == 0;
+    // A replay that started from its file's init_state also sits at step 0, but not at the scene as loaded.
+    let fresh = world.resource::<SimClock>().steps == 0
+        && world
+            .get_resource::<Replay>()
+            .is_none_or(|r| r.from_fresh_load);
     let sim = &world.resource::<Sim>().0;
     let scene = world.resource::<SimScene>().0.clone();
     let init = snapshot(sim).to_frame();
@@ -271,6 +275,16 @@ pub enum ReplayMode {
     Action,
 }
 
+impl ReplayMode {
+    /// As on the command line (`--replay-mode state|action`).
+    pub fn name(self) -> &'static str {
+        match self {
+            ReplayMode::State => "state",
+            ReplayMode::Action => "action",
+        }
+    }
+}
+
 /// A replay in progress.
 #[derive(Resource)]
 pub struct Replay {
@@ -284,7 +298,15 @@ pub struct Replay {
     /// Largest distance between a replayed and a recorded object position (m), and joint (rad).
     pub max_object_error: f64,
     pub max_joint_error: f64,
+    /// Recorded states the divergence was measured against (action replay).
+    pub compared_states: usize,
+    /// Bodies the recorded states name that this scene lacks (sorted); they are not compared.
+    pub unknown_bodies: Vec<String>,
+    /// Whether the replay started from the scene as loaded (rather than the demo's init_state).
+    pub from_fresh_load: bool,
     pub finished: bool,
+    /// Why the replay stopped before its end, if it did (a recorded state that does not fit).
+    pub failed: Option<String>,
 }
 
 impl Replay {
@@ -301,22 +323,39 @@ impl Replay {
     }
 
     pub fn report(&self) -> String {
-        match self.mode {
-            ReplayMode::State => format!(
-                "replay by state of {}: {} of {} steps",
-                self.path.display(),
-                self.step,
-                self.len()
-            ),
-            ReplayMode::Action => format!(
-                "replay by action of {}: {} of {} steps; divergence from the recorded states: objects {:.6} m, joints {:.6} rad",
-                self.path.display(),
-                self.step,
-                self.len(),
-                self.max_object_error,
-                self.max_joint_error
-            ),
+        let head = format!(
+            "replay by {} of {}: {} of {} steps",
+            self.mode.name(),
+            self.path.display(),
+            self.step,
+            self.len()
+        );
+        if let Some(why) = &self.failed {
+            return format!("{head}; stopped: {why}");
         }
+        if self.mode == ReplayMode::State {
+            return head;
+        }
+        let unknown = self.unknown_bodies.join(", ");
+        if self.compared_states == 0 {
+            // A 0.000000 here would read as "perfect", when nothing was measured at all.
+            let why = if self.demo.states.is_empty() {
+                "the demo has no recorded states".to_string()
+            } else if !unknown.is_empty() {
+                format!("the recorded states name only bodies this scene lacks ({unknown})")
+            } else {
+                "no recorded state was reached".to_string()
+            };
+            return format!("{head}; divergence not measured: {why}");
+        }
+        let mut text = format!(
+            "{head}; divergence from {} recorded states: objects {:.6} m, joints {:.6} rad",
+            self.compared_states, self.max_object_error, self.max_joint_error
+        );
+        if !unknown.is_empty() {
+            text.push_str(&format!(" (not in this scene, not compared: {unknown})"));
+        }
+        text
     }
 }
 
@@ -337,8 +376,43 @@ pub enum ReplayError {
         count: usize,
         index: usize,
     },
+    // The callers name the file ("cannot replay FILE: …"), so these do not repeat it.
+    #[error("demo {index} has no actions and no states: nothing to replay")]
+    Empty { index: usize },
+    #[error(
+        "demo {index} has no recorded states to replay by state ({actions} actions; \
+         --replay-mode action drives the physics with them)"
+    )]
+    NoStates { index: usize, actions: usize },
+    #[error(
+        "demo {index}'s recorded states name {unknown}, which this scene lacks (it has: {known})"
+    )]
+    UnknownBodies {
+        index: usize,
+        unknown: String,
+        known: String,
+    },
+    /// Not a `#[source]`: the message already says the reason, and error reports that print the
+    /// chain (anyhow's `{:#}`) would say it twice.
     #[error("the initial state does not fit this scene: {0}")]
-    State(#[from] state::StateError),
+    State(state::StateError),
+}
+
+impl From<state::StateError> for ReplayError {
+    fn from(e: state::StateError) -> Self {
+        ReplayError::State(e)
+    }
+}
+
+/// The names in `states` that are neither the scene's robot nor one of its objects, sorted.
+fn unknown_bodies(sim: &SimWorld, states: &[super::StateFrame]) -> Vec<String> {
+    let known = |name: &str| name == sim.robot.name || sim.object_index(name).is_some();
+    let names: std::collections::BTreeSet<&str> = states
+        .iter()
+        .flat_map(|f| f.0.iter().map(|(n, _)| n.as_str()))
+        .filter(|n| !known(n))
+        .collect();
+    names.into_iter().map(str::to_owned).collect()
 }
 
 /// Loads demo `index` for the scene's robot and starts replaying it from its initial state (the
@@ -380,14 +454,44 @@ pub fn start_replay(
     if !fresh {
         state::set_frame(&mut sim, &demo.init_state)?;
     }
+    if demo.actions.is_empty() && demo.states.is_empty() {
+        return Err(ReplayError::Empty { index });
+    }
+    let unknown = unknown_bodies(&sim, &demo.states);
+    if mode == ReplayMode::State {
+        // Checked here, once, rather than as one warning per frame that leaves the world untouched.
+        if demo.states.is_empty() {
+            return Err(ReplayError::NoStates {
+                index,
+                actions: demo.actions.len(),
+            });
+        }
+        if !unknown.is_empty() {
+            let known = std::iter::once(sim.robot.name.as_str())
+                .chain(sim.objects.iter().map(|o| o.name.as_str()))
+                .collect::<Vec<_>>()
+                .join(", ");
+            return Err(ReplayError::UnknownBodies {
+                index,
+                unknown: unknown.join(", "),
+                known,
+            });
+        }
+    } else if !unknown.is_empty() {
+        warn!(
+            "replay: the recorded states name bodies this scene lacks ({}); they are not compared",
+            unknown.join(", ")
+        );
+    }
     world.resource_mut::<Sim>().0 = sim;
     world.resource_mut::<SimClock>().reset();
     let hold = world.resource::<Sim>().0.commands().to_vec();
     world.resource_mut::<JointTargets>().commands = hold;
     world.write_message(SessionCommand::Start);
     info!(
-        "replaying {} by {mode:?}: demo {index} of {robot}, {} actions, {} states (a state every {every} steps){}",
+        "replaying {} by {}: demo {index} of {robot}, {} actions, {} states (a state every {every} steps){}",
         path.display(),
+        mode.name(),
         demo.actions.len(),
         demo.states.len(),
         if fresh {
@@ -405,7 +509,11 @@ pub fn start_replay(
         playing: true,
         max_object_error: 0.0,
         max_joint_error: 0.0,
+        compared_states: 0,
+        unknown_bodies: unknown,
+        from_fresh_load: fresh,
         finished: false,
+        failed: None,
     });
     Ok(())
 }
@@ -441,14 +549,22 @@ fn replay_publish(
         match replay.mode {
             ReplayMode::State => {
                 if let Err(e) = state::set_frame(&mut sim.0, &frame) {
-                    warn!("replay: frame {} does not fit: {e}", step / every - 1);
+                    // Once, and the replay stops: the frames after it would fail the same way.
+                    let why = format!("recorded state {} does not fit: {e}", step / every - 1);
+                    error!("replay of {}: {why}", replay.path.display());
+                    replay.failed = Some(why);
+                    replay.finished = true;
+                    commands.write(SessionCommand::Pause);
+                    return;
                 }
             }
             ReplayMode::Action => {
                 let now = snapshot(&sim.0).to_frame();
-                let (obj, joint) = divergence(&now, &frame);
-                replay.max_object_error = replay.max_object_error.max(obj);
-                replay.max_joint_error = replay.max_joint_error.max(joint);
+                if let Some((obj, joint)) = divergence(&now, &frame) {
+                    replay.compared_states += 1;
+                    replay.max_object_error = replay.max_object_error.max(obj);
+                    replay.max_joint_error = replay.max_joint_error.max(joint);
+                }
             }
         }
     }
@@ -459,12 +575,15 @@ fn replay_publish(
     }
 }
 
-/// Largest object position error (m) and joint error (rad) between two frames.
-pub fn divergence(a: &super::StateFrame, b: &super::StateFrame) -> (f64, f64) {
+/// Largest object position error (m) and joint error (rad) between two frames, over the bodies
+/// both name; `None` when they have none in common (nothing was compared).
+pub fn divergence(a: &super::StateFrame, b: &super::StateFrame) -> Option<(f64, f64)> {
     let mut obj: f64 = 0.0;
     let mut joint: f64 = 0.0;
+    let mut compared = false;
     for (name, bs) in &b.0 {
         let Some(x) = a.get(name) else { continue };
+        compared = true;
         let d = (0..3)
             .map(|i| (x.pos[i] - bs.pos[i]).powi(2))
             .sum::<f64>()
@@ -478,7 +597,7 @@ pub fn divergence(a: &super::StateFrame, b: &super::StateFrame) -> (f64, f64) {
             }
         }
     }
-    (obj, joint)
+    compared.then_some((obj, joint))
 }
 
 /// Requests from the panel (which cannot borrow the whole world while it draws).
@@ -549,6 +668,7 @@ fn handle_commands(world: &mut World) {
                 let mut replay = world.resource_mut::<Replay>();
                 replay.step = (index + 1) * replay.every as usize;
                 replay.finished = false;
+                replay.failed = None;
                 world.write_message(SessionCommand::Pause);
             }
         }

@@ -47,7 +47,7 @@ pub fn add_window_plugins(app: &mut App, scene: &Scene) {
             })
             .set(bevy::log::LogPlugin {
                 filter: "wgpu=error,naga=warn,bevy_render=warn,offset_allocator=warn".into(),
-                ..default()
+                ..crate::logging::log_plugin()
             }),
     )
     .add_plugins(EguiPlugin::default())

@@ -274,6 +274,14 @@ fn vec3_of(e: &Sexp) -> Result<Vec3, String> {
     }
 }
 
+/// A team side as rcssservermj writes it in `(kickOff <side>)`.
+fn is_side(text: &str) -> bool {
+    matches!(
+        text,
+        "Left" | "left" | "L" | "l" | "Right" | "right" | "R" | "r"
+    )
+}
+
 /// Reads one monitor command.
 pub fn parse_monitor_command(e: &Sexp) -> Result<MonitorCommand, String> {
     let head = e
@@ -290,7 +298,15 @@ pub fn parse_monitor_command(e: &Sexp) -> Result<MonitorCommand, String> {
         "start" => no_args(MonitorCommand::Start),
         "pause" => no_args(MonitorCommand::Pause),
         "reset" => no_args(MonitorCommand::Reset),
-        "kickOff" => no_args(MonitorCommand::KickOff),
+        // rcssservermj's monitor clients send `(kickOff Left)`: the side names the kicking team,
+        // which a pick-and-place referee has no use for, so it is checked and dropped.
+        "kickOff" => match e.args() {
+            [] => Ok(MonitorCommand::KickOff),
+            [side] if side.as_atom().is_some_and(is_side) => Ok(MonitorCommand::KickOff),
+            _ => Err(format!(
+                "(kickOff [Left|Right]) takes at most one side, Left or Right; got {e}"
+            )),
+        },
         "killsim" => no_args(MonitorCommand::KillSim),
         "step" => match e.args() {
             [] => Ok(MonitorCommand::Step(1)),
@@ -352,6 +368,35 @@ mod tests {
 
     fn one(text: &str) -> Sexp {
         text.parse().unwrap()
+    }
+
+    #[test]
+    fn kick_off_accepts_an_ignored_side() {
+        for text in [
+            "(kickOff)",
+            "(kickOff Left)",
+            "(kickOff left)",
+            "(kickOff L)",
+            "(kickOff l)",
+            "(kickOff Right)",
+            "(kickOff right)",
+            "(kickOff R)",
+            "(kickOff r)",
+        ] {
+            assert_eq!(
+                parse_monitor_command(&one(text)),
+                Ok(MonitorCommand::KickOff),
+                "{text}"
+            );
+        }
+        for text in [
+            "(kickOff Middle)",
+            "(kickOff Left Right)",
+            "(kickOff (Left))",
+        ] {
+            let err = parse_monitor_command(&one(text)).unwrap_err();
+            assert!(err.contains("Left or Right"), "{text}: {err}");
+        }
     }
 
     #[test]
