@@ -25,7 +25,9 @@ use crate::protocol::core::{
 };
 use crate::referee::plugin::{LoggedEvent, Referee};
 use crate::robot::{Pose, RobotModel};
-use crate::session::{AlertLog, ArmOwner, Session, SessionCommand, SessionEvent, SessionSystems};
+use crate::session::{
+    AlertLog, ArmOwner, Session, SessionCommand, SessionEvent, SessionState, SessionSystems,
+};
 use crate::sim::{
     GatePoll, JointCommand, JointTargets, SIM_DT, Sim, SimClock, SimStep, SimSystems, StepGate,
     gripper_commands,
@@ -190,9 +192,12 @@ pub struct AgentConn {
     out: Sender<Out>,
     inbox: VecDeque<Vec<Sexp>>,
     gate: Option<u64>,
-    /// A perception went out whose answer has not been consumed yet.
-    awaiting: bool,
+    /// Perceptions sent whose answers have not been consumed yet (sync mode: one message per
+    /// perception; usually 0 or 1, 2 after a session change sent an extra perception).
+    owed: usize,
     waiting_since: Instant,
+    /// The session state effectors were last refused in, so the agent is told once per stretch.
+    warned: Option<SessionState>,
     steps_in_cycle: u32,
     referee_cursor: u64,
     init_timed_out: bool,
@@ -315,7 +320,8 @@ pub fn add(
         .add_systems(GatePoll, (agent_events, agent_gate).chain())
         .add_systems(SimStep, agent_sample.in_set(SimSystems::Sample))
         .add_systems(SimStep, agent_adapt.in_set(SimSystems::Adapt))
-        .add_systems(SimStep, agent_publish.in_set(SimSystems::Publish));
+        .add_systems(SimStep, agent_publish.in_set(SimSystems::Publish))
+        .add_systems(Last, agent_session_events);
         addrs.0 = Some(addr);
     }
     if let Some(addr) = options.monitor {
@@ -339,7 +345,7 @@ pub fn add(
 fn game_info<'a>(
     referee: &'a Referee,
     clock: &SimClock,
-    session: &'a Session,
+    session: SessionState,
     events: &'a [&'a LoggedEvent],
 ) -> GameInfo<'a> {
     GameInfo {
@@ -348,7 +354,7 @@ fn game_info<'a>(
         play_mode: referee.book.play_mode(),
         score: referee.book.score(),
         rules: referee.book.name(),
-        session: session.state().as_str(),
+        session: session.as_str(),
         events,
     }
 }
@@ -358,7 +364,7 @@ fn send_perception(
     world: &Sim,
     referee: &Referee,
     clock: &SimClock,
-    session: &Session,
+    session: SessionState,
 ) {
     let events: Vec<&LoggedEvent> = referee.since(agent.referee_cursor).collect();
     agent.referee_cursor = referee.last_seq();
@@ -366,7 +372,7 @@ fn send_perception(
     let bytes = payload(&perception(&world.0, &info));
     agent.send(bytes);
     agent.steps_in_cycle = 0;
-    agent.awaiting = true;
+    agent.owed += 1;
     agent.waiting_since = Instant::now();
 }
 
@@ -381,9 +387,13 @@ fn agent_events(
     clock: Res<SimClock>,
     session: Res<Session>,
     mut log: ResMut<AlertLog>,
+    mut commands: MessageWriter<SessionCommand>,
 ) {
     let port = &mut *port;
     let t = clock.sim_time;
+    // The state this batch's messages meet: a claim below starts an IDLE session before any
+    // step, so effectors sent right after `(init)` are not refused as "not running".
+    let mut state = session.state();
     if owner.take_revoked(PROTOCOL)
         && let Some(conn) = port.active.take()
         && let Some(agent) = port.conns.get_mut(&conn)
@@ -412,8 +422,9 @@ fn agent_events(
                         out,
                         inbox: VecDeque::new(),
                         gate: None,
-                        awaiting: false,
+                        owed: 0,
                         waiting_since: Instant::now(),
+                        warned: None,
                         steps_in_cycle: 0,
                         referee_cursor: referee.last_seq(),
                         init_timed_out: false,
@@ -426,6 +437,7 @@ fn agent_events(
                 };
                 agent.msgs_in += 1;
                 if agent.role != AgentRole::Pending {
+                    warn_if_ignored(agent, &exprs, state);
                     if agent.inbox.len() >= MAX_INBOX {
                         if port.sync {
                             // More than one message per cycle, for long: it will never catch up.
@@ -464,6 +476,12 @@ fn agent_events(
                             agent.gate = Some(gate.register(format!("agent {}", agent.peer)));
                         }
                         port.active = Some(conn);
+                        // The client that claims the arm starts the session (one rule for every
+                        // protocol); a pause from the panel stays a pause.
+                        commands.write(SessionCommand::StartOnClaim);
+                        if state == SessionState::Idle {
+                            state = SessionState::Running;
+                        }
                         port.tick.reset_command();
                         port.tick.adapter_mut().clear();
                         port.slot = MessageSlot::default();
@@ -483,7 +501,7 @@ fn agent_events(
                             format!("{label} controls the arm"),
                         );
                         // The first perception goes out now, so a sync agent can answer cycle 1.
-                        send_perception(agent, &sim, &referee, &clock, &session);
+                        send_perception(agent, &sim, &referee, &clock, state);
                     }
                 }
             }
@@ -520,6 +538,57 @@ fn agent_events(
             );
             agent.refuse("no (init <model> <team> <number>) within 10 s");
         }
+    }
+}
+
+/// Effectors only apply while the session is RUNNING. Told once per stretch of another state,
+/// with `(warning …)`, so the agent knows why the arm does not follow (a pause from the panel,
+/// a reset, an error); `(syn)` alone is not an effector.
+fn warn_if_ignored(agent: &mut AgentConn, exprs: &[Sexp], state: SessionState) {
+    if state == SessionState::Running {
+        agent.warned = None;
+        return;
+    }
+    if agent.warned == Some(state) || exprs.iter().all(|e| e.is("syn")) {
+        return;
+    }
+    agent.warned = Some(state);
+    let why = match state {
+        SessionState::Paused => "the session is PAUSED; effectors apply when it runs again",
+        SessionState::Idle => {
+            "the session is IDLE (reset); effectors apply once it is started (panel Start or the monitor's (start))"
+        }
+        SessionState::Error => "the session is in ERROR; effectors apply after a reset and a start",
+        SessionState::Running => return,
+    };
+    info!("agent: {}: effectors not applied: {why}", agent.peer);
+    agent.send(payload(&[Sexp::list([
+        Sexp::atom("warning"),
+        Sexp::atom(why),
+    ])]));
+}
+
+/// A pause, reset or error reaches the agent at once, as a perception carrying the new
+/// `(state …)`: while paused no cycle runs, so no perception would tell it otherwise.
+fn agent_session_events(
+    mut events: MessageReader<SessionEvent>,
+    mut port: ResMut<AgentPort>,
+    sim: Res<Sim>,
+    referee: Res<Referee>,
+    clock: Res<SimClock>,
+    session: Res<Session>,
+) {
+    // Resuming needs no extra word: the cycles, and their perceptions, come back by themselves.
+    let stopped = events
+        .read()
+        .filter(|e| !matches!(e, SessionEvent::Started))
+        .count();
+    if stopped == 0 {
+        return;
+    }
+    let port = &mut *port;
+    if let Some(agent) = port.active.and_then(|c| port.conns.get_mut(&c)) {
+        send_perception(agent, &sim, &referee, &clock, session.state());
     }
 }
 
@@ -571,7 +640,7 @@ fn agent_gate(
     let Some(id) = agent.gate else {
         return;
     };
-    if !agent.awaiting || !agent.inbox.is_empty() {
+    if agent.inbox.len() >= agent.owed {
         gate.mark_ready(id);
     } else if agent.waiting_since.elapsed() >= timeout {
         warn!(
@@ -585,7 +654,7 @@ fn agent_gate(
         ));
         gate.unregister(id);
         agent.gate = None;
-        agent.awaiting = false;
+        agent.owed = 0;
         agent.role = AgentRole::Pending;
         port.active = None;
         owner.release(PROTOCOL);
@@ -608,14 +677,12 @@ fn agent_sample(mut port: ResMut<AgentPort>) {
     };
     let mut batch = Vec::new();
     if sync {
-        if agent.awaiting
-            && let Some(msg) = agent.inbox.pop_front()
-        {
-            agent.awaiting = false;
-            batch.push(msg);
-        }
+        // The answers to every perception sent so far, in order (the gate waited for them).
+        let n = agent.owed.min(agent.inbox.len());
+        batch.extend(agent.inbox.drain(..n));
+        agent.owed -= n;
     } else {
-        agent.awaiting = false;
+        agent.owed = 0;
         batch.extend(agent.inbox.drain(..));
     }
     for msg in batch {
@@ -674,7 +741,7 @@ fn agent_publish(
     };
     agent.steps_in_cycle += 1;
     if agent.steps_in_cycle >= cycle {
-        send_perception(agent, &sim, &referee, &clock, &session);
+        send_perception(agent, &sim, &referee, &clock, session.state());
     }
 }
 
@@ -848,7 +915,7 @@ fn send_world(
 ) {
     let events: Vec<&LoggedEvent> = referee.since(m.referee_cursor).collect();
     m.referee_cursor = referee.last_seq();
-    let info = game_info(referee, clock, session, &events);
+    let info = game_info(referee, clock, session.state(), &events);
     let bytes = payload(&world_frame(&sim.0, &info));
     m.dirty = false;
     if m.out.try_send(Out::Frame(bytes)).is_ok() {
