@@ -104,6 +104,12 @@ struct Cli {
     #[arg(long, default_value_t = 60.0, value_name = "HZ")]
     state_rate: f64,
 
+    /// Seconds a teleop controller may stay in NET_TIMEOUT (no heartbeat) before it is demoted
+    /// and the longest-connected observer promoted (default: the scene's
+    /// `extensions.armsim.controller_grace_s`, or 10).
+    #[arg(long, value_name = "SECS")]
+    controller_grace: Option<f64>,
+
     /// Seconds a lockstep client may take to answer a frame before it is dropped.
     #[arg(long, default_value_t = 5.0, value_name = "SECS")]
     lockstep_timeout: f64,
@@ -271,6 +277,11 @@ fn run() -> anyhow::Result<ExitCode> {
     if !(cli.lockstep_timeout.is_finite() && cli.lockstep_timeout > 0.0) {
         anyhow::bail!("--lockstep-timeout must be a positive number of seconds");
     }
+    if let Some(g) = cli.controller_grace
+        && !(g.is_finite() && (0.0..=3600.0).contains(&g))
+    {
+        anyhow::bail!("--controller-grace must be in 0..=3600 seconds, got {g}");
+    }
     if !(cli.state_rate.is_finite() && cli.state_rate > 0.0 && cli.state_rate <= 1000.0) {
         anyhow::bail!(
             "--state-rate must be in (0, 1000] Hz, got {}",
@@ -290,6 +301,7 @@ fn run() -> anyhow::Result<ExitCode> {
         Some(armsim::protocol::teleop::plugin::TeleopOptions {
             addr: std::net::SocketAddr::new(ip, cli.teleop_port.unwrap_or(net.ws_port)),
             state_rate_hz: cli.state_rate,
+            controller_grace: cli.controller_grace.map(std::time::Duration::from_secs_f64),
         })
     };
     let lockstep = cli.remote_control_port.map(|port| {

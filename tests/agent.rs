@@ -177,7 +177,7 @@ fn init_is_accepted_or_refused_with_a_reason() {
 }
 
 #[test]
-fn sync_perceptions_every_cycle_and_effectors_move_joints() {
+fn an_agent_alone_starts_the_session_and_its_effectors_move_joints() {
     let (mut app, agent, _) = sexp_app(ClockMode::Fast, true);
     let (times, pans, first) = drive(
         &mut app,
@@ -213,11 +213,57 @@ fn sync_perceptions_every_cycle_and_effectors_move_joints() {
         first.iter().any(|e| e.is("quat")),
         "poses carry quaternions"
     );
-    // The session must run for effectors to apply; an agent alone does not start it, so the
-    // arm holds until a monitor or the panel starts it. Here nothing started it:
+    // The agent that claims the arm starts the session, as rcssservermj applies effectors
+    // from the first cycle: nobody else pressed Start here.
+    assert_eq!(atom_in(&first, "state", ""), "RUNNING");
+    let last = *pans.last().unwrap();
     assert!(
-        pans.iter().all(|p| p.abs() < 1.0),
-        "no control before START: {pans:?}"
+        (last - 30.0).abs() < 2.0,
+        "pan reached {last}° (wanted 30°): {pans:?}"
+    );
+}
+
+#[test]
+fn a_pause_is_announced_and_ignored_effectors_are_warned_once() {
+    let (mut app, agent, monitor) = sexp_app(ClockMode::RealTime { speed: 1.0 }, false);
+    drive(
+        &mut app,
+        std::thread::spawn(move || {
+            let mut a = Peer::open(agent);
+            a.send("(init arm6 teamA 1)");
+            let running = a.until("a RUNNING perception", |msg| {
+                find(msg, "state").is_some() && atom_in(msg, "state", "") == "RUNNING"
+            });
+            let mut m = Peer::open(monitor);
+            m.send("(pause)");
+            // No cycle runs while paused, yet the agent hears of the pause.
+            let paused = a.until("a PAUSED perception", |msg| {
+                find(msg, "state").is_some() && atom_in(msg, "state", "") == "PAUSED"
+            });
+            assert!(time_of(&paused) >= time_of(&running));
+            for _ in 0..3 {
+                a.send("(shoulder_pan 30 0 60 4 0)");
+            }
+            // Read everything up to the resumed perceptions: exactly one warning among it.
+            let mut warnings = Vec::new();
+            loop {
+                let msg = a.recv().expect("connection stays open");
+                if find(&msg, "warning").is_some() {
+                    warnings.push(atom_in(&msg, "warning", ""));
+                    if warnings.len() == 1 {
+                        m.send("(start)");
+                    }
+                }
+                if find(&msg, "state").is_some()
+                    && atom_in(&msg, "state", "") == "RUNNING"
+                    && time_of(&msg) > time_of(&paused)
+                {
+                    break;
+                }
+            }
+            assert_eq!(warnings.len(), 1, "{warnings:?}");
+            assert!(warnings[0].contains("PAUSED"), "{warnings:?}");
+        }),
     );
 }
 

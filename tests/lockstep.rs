@@ -130,11 +130,12 @@ fn same_velocity_script_gives_identical_angle_streams() {
 }
 
 #[test]
-fn disconnect_then_reconnect_starts_a_new_stream() {
+fn disconnect_then_reconnect_continues_the_step_counter() {
     let (mut app, addr) = lockstep_app(Duration::from_secs(5));
     let first = drive(&mut app, play(addr, 20, sine));
     assert_eq!(first.last().unwrap().0, 20);
-    // The first client has hung up; the next one is accepted and counts from 0 again.
+    // The first client has hung up; the next one is accepted and its counter goes on from the
+    // steps elapsed so far (spec 003: "the number of time steps that have elapsed").
     let deadline = Instant::now() + Duration::from_secs(10);
     while app.world().resource::<LockstepServer>().client().is_some() {
         assert!(Instant::now() < deadline, "disconnect not noticed");
@@ -143,7 +144,69 @@ fn disconnect_then_reconnect_starts_a_new_stream() {
     let second = drive(&mut app, play(addr, 5, sine));
     assert_eq!(
         second.iter().map(|f| f.0).collect::<Vec<_>>(),
-        vec![0, 1, 2, 3, 4, 5]
+        vec![20, 21, 22, 23, 24, 25]
+    );
+}
+
+#[test]
+fn the_clock_waits_for_the_first_client_and_counts_steps_since_the_start() {
+    // Real time, as `--remote-control-port` runs: without the wait the sim would step freely.
+    let scene = gripper4_scene();
+    let loaded = armsim::sim::SimWorld::new(&scene).joint_positions();
+    let mut app = armsim::headless_app(
+        scene,
+        &SimOptions {
+            clock: ClockMode::RealTime { speed: 1.0 },
+        },
+    );
+    let addr = plugin::add(
+        &mut app,
+        "127.0.0.1:0".parse().unwrap(),
+        Duration::from_secs(5),
+    )
+    .expect("binds");
+    finish_setup(&mut app);
+    for _ in 0..100 {
+        app.update();
+        std::thread::sleep(Duration::from_millis(3));
+    }
+    let clock = app.world().resource::<SimClock>();
+    assert_eq!(clock.steps, 0, "stepped before any client connected");
+    assert!(clock.waiting_for_external, "the panel shows the wait");
+    // Frame 0 is the scene exactly as loaded.
+    let first = drive(&mut app, play(addr, 10, sine));
+    assert_eq!(first[0].0, 0);
+    let bits = |v: &[f32]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+    assert_eq!(
+        bits(&first[0].1),
+        bits(&loaded),
+        "frame 0 is the scene as loaded"
+    );
+    assert_eq!(first.last().unwrap().0, 10);
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while app.world().resource::<LockstepServer>().client().is_some() {
+        assert!(Instant::now() < deadline, "disconnect not noticed");
+        app.update();
+    }
+    // Between clients the clock runs in real time; those steps count too.
+    while app.world().resource::<SimClock>().steps < 34 {
+        assert!(
+            Instant::now() < deadline,
+            "the clock did not run between clients"
+        );
+        app.update();
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    let second = drive(&mut app, play(addr, 5, sine));
+    let counters: Vec<u64> = second.iter().map(|f| f.0).collect();
+    assert!(counters[0] >= 34, "counter restarted: {counters:?}");
+    for w in counters.windows(2) {
+        assert_eq!(w[1], w[0] + 1, "{counters:?}");
+    }
+    // The counter is the number of steps since the start: the clock's, as nothing was reset.
+    assert_eq!(
+        app.world().resource::<LockstepServer>().steps(),
+        app.world().resource::<SimClock>().steps
     );
 }
 

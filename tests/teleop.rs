@@ -31,6 +31,7 @@ fn teleop_app(scene: Arc<Scene>) -> (App, SocketAddr) {
         TeleopOptions {
             addr: "127.0.0.1:0".parse().unwrap(),
             state_rate_hz: 60.0,
+            controller_grace: None,
         },
     )
     .expect("binds");
@@ -597,6 +598,7 @@ fn a_port_in_use_is_a_clear_error() {
         TeleopOptions {
             addr,
             state_rate_hz: 60.0,
+            controller_grace: None,
         },
     )
     .unwrap_err();
@@ -699,4 +701,314 @@ fn a_huge_finite_target_is_refused_and_the_next_frames_still_steer() {
             );
         }),
     );
+}
+
+fn step_of(state: &Value) -> u64 {
+    state["payload"]["extensions"]["step"].as_u64().unwrap()
+}
+
+fn last_seq(state: &Value) -> u64 {
+    state["payload"]["extensions"]["last_control_seq"]
+        .as_u64()
+        .unwrap()
+}
+
+impl Client {
+    /// Streams control frames (a heartbeat every tenth) until a state frame stamped at
+    /// `until_step` or later arrives; returns every state frame seen. Paced by the state frames,
+    /// not by the wall clock.
+    fn stream_until_step(&mut self, target: [f64; 3], clutch: bool, until_step: u64) -> Vec<Value> {
+        let mut frames = Vec::new();
+        for n in 0.. {
+            self.control(target, 0, clutch);
+            if n % 10 == 0 {
+                self.heartbeat();
+            }
+            let s = self.state();
+            let done = step_of(&s) >= until_step;
+            frames.push(s);
+            if done {
+                break;
+            }
+        }
+        frames
+    }
+
+    /// Sends two messages in one flush, so the server reads them together.
+    fn send_pair(&mut self, a: (&str, Value), b: (&str, Value)) {
+        for (msg_type, payload) in [a, b] {
+            self.seq += 1;
+            let env = json!({
+                "schema_version": "1.0.0-revA",
+                "msg_type": msg_type,
+                "seq": self.seq,
+                "t_send_ms": 1_700_000_000_000u64 + self.seq,
+                "session_id": self.session,
+                "payload": payload,
+                "extensions": {}
+            });
+            self.ws
+                .write(Message::text(env.to_string()))
+                .expect("write");
+        }
+        self.ws.flush().expect("flush");
+    }
+
+    /// Reads (sending a heartbeat after each message, so this session stays live) until an
+    /// ALERT with `code` arrives.
+    fn alert_keeping_alive(&mut self, code: &str) -> Value {
+        let deadline = Instant::now() + Duration::from_secs(10);
+        loop {
+            assert!(Instant::now() < deadline, "no {code} within 10 s");
+            let v = self.recv();
+            self.heartbeat();
+            if v["msg_type"] == "sim_event"
+                && v["payload"]["event"] == "ALERT"
+                && v["payload"]["extensions"]["alert"]["code"] == code
+            {
+                return v;
+            }
+        }
+    }
+}
+
+fn frame_payload(target: [f64; 3]) -> Value {
+    json!({
+        "frame_id": "vp_operator_anchor",
+        "left_target_pos_m": target,
+        "left_grip": {"mode": "binary", "value": 0},
+        "clutch_enabled": true,
+        "alerts": []
+    })
+}
+
+#[test]
+fn a_control_frame_right_after_start_applies() {
+    let (mut app, addr) = teleop_app(default_scene());
+    drive(
+        &mut app,
+        std::thread::spawn(move || {
+            let mut c = Client::open(addr);
+            c.hello();
+            // As reported: after a RESET, START and a control frame back to back.
+            c.ui("START");
+            c.event("STARTED");
+            c.ui("RESET");
+            c.event("RESET_DONE");
+            c.send_pair(
+                ("ui_cmd", json!({ "command": "START" })),
+                ("control_frame", frame_payload([0.45, 0.1, 1.2])),
+            );
+            let seq = c.seq;
+            c.event("STARTED");
+            let first = c.state();
+            // 0.2 s of sim time later the frame must be the one the arm follows.
+            let mut s = first.clone();
+            while step_of(&s) < step_of(&first) + 48 {
+                s = c.state();
+            }
+            assert_eq!(
+                last_seq(&s),
+                seq,
+                "the control frame after START was dropped"
+            );
+            assert!(
+                !c.saw_alert("CONTROL_IGNORED"),
+                "refused: {:?}",
+                c.log
+                    .iter()
+                    .filter(|v| v["payload"]["event"] == "ALERT")
+                    .collect::<Vec<_>>()
+            );
+        }),
+    );
+}
+
+#[test]
+fn a_new_session_never_moves_the_arm_before_its_start() {
+    let (mut app, addr) = teleop_app(default_scene());
+    drive(
+        &mut app,
+        std::thread::spawn(move || {
+            let mut a = Client::open(addr);
+            a.hello();
+            a.ui("START");
+            a.event("STARTED");
+            let s = a.state();
+            a.stream_until_step([0.45, 0.2, 1.2], true, step_of(&s) + 120);
+            // The controller leaves mid-run: the simulation stays RUNNING for everyone else.
+            a.ui("DISCONNECT");
+            a.event("DISCONNECTED");
+
+            let mut b = Client::open(addr);
+            let hello = b.hello();
+            assert_eq!(hello["payload"]["extensions"]["role"], "controller");
+            assert_eq!(
+                hello["payload"]["sim_state"], "IDLE",
+                "CONNECTED comes with IDLE"
+            );
+            let s0 = b.state();
+            assert_eq!(s0["payload"]["sim_state"], "IDLE");
+            let before = ee(&s0);
+            // Control frames without START, for half a second of sim time: ignored.
+            let frames = b.stream_until_step([0.6, -0.3, 1.3], true, step_of(&s0) + 120);
+            let last = frames.last().unwrap();
+            assert!(
+                dist(before, ee(last)) < 0.005,
+                "the arm moved {} m before START",
+                dist(before, ee(last))
+            );
+            assert_eq!(last_seq(last), 0);
+            assert!(frames.iter().all(|f| f["payload"]["sim_state"] == "IDLE"));
+            assert!(b.saw_alert("CONTROL_IGNORED"));
+            // After its START it controls the arm.
+            b.ui("START");
+            let started = b.event("STARTED");
+            assert_eq!(started["payload"]["sim_state"], "RUNNING");
+            let s1 = b.state();
+            let frames = b.stream_until_step([0.6, -0.3, 1.3], true, step_of(&s1) + 120);
+            let last = frames.last().unwrap();
+            assert_eq!(last["payload"]["sim_state"], "RUNNING");
+            assert!(last_seq(last) > 0);
+            assert!(dist(before, ee(last)) > 0.05, "START did not give control");
+        }),
+    );
+}
+
+#[test]
+fn when_the_controller_leaves_the_longest_connected_observer_is_promoted() {
+    let (mut app, addr) = teleop_app(default_scene());
+    drive(
+        &mut app,
+        std::thread::spawn(move || {
+            let mut ctl = Client::open(addr);
+            ctl.hello();
+            ctl.ui("START");
+            ctl.event("STARTED");
+            let mut first = Client::open(addr);
+            assert_eq!(first.hello()["payload"]["extensions"]["role"], "observer");
+            let mut second = Client::open(addr);
+            assert_eq!(second.hello()["payload"]["extensions"]["role"], "observer");
+            // The controller's socket closes without DISCONNECT.
+            drop(ctl);
+            let promoted = first.alert_keeping_alive("PROMOTED");
+            assert_eq!(promoted["payload"]["extensions"]["role"], "controller");
+            // It has not sent START yet: IDLE for it, although the simulation runs.
+            assert_eq!(promoted["payload"]["sim_state"], "IDLE");
+            let after = first.state();
+            // The other observer hears nothing of the kind, up to a frame stamped later.
+            let mut s = second.state();
+            while step_of(&s) <= step_of(&after) {
+                s = second.state();
+            }
+            assert!(!second.saw_alert("PROMOTED"));
+            assert_eq!(
+                s["payload"]["sim_state"], "RUNNING",
+                "observers see the sim"
+            );
+            second.control([0.6, -0.3, 1.3], 0, true);
+            second.alert("NOT_CONTROLLER");
+            // The promoted one controls after its START.
+            first.ui("START");
+            first.event("STARTED");
+            let s1 = first.state();
+            let frames = first.stream_until_step([0.5, 0.0, 1.2], true, step_of(&s1) + 48);
+            assert!(last_seq(frames.last().unwrap()) > 0);
+        }),
+    );
+}
+
+#[test]
+fn a_frozen_controller_is_demoted_after_the_grace_period() {
+    let mut scene = (*default_scene()).clone();
+    scene.config.heartbeat.period_ms = 100;
+    scene.config.heartbeat.timeout_ms = 400;
+    scene.config.extensions.armsim.controller_grace_s = 0.3;
+    let (mut app, addr) = teleop_app(Arc::new(scene));
+    drive(
+        &mut app,
+        std::thread::spawn(move || {
+            let mut frozen = Client::open(addr);
+            frozen.hello();
+            frozen.ui("START");
+            frozen.event("STARTED");
+            let mut obs = Client::open(addr);
+            assert_eq!(obs.hello()["payload"]["extensions"]["role"], "observer");
+            // `frozen` now sends and reads nothing (as under SIGSTOP); its socket stays open.
+            let promoted = obs.alert_keeping_alive("PROMOTED");
+            assert_eq!(promoted["payload"]["extensions"]["role"], "controller");
+            obs.ui("START");
+            obs.event("STARTED");
+            let s1 = obs.state();
+            let frames = obs.stream_until_step([0.5, 0.0, 1.2], true, step_of(&s1) + 48);
+            assert!(
+                last_seq(frames.last().unwrap()) > 0,
+                "the promoted observer controls"
+            );
+            // What the frozen client finds when it wakes up: timed out, then demoted.
+            frozen.alert("NET_TIMEOUT");
+            let demoted = frozen.alert("DEMOTED");
+            assert_eq!(demoted["payload"]["extensions"]["role"], "observer");
+        }),
+    );
+}
+
+#[test]
+fn fast_moves_keep_the_tool_above_the_clearance_and_joints_within_their_speed() {
+    let scene = default_scene();
+    let limits = scene.config.control.limits.clone();
+    let floor = f64::from(scene.config.table.top_height_m + limits.table_clearance_m);
+    let max_speed = f64::from(limits.max_joint_speed_rad_s);
+    let arm_joints = scene.arm_joints();
+    let (mut app, addr) = teleop_app(scene);
+    let frames = drive(
+        &mut app,
+        std::thread::spawn(move || {
+            let mut c = Client::open(addr);
+            c.hello();
+            c.ui("START");
+            c.event("STARTED");
+            let s = c.state();
+            let start = [0.3, -0.3, 1.08];
+            let settled = c.stream_until_step(start, true, step_of(&s) + 2 * 240);
+            let at = ee(settled.last().unwrap());
+            assert!(dist(at, start) < 0.01, "start not reached: {at:?}");
+            // The hand jumps 0.4 m along x at the same height.
+            let s = c.state();
+            c.stream_until_step([0.7, -0.3, 1.08], true, step_of(&s) + 3 * 240)
+        }),
+    );
+    let mut lowest = f64::MAX;
+    let mut fastest = 0.0f64;
+    for f in &frames {
+        let z = ee(f)[2];
+        let qd: Vec<f64> = serde_json::from_value(f["payload"]["qd_rad_s"].clone()).unwrap();
+        let speed = arm_joints.iter().map(|&j| qd[j].abs()).fold(0.0, f64::max);
+        let alerts = alerts(f);
+        // Whatever the arm does beyond a limit is reported in the same frame.
+        if z < floor - 0.005 {
+            assert!(
+                alerts.contains(&"TABLE_CLEARANCE".to_string()),
+                "z {z} unreported"
+            );
+        }
+        if speed > max_speed * 1.1 {
+            assert!(
+                alerts.contains(&"SPEED_LIMIT".to_string()),
+                "{speed} rad/s unreported"
+            );
+        }
+        lowest = lowest.min(z);
+        fastest = fastest.max(speed);
+    }
+    assert!(
+        lowest >= floor - 0.005,
+        "the tool went down to z {lowest:.4} (floor {floor})"
+    );
+    assert!(
+        fastest <= max_speed * 1.1,
+        "a joint reached {fastest:.2} rad/s (limit {max_speed})"
+    );
+    let end = ee(frames.last().unwrap());
+    assert!(end[0] > 0.5, "the arm did not follow the move: {end:?}");
 }

@@ -159,6 +159,7 @@ pub fn run(
         TeleopOptions {
             addr: SocketAddr::from(([127, 0, 0, 1], 0)),
             state_rate_hz: 60.0,
+            controller_grace: None,
         },
     )?;
     headless::finish_setup(&mut app);

@@ -285,18 +285,25 @@ pub struct ArmsimExtensions {
     pub goal_zone: Option<GoalZone>,
     pub episode_time_limit_s: Option<f32>,
     pub physics: PhysicsExt,
+    /// Seconds a teleop controller may stay in NET_TIMEOUT before it is demoted (and an
+    /// observer promoted); default 10.
+    pub controller_grace_s: f32,
     /// `extensions.armsim` as read, typed keys included; unknown keys survive a write-back.
     pub raw: Map<String, Value>,
 }
 
 impl ArmsimExtensions {
-    const TYPED: [&'static str; 5] = [
+    const TYPED: [&'static str; 6] = [
         "table_size_m",
         "table_center_xy_m",
         "goal_zone",
         "episode_time_limit_s",
         "physics",
+        "controller_grace_s",
     ];
+
+    /// Default of `controller_grace_s`.
+    pub const DEFAULT_CONTROLLER_GRACE_S: f32 = 10.0;
 }
 
 impl Default for ArmsimExtensions {
@@ -307,6 +314,7 @@ impl Default for ArmsimExtensions {
             goal_zone: None,
             episode_time_limit_s: None,
             physics: PhysicsExt::default(),
+            controller_grace_s: Self::DEFAULT_CONTROLLER_GRACE_S,
             raw: Map::new(),
         }
     }
@@ -425,6 +433,9 @@ impl Serialize for ArmsimExtensions {
             m.serialize_entry("episode_time_limit_s", limit)?;
         }
         m.serialize_entry("physics", &self.physics)?;
+        if self.controller_grace_s != Self::DEFAULT_CONTROLLER_GRACE_S {
+            m.serialize_entry("controller_grace_s", &self.controller_grace_s)?;
+        }
         m.end()
     }
 }
@@ -1495,6 +1506,13 @@ fn parse_armsim(c: &mut Checker, v: &Value, p: &str) -> Option<ArmsimExtensions>
     });
     let limit = c.opt(m, p, "episode_time_limit_s", Checker::f32v);
     let limit = c.positive(limit, &key(p, "episode_time_limit_s"));
+    let grace = c.opt(m, p, "controller_grace_s", Checker::f32v);
+    let grace = c.check(
+        grace,
+        &key(p, "controller_grace_s"),
+        |x| (0.0..=3600.0).contains(&x),
+        "must be in 0..=3600 seconds",
+    );
     let physics = c.opt(m, p, "physics", |c, v, p| {
         let m = c.loose_object(v, p)?;
         let d = PhysicsExt::default();
@@ -1532,6 +1550,7 @@ fn parse_armsim(c: &mut Checker, v: &Value, p: &str) -> Option<ArmsimExtensions>
         goal_zone,
         episode_time_limit_s: limit,
         physics: physics.unwrap_or_default(),
+        controller_grace_s: grace.unwrap_or(defaults.controller_grace_s),
         raw: m.clone(),
     })
 }

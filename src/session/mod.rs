@@ -36,6 +36,10 @@ impl SessionState {
 #[derive(Message, Clone, Copy, Debug, PartialEq, Eq)]
 pub enum SessionCommand {
     Start,
+    /// A client has just claimed the arm (an agent's `(init)`, a lockstep connection): start
+    /// from IDLE, so the client that takes the arm is the one that starts it. A pause (the
+    /// panel's decision) and an error stay as they are.
+    StartOnClaim,
     Pause,
     /// Pause (if running) and run exactly `n` steps.
     Step(u32),
@@ -246,6 +250,11 @@ fn handle_session_commands(
         let before = session.state;
         match *cmd {
             SessionCommand::Start => start(&mut session),
+            SessionCommand::StartOnClaim => {
+                if session.state == SessionState::Idle {
+                    start(&mut session);
+                }
+            }
             SessionCommand::Pause => pause(&mut session, &sim.0),
             SessionCommand::TogglePause => {
                 if session.state == SessionState::Running {

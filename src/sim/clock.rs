@@ -239,6 +239,9 @@ pub struct StepGate {
 struct GateSource {
     name: String,
     ready: bool,
+    /// Waits for something that polling cannot bring (a client that has not connected yet):
+    /// the driver does not spin on it, the frame simply goes on without steps.
+    held: bool,
 }
 
 impl StepGate {
@@ -250,9 +253,26 @@ impl StepGate {
             GateSource {
                 name: name.into(),
                 ready: false,
+                held: false,
             },
         );
         self.next_id
+    }
+
+    /// Registers a source that keeps the gate shut until it is unregistered (the lockstep
+    /// server before its first client); returns its id.
+    pub fn hold(&mut self, name: impl Into<String>) -> u64 {
+        let id = self.register(name);
+        if let Some(s) = self.sources.get_mut(&id) {
+            s.held = true;
+        }
+        id
+    }
+
+    /// Whether a held source shuts the gate: no answer can arrive this frame, so the driver
+    /// does not wait for one.
+    pub fn is_held(&self) -> bool {
+        self.sources.values().any(|s| s.held)
     }
 
     pub fn unregister(&mut self, id: u64) {
@@ -261,7 +281,9 @@ impl StepGate {
 
     /// The source has supplied its input for the next step.
     pub fn mark_ready(&mut self, id: u64) {
-        if let Some(s) = self.sources.get_mut(&id) {
+        if let Some(s) = self.sources.get_mut(&id)
+            && !s.held
+        {
             s.ready = true;
         }
     }
@@ -308,6 +330,12 @@ mod tests {
         gate.unregister(a);
         gate.unregister(b);
         assert!(!gate.is_gated());
+        // A held source shuts the gate until it goes, whatever is marked ready.
+        let held = gate.hold("first client");
+        gate.mark_ready(held);
+        assert!(gate.is_gated() && gate.is_held() && !gate.try_consume());
+        gate.unregister(held);
+        assert!(!gate.is_gated() && !gate.is_held());
     }
 
     #[test]

@@ -189,7 +189,7 @@ fn wait_for_gate(world: &mut World, started: Instant, budget: std::time::Duratio
         if !gate.is_gated() || gate.try_consume() {
             return true;
         }
-        if started.elapsed() >= budget {
+        if gate.is_held() || started.elapsed() >= budget {
             return false;
         }
         std::thread::yield_now();

@@ -2,6 +2,10 @@
 //! core. A connected client registers with the `StepGate`, so each of its answers buys exactly
 //! one step; its velocities become `JointTargets` in the Adapt phase and the next frame (step
 //! counter + joint angles) is published after the physics step.
+//!
+//! As the original, the simulation waits for the first client (a held gate source), so frame 0
+//! is the scene as loaded; the step counter is the protocol core's time, kept by the server
+//! rather than per client, so it counts steps since the start across reconnects.
 
 use std::io;
 use std::net::SocketAddr;
@@ -67,7 +71,6 @@ impl CommandAdapter for VelocityAdapter {
 struct Client {
     peer: SocketAddr,
     transport: ChannelTransport<Vec<f32>, Vec<u8>>,
-    tick: ProtocolTick<LockstepCodec, VelocityAdapter>,
     gate: u64,
 }
 
@@ -79,6 +82,10 @@ pub struct LockstepServer {
     events: Receiver<LockstepEvent>,
     client: Option<Client>,
     drop_requested: bool,
+    /// One tick for every client: its time is the frame counter, steps since the start.
+    tick: ProtocolTick<LockstepCodec, VelocityAdapter>,
+    /// The held gate source that keeps the clock still until the first client connects.
+    first_client_hold: Option<u64>,
 }
 
 impl LockstepServer {
@@ -90,6 +97,12 @@ impl LockstepServer {
     /// Drops the client at the next frame (the panel's disconnect button).
     pub fn request_disconnect(&mut self) {
         self.drop_requested = true;
+    }
+
+    /// The step counter the next frame carries: steps since the start (not reset by a scene
+    /// reset or a reconnect).
+    pub fn steps(&self) -> u64 {
+        self.tick.time().ticks
     }
 }
 
@@ -106,12 +119,21 @@ pub fn add(
         joints,
         answer_timeout,
     })?;
-    info!("lockstep: listening on {addr} ({joints} joints per frame)");
+    info!(
+        "lockstep: listening on {addr} ({joints} joints per frame); the simulation waits for the first client"
+    );
+    // "Pause until a client connects" (spec 003): steps wait, frames (and the window) go on.
+    let hold = app
+        .world_mut()
+        .resource_mut::<StepGate>()
+        .hold("lockstep (first client)");
     app.insert_resource(LockstepServer {
         addr,
         events,
         client: None,
         drop_requested: false,
+        tick: ProtocolTick::new(LockstepCodec { joints }, VelocityAdapter, SIM_DT),
+        first_client_hold: Some(hold),
     })
     // Before the session handles commands, so the Start sent on connect precedes every step the
     // client pays for (same inputs, same trajectory, however the answers are timed).
@@ -172,21 +194,29 @@ fn handle_events(
                     );
                     continue;
                 }
-                let joints = sim.0.joint_count();
+                let server = &mut *server;
                 let mut client = Client {
                     peer,
                     transport: ChannelTransport::new(velocities, frames),
-                    tick: ProtocolTick::new(LockstepCodec { joints }, VelocityAdapter, SIM_DT),
                     gate: gate.register(format!("lockstep {peer}")),
                 };
-                // Step counter 0: the angles before any step, as the original sends on connect.
-                client
+                if let Some(hold) = server.first_client_hold.take() {
+                    gate.unregister(hold);
+                }
+                // A new transport's tokens start over; the counter does not.
+                server.tick.reset_command();
+                // The angles now, before the step this client pays for (counter 0 on the first
+                // connection: the scene as loaded).
+                server
                     .tick
                     .publish(&mut client.transport, &crate::state::joint_state(&sim.0).0);
                 server.client = Some(client);
-                info!("lockstep: {peer} controls the arm; the clock now waits for its answers");
+                info!(
+                    "lockstep: {peer} controls the arm from step {}; the clock now waits for its answers",
+                    server.tick.time().ticks
+                );
                 log.push(t, PROTOCOL, "CONNECTED", format!("{peer} controls the arm"));
-                commands.write(SessionCommand::Start);
+                commands.write(SessionCommand::StartOnClaim);
             }
             LockstepEvent::Disconnected { peer, reason } => {
                 if server.client.as_ref().is_some_and(|c| c.peer == peer) {
@@ -209,6 +239,7 @@ fn drop_client(
 ) {
     if let Some(client) = server.client.take() {
         gate.unregister(client.gate);
+        server.tick.forget_command();
         targets.commands = session.hold_posture(&sim.0);
     }
 }
@@ -222,10 +253,11 @@ fn poll_answer(
     sim: Res<Sim>,
     mut targets: ResMut<JointTargets>,
 ) {
-    let Some(client) = server.client.as_mut() else {
+    let server_ref = &mut *server;
+    let Some(client) = server_ref.client.as_mut() else {
         return;
     };
-    match client.tick.sample(&mut client.transport) {
+    match server_ref.tick.sample(&mut client.transport) {
         SampleOutcome::Decoded { .. } => gate.mark_ready(client.gate),
         SampleOutcome::DecodeError { error, .. } => {
             let peer = client.peer;
@@ -238,22 +270,24 @@ fn poll_answer(
 }
 
 fn adapt(mut server: ResMut<LockstepServer>, sim: Res<Sim>, mut targets: ResMut<JointTargets>) {
-    let Some(client) = server.client.as_mut() else {
+    if server.client.is_none() {
         return;
-    };
-    if let Some(velocities) = client.tick.adapt(&crate::state::joint_state(&sim.0).0) {
+    }
+    if let Some(velocities) = server.tick.adapt(&crate::state::joint_state(&sim.0).0) {
         for (slot, v) in targets.commands.iter_mut().zip(velocities) {
             *slot = JointCommand::Velocity { target: v };
         }
     }
 }
 
+/// Every step counts, with a client or without one (between clients the clock runs freely).
 fn publish(mut server: ResMut<LockstepServer>, sim: Res<Sim>) {
+    let server = &mut *server;
+    server.tick.advance();
     let Some(client) = server.client.as_mut() else {
         return;
     };
-    client.tick.advance();
-    client
+    server
         .tick
         .publish(&mut client.transport, &crate::state::joint_state(&sim.0).0);
 }

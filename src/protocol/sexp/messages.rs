@@ -124,6 +124,8 @@ pub fn perception(world: &SimWorld, info: &GameInfo<'_>) -> Vec<Sexp> {
             Sexp::list([Sexp::atom("now"), num(info.sim_time, 4)]),
         ]),
         game_state(info),
+        // Whether effectors apply now (RUNNING) or the session is paused, idle or in error.
+        Sexp::list([Sexp::atom("state"), Sexp::atom(info.session)]),
     ];
     world_exprs(&snapshot(world), world, &mut out);
     referee_exprs(info.events, &mut out);

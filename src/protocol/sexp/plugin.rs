@@ -25,7 +25,9 @@ use crate::protocol::core::{
 };
 use crate::referee::plugin::{LoggedEvent, Referee};
 use crate::robot::{Pose, RobotModel};
-use crate::session::{AlertLog, ArmOwner, Session, SessionCommand, SessionEvent, SessionSystems};
+use crate::session::{
+    AlertLog, ArmOwner, Session, SessionCommand, SessionEvent, SessionState, SessionSystems,
+};
 use crate::sim::{
     GatePoll, JointCommand, JointTargets, SIM_DT, Sim, SimClock, SimStep, SimSystems, StepGate,
     gripper_commands,
@@ -201,9 +203,12 @@ pub struct AgentConn {
     out: Sender<Out>,
     inbox: VecDeque<Vec<Sexp>>,
     gate: Option<u64>,
-    /// A perception went out whose answer has not been consumed yet.
-    awaiting: bool,
+    /// Perceptions sent whose answers have not been consumed yet (sync mode: one message per
+    /// perception; usually 0 or 1, 2 after a session change sent an extra perception).
+    owed: usize,
     waiting_since: Instant,
+    /// The session state effectors were last refused in, so the agent is told once per stretch.
+    warned: Option<SessionState>,
     steps_in_cycle: u32,
     referee_cursor: u64,
     init_timed_out: bool,
@@ -335,7 +340,8 @@ pub fn add(
         .add_systems(GatePoll, (agent_events, agent_gate).chain())
         .add_systems(SimStep, agent_sample.in_set(SimSystems::Sample))
         .add_systems(SimStep, agent_adapt.in_set(SimSystems::Adapt))
-        .add_systems(SimStep, agent_publish.in_set(SimSystems::Publish));
+        .add_systems(SimStep, agent_publish.in_set(SimSystems::Publish))
+        .add_systems(Last, agent_session_events);
         addrs.0 = Some(addr);
     }
     if let Some(addr) = options.monitor {
@@ -366,7 +372,7 @@ pub fn add(
 fn game_info<'a>(
     referee: &'a Referee,
     clock: &SimClock,
-    session: &'a Session,
+    session: SessionState,
     events: &'a [&'a LoggedEvent],
 ) -> GameInfo<'a> {
     GameInfo {
@@ -375,7 +381,7 @@ fn game_info<'a>(
         play_mode: referee.book.play_mode(),
         score: referee.book.score(),
         rules: referee.book.name(),
-        session: session.state().as_str(),
+        session: session.as_str(),
         events,
     }
 }
@@ -385,7 +391,7 @@ fn send_perception(
     world: &Sim,
     referee: &Referee,
     clock: &SimClock,
-    session: &Session,
+    session: SessionState,
 ) {
     let events: Vec<&LoggedEvent> = referee.since(agent.referee_cursor).collect();
     agent.referee_cursor = referee.last_seq();
@@ -393,7 +399,7 @@ fn send_perception(
     let bytes = payload(&perception(&world.0, &info));
     agent.send(bytes);
     agent.steps_in_cycle = 0;
-    agent.awaiting = true;
+    agent.owed += 1;
     agent.waiting_since = Instant::now();
 }
 
@@ -408,9 +414,13 @@ fn agent_events(
     clock: Res<SimClock>,
     session: Res<Session>,
     mut log: ResMut<AlertLog>,
+    mut commands: MessageWriter<SessionCommand>,
 ) {
     let port = &mut *port;
     let t = clock.sim_time;
+    // The state this batch's messages meet: a claim below starts an IDLE session before any
+    // step, so effectors sent right after `(init)` are not refused as "not running".
+    let mut state = session.state();
     if owner.take_revoked(PROTOCOL)
         && let Some(conn) = port.active.take()
         && let Some(agent) = port.conns.get_mut(&conn)
@@ -439,8 +449,9 @@ fn agent_events(
                         out,
                         inbox: VecDeque::new(),
                         gate: None,
-                        awaiting: false,
+                        owed: 0,
                         waiting_since: Instant::now(),
+                        warned: None,
                         steps_in_cycle: 0,
                         referee_cursor: referee.last_seq(),
                         init_timed_out: false,
@@ -455,6 +466,9 @@ fn agent_events(
                 agent.msgs_in += 1;
                 // While its init waits for the arm, what an agent sends next waits with it.
                 if agent.role != AgentRole::Pending || agent.parked_init.is_some() {
+                    if agent.parked_init.is_none() {
+                        warn_if_ignored(agent, &exprs, state);
+                    }
                     if agent.inbox.len() >= MAX_INBOX {
                         if port.sync {
                             // More than one message per cycle, for long: it will never catch up.
@@ -479,7 +493,8 @@ fn agent_events(
                     sim: &sim,
                     referee: &referee,
                     clock: &clock,
-                    session: &session,
+                    state: &mut state,
+                    commands: &mut commands,
                     log: &mut log,
                 };
                 try_init(port, conn, exprs, Instant::now(), &mut world);
@@ -517,7 +532,8 @@ fn agent_events(
             sim: &sim,
             referee: &referee,
             clock: &clock,
-            session: &session,
+            state: &mut state,
+            commands: &mut commands,
             log: &mut log,
         };
         try_init(port, conn, exprs, since, &mut world);
@@ -539,13 +555,15 @@ fn agent_events(
 }
 
 /// What handling an `(init …)` touches besides the port.
-struct InitWorld<'a> {
+struct InitWorld<'a, 'w> {
     owner: &'a mut ArmOwner,
     gate: &'a mut StepGate,
     sim: &'a Sim,
     referee: &'a Referee,
     clock: &'a SimClock,
-    session: &'a Session,
+    /// The session state this batch's messages meet (a claim starts an IDLE session).
+    state: &'a mut SessionState,
+    commands: &'a mut MessageWriter<'w, SessionCommand>,
     log: &'a mut AlertLog,
 }
 
@@ -557,7 +575,7 @@ fn try_init(
     conn: u64,
     exprs: Vec<Sexp>,
     since: Instant,
-    world: &mut InitWorld,
+    world: &mut InitWorld<'_, '_>,
 ) {
     let t = world.clock.sim_time;
     let robot = &world.sim.0.robot.name;
@@ -594,6 +612,12 @@ fn try_init(
         agent.gate = Some(world.gate.register(format!("agent {}", agent.peer)));
     }
     port.active = Some(conn);
+    // The client that claims the arm starts the session (one rule for every protocol); a pause
+    // from the panel stays a pause.
+    world.commands.write(SessionCommand::StartOnClaim);
+    if *world.state == SessionState::Idle {
+        *world.state = SessionState::Running;
+    }
     port.tick.reset_command();
     port.tick.adapter_mut().clear();
     port.slot = MessageSlot::default();
@@ -612,7 +636,58 @@ fn try_init(
         format!("{label} controls the arm"),
     );
     // The first perception goes out now, so a sync agent can answer cycle 1.
-    send_perception(agent, world.sim, world.referee, world.clock, world.session);
+    send_perception(agent, world.sim, world.referee, world.clock, *world.state);
+}
+
+/// Effectors only apply while the session is RUNNING. Told once per stretch of another state,
+/// with `(warning …)`, so the agent knows why the arm does not follow (a pause from the panel,
+/// a reset, an error); `(syn)` alone is not an effector.
+fn warn_if_ignored(agent: &mut AgentConn, exprs: &[Sexp], state: SessionState) {
+    if state == SessionState::Running {
+        agent.warned = None;
+        return;
+    }
+    if agent.warned == Some(state) || exprs.iter().all(|e| e.is("syn")) {
+        return;
+    }
+    agent.warned = Some(state);
+    let why = match state {
+        SessionState::Paused => "the session is PAUSED; effectors apply when it runs again",
+        SessionState::Idle => {
+            "the session is IDLE (reset); effectors apply once it is started (panel Start or the monitor's (start))"
+        }
+        SessionState::Error => "the session is in ERROR; effectors apply after a reset and a start",
+        SessionState::Running => return,
+    };
+    info!("agent: {}: effectors not applied: {why}", agent.peer);
+    agent.send(payload(&[Sexp::list([
+        Sexp::atom("warning"),
+        Sexp::atom(why),
+    ])]));
+}
+
+/// A pause, reset or error reaches the agent at once, as a perception carrying the new
+/// `(state …)`: while paused no cycle runs, so no perception would tell it otherwise.
+fn agent_session_events(
+    mut events: MessageReader<SessionEvent>,
+    mut port: ResMut<AgentPort>,
+    sim: Res<Sim>,
+    referee: Res<Referee>,
+    clock: Res<SimClock>,
+    session: Res<Session>,
+) {
+    // Resuming needs no extra word: the cycles, and their perceptions, come back by themselves.
+    let stopped = events
+        .read()
+        .filter(|e| !matches!(e, SessionEvent::Started))
+        .count();
+    if stopped == 0 {
+        return;
+    }
+    let port = &mut *port;
+    if let Some(agent) = port.active.and_then(|c| port.conns.get_mut(&c)) {
+        send_perception(agent, &sim, &referee, &clock, session.state());
+    }
 }
 
 /// `(init <model> <team> <number>)` for this robot.
@@ -663,7 +738,7 @@ fn agent_gate(
     let Some(id) = agent.gate else {
         return;
     };
-    if !agent.awaiting || !agent.inbox.is_empty() {
+    if agent.inbox.len() >= agent.owed {
         gate.mark_ready(id);
     } else if agent.waiting_since.elapsed() >= timeout {
         warn!(
@@ -677,7 +752,7 @@ fn agent_gate(
         ));
         gate.unregister(id);
         agent.gate = None;
-        agent.awaiting = false;
+        agent.owed = 0;
         agent.role = AgentRole::Pending;
         port.active = None;
         owner.release(PROTOCOL);
@@ -700,14 +775,12 @@ fn agent_sample(mut port: ResMut<AgentPort>) {
     };
     let mut batch = Vec::new();
     if sync {
-        if agent.awaiting
-            && let Some(msg) = agent.inbox.pop_front()
-        {
-            agent.awaiting = false;
-            batch.push(msg);
-        }
+        // The answers to every perception sent so far, in order (the gate waited for them).
+        let n = agent.owed.min(agent.inbox.len());
+        batch.extend(agent.inbox.drain(..n));
+        agent.owed -= n;
     } else {
-        agent.awaiting = false;
+        agent.owed = 0;
         batch.extend(agent.inbox.drain(..));
     }
     for msg in batch {
@@ -769,7 +842,7 @@ fn agent_publish(
     };
     agent.steps_in_cycle += 1;
     if agent.steps_in_cycle >= cycle {
-        send_perception(agent, &sim, &referee, &clock, &session);
+        send_perception(agent, &sim, &referee, &clock, session.state());
     }
 }
 
@@ -963,7 +1036,7 @@ fn send_world(
 ) {
     let events: Vec<&LoggedEvent> = referee.since(m.referee_cursor).collect();
     m.referee_cursor = referee.last_seq();
-    let info = game_info(referee, clock, session, &events);
+    let info = game_info(referee, clock, session.state(), &events);
     let bytes = payload(&world_frame(&sim.0, &info));
     m.dirty = false;
     if m.out.try_send(Out::Frame(bytes)).is_ok() {

@@ -3,6 +3,12 @@
 //! 1€ filter → workspace clamp → table clearance → end-effector speed limit → IK (gripper kept
 //! pointing down) → joint speed limit. It runs every sim step on the latest frame, so a 60 Hz
 //! headset drives a 240 Hz arm smoothly, and everything in it is in sim time (deterministic).
+//!
+//! The joint speed limit scales the whole joint step by one factor, so the commanded motion
+//! keeps its direction (clamping each joint on its own bends the tool's path, under the
+//! clearance on fast moves); where it binds, the setpoint waits for the arm rather than running
+//! ahead of it. Each step is also checked against the limits at the tool point it commands, and
+//! the alerts come from the measured arm too, not only from the target.
 
 use std::sync::Arc;
 
@@ -50,6 +56,8 @@ pub enum ControlError {
 #[derive(Clone, Debug, Default)]
 pub struct TeleopState {
     pub q: Vec<f32>,
+    /// Measured joint velocities (for the speed alert); may be empty.
+    pub qd: Vec<f32>,
     pub frame: Option<StateFramePayload>,
 }
 
@@ -101,12 +109,41 @@ impl Codec for TeleopCodec {
     }
 }
 
-/// Which limits shaped the current setpoint; reported in state frames and as alerts.
+/// Which limits shaped the current setpoint, or were crossed by the arm itself; reported in
+/// state frames and as alerts.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct LimitFlags {
     pub workspace: bool,
+    /// The target was raised to the clearance, or the measured tool point is below it.
     pub table_clearance: bool,
+    /// The joint speed limit slowed the commanded motion, or a joint measured faster than it.
+    pub speed_limit: bool,
 }
+
+impl LimitFlags {
+    /// Either's flags.
+    pub fn union(self, other: Self) -> Self {
+        Self {
+            workspace: self.workspace || other.workspace,
+            table_clearance: self.table_clearance || other.table_clearance,
+            speed_limit: self.speed_limit || other.speed_limit,
+        }
+    }
+}
+
+/// How far the measured tool point may sink under the clearance (PD tracking error) before
+/// the arm itself is reported as under it.
+pub const CLEARANCE_TOLERANCE_M: f32 = 0.005;
+/// How much faster than `max_joint_speed_rad_s` a joint may be measured (the motor's overshoot
+/// at the end of a ramp) before the arm itself is reported as too fast.
+pub const SPEED_TOLERANCE: f32 = 1.1;
+/// How far the setpoint may run ahead of the commanded tool point while the joint speed limit
+/// holds the arm back.
+const SETPOINT_LEAD_M: f32 = 0.01;
+/// Violation of the limits (metres) a commanded step may leave, for rounding.
+const PATH_TOLERANCE_M: f32 = 1e-3;
+/// Halvings of a joint step tried before the step is refused as leaving the limits.
+const PATH_BISECTIONS: usize = 6;
 
 /// The adapter: latest command + current joints → joint commands for every joint.
 pub struct TeleopController {
@@ -176,6 +213,14 @@ impl TeleopController {
         self.engaged.then_some(self.setpoint)
     }
 
+    /// A new controller takes over: nothing of the previous one's following, clutch state or
+    /// sequence numbers carries over.
+    pub fn hand_over(&mut self) {
+        self.disengage(false);
+        self.needs_reclutch = false;
+        self.last_seq = 0;
+    }
+
     /// `seq` of the command the arm follows (0 = none yet).
     pub fn last_seq(&self) -> u64 {
         self.last_seq
@@ -190,16 +235,62 @@ impl TeleopController {
         self.needs_reclutch |= require_reclutch;
     }
 
+    fn over_table(&self, p: Vec3) -> bool {
+        (self.table_min[0]..=self.table_max[0]).contains(&p.x)
+            && (self.table_min[1]..=self.table_max[1]).contains(&p.y)
+    }
+
+    fn floor(&self) -> f32 {
+        self.table_top_z + self.limits.table_clearance_m
+    }
+
+    /// The tool point (world) of joint positions `q`.
+    pub fn tool_point(&self, q: &[f32]) -> Vec3 {
+        let poses = forward_kinematics(&self.robot, q);
+        let ee = poses[self.robot.ee_link].transform_point(self.robot.ee_offset);
+        self.base.transform_point(ee)
+    }
+
+    /// How far (metres) a tool point is outside the workspace box plus how far under the
+    /// clearance over the table; 0 inside the limits.
+    fn violation(&self, p: Vec3) -> f32 {
+        let outside = (self.limits.workspace_aabb_m.clamp(p) - p).length();
+        let under = if self.over_table(p) {
+            (self.floor() - p.z).max(0.0)
+        } else {
+            0.0
+        };
+        outside + under
+    }
+
+    /// What the arm does, measured, against the limits: a tool point under the clearance or a
+    /// joint faster than the limit raises the alert even where the target was fine.
+    pub fn observe(&mut self, q: &[f32], qd: &[f32]) {
+        if q.len() < self.robot.joints.len() {
+            return;
+        }
+        let p = self.tool_point(q);
+        if self.over_table(p) && p.z < self.floor() - CLEARANCE_TOLERANCE_M {
+            self.flags.table_clearance = true;
+        }
+        let limit = self.limits.max_joint_speed_rad_s * SPEED_TOLERANCE;
+        if self
+            .arm_joints
+            .iter()
+            .any(|&j| qd.get(j).is_some_and(|v| v.abs() > limit))
+        {
+            self.flags.speed_limit = true;
+        }
+    }
+
     /// The workspace, table and speed limits applied to a filtered target; returns the new
     /// setpoint. Public for tests of the clamps on their own.
     pub fn limit(&mut self, filtered: Vec3) -> Vec3 {
         let ws: &Aabb = &self.limits.workspace_aabb_m;
         let mut target = ws.clamp(filtered);
         self.flags.workspace = target != filtered;
-        let over_table = (self.table_min[0]..=self.table_max[0]).contains(&target.x)
-            && (self.table_min[1]..=self.table_max[1]).contains(&target.y);
-        let floor = self.table_top_z + self.limits.table_clearance_m;
-        self.flags.table_clearance = over_table && target.z < floor;
+        let floor = self.floor();
+        self.flags.table_clearance = self.over_table(target) && target.z < floor;
         if self.flags.table_clearance {
             target.z = floor;
         }
@@ -278,21 +369,85 @@ impl CommandAdapter for TeleopController {
                 ..IkOptions::default()
             },
         );
+        // The joint step towards the IK solution, scaled by one factor so that the fastest joint
+        // keeps to the limit and the motion keeps its direction.
+        let mut dq = vec![0.0; self.q_cmd.len()];
+        for &j in &self.arm_joints {
+            if let (Some(&target), Some(&q)) = (ik.q.get(j), self.q_cmd.get(j))
+                && target.is_finite()
+            {
+                dq[j] = target - q;
+            }
+        }
+        let largest = dq.iter().fold(0.0f32, |m, d| m.max(d.abs()));
         let max_dq = self.limits.max_joint_speed_rad_s * self.dt;
+        let mut scale = if largest > max_dq {
+            max_dq / largest
+        } else {
+            1.0
+        };
+        let slowed = scale < 1.0;
+        let mut shortened = false;
+        // The commanded path stays inside the limits: a step whose tool point would leave them
+        // (further than the arm already is) is shortened, or refused.
+        let allowed = self
+            .violation(self.tool_point(&self.q_cmd))
+            .max(PATH_TOLERANCE_M);
+        let step = |scale: f32| -> Vec<f32> {
+            self.q_cmd
+                .iter()
+                .zip(&dq)
+                .map(|(q, d)| q + d * scale)
+                .collect()
+        };
+        let mut q_next = step(scale);
+        let mut tries = 0;
+        loop {
+            let p = self.tool_point(&q_next);
+            if self.violation(p) <= allowed {
+                break;
+            }
+            if !shortened {
+                shortened = true;
+                if self.over_table(p) && p.z < self.floor() {
+                    self.flags.table_clearance = true;
+                } else {
+                    self.flags.workspace = true;
+                }
+            }
+            tries += 1;
+            scale = if tries > PATH_BISECTIONS {
+                0.0
+            } else {
+                scale * 0.5
+            };
+            q_next = step(scale);
+            if scale == 0.0 {
+                break;
+            }
+        }
+        if slowed || shortened {
+            // The setpoint keeps at most a short lead on where the arm is commanded to be, so the
+            // arm heads along the straight line to the target instead of cutting across to a
+            // setpoint far ahead (which bends the path, under the clearance on fast moves).
+            let commanded = self.tool_point(&q_next);
+            self.setpoint =
+                commanded + (self.setpoint - commanded).clamp_length_max(SETPOINT_LEAD_M);
+        }
+        // Only where the target is reachable: beyond reach the best-effort IK wanders a little
+        // from step to step, which the limit absorbs without the hand having moved too fast.
+        self.flags.speed_limit = slowed && ik.converged;
         let mut out = Vec::with_capacity(self.q_cmd.len());
         for (j, q) in self.q_cmd.iter_mut().enumerate() {
-            let mut v = 0.0;
-            if self.arm_joints.contains(&j) && ik.q[j].is_finite() {
-                let dq = (ik.q[j] - *q).clamp(-max_dq, max_dq);
-                *q += dq;
-                v = dq / self.dt;
-            }
+            let v = (q_next[j] - *q) / self.dt;
+            *q = q_next[j];
             out.push(JointCommand::Position {
                 target: *q,
-                velocity: v,
+                velocity: if self.arm_joints.contains(&j) { v } else { 0.0 },
             });
         }
         self.grip(cmd, &mut out);
+        self.observe(&state.q, &state.qd);
         Some(out)
     }
 }
@@ -349,5 +504,82 @@ pub fn state_payload(
             ee_target_m: controller.and_then(|c| c.setpoint()).map(|p| p.to_array()),
             referee: None,
         },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::scene::load_scene;
+
+    fn controller() -> (TeleopController, SimWorld) {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("assets/scenes/default_scene.json");
+        let scene = load_scene(&path).expect("default scene loads");
+        let world = SimWorld::new(&scene);
+        let c = TeleopController::new(&scene, &world, scene.config.control.filter.params);
+        (c, world)
+    }
+
+    #[test]
+    fn alerts_come_from_the_measured_arm_too() {
+        let (mut c, world) = controller();
+        let q = world.joint_positions();
+        let still = vec![0.0; q.len()];
+        c.observe(&q, &still);
+        assert_eq!(
+            c.flags(),
+            LimitFlags::default(),
+            "home is inside every limit"
+        );
+        // A joint measured faster than the limit (plus tolerance).
+        let mut fast = still.clone();
+        fast[c.arm_joints[0]] = c.limits.max_joint_speed_rad_s * 1.5;
+        c.observe(&q, &fast);
+        assert!(c.flags().speed_limit && !c.flags().table_clearance);
+        // The tool point 2.5 cm under the clearance over the table (target never asked it).
+        c.flags = LimitFlags::default();
+        let low = Vec3::new(0.45, 0.0, c.floor() - 0.025);
+        let ik = solve_ik_position_axis(
+            &c.robot,
+            &q,
+            c.base.inverse().transform_point(low),
+            &c.tool_axis,
+            &c.arm_joints,
+            &IkOptions::default(),
+        );
+        assert!((c.tool_point(&ik.q) - low).length() < 0.005);
+        c.observe(&ik.q, &still);
+        assert!(c.flags().table_clearance && !c.flags().speed_limit);
+    }
+
+    #[test]
+    fn a_fast_target_moves_every_joint_by_one_factor() {
+        let (mut c, world) = controller();
+        let q0 = world.joint_positions();
+        let state = TeleopState {
+            q: q0.clone(),
+            qd: vec![0.0; q0.len()],
+            frame: None,
+        };
+        let start = c.tool_point(&q0);
+        let cmd = TeleopCommand {
+            seq: 1,
+            target: start + Vec3::new(0.0, -0.3, 0.0),
+            grip_closed: false,
+            clutch: true,
+        };
+        // Engage, then one step: the step heads straight for the IK solution of the setpoint.
+        c.adapt(&cmd, &state);
+        let q1 = c.q_cmd.clone();
+        let steps: Vec<f32> = c.arm_joints.iter().map(|&j| q1[j] - q0[j]).collect();
+        let largest = steps.iter().fold(0.0f32, |m, d| m.max(d.abs()));
+        assert!(largest <= c.limits.max_joint_speed_rad_s * c.dt * 1.0001);
+        // The tool moved towards the target, not across.
+        let moved = c.tool_point(&q1) - start;
+        assert!(
+            moved.y < 0.0 && moved.x.abs() < moved.y.abs() * 0.5,
+            "{moved:?}"
+        );
     }
 }

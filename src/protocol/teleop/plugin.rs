@@ -1,6 +1,13 @@
 //! The ECS side of revA (spec 004): sessions and roles, the global session commands, the control
 //! pipeline in the step path (through the spec-000 core), heartbeat watchdog, and state frames
 //! at a fixed wall-clock rate to every session. Sockets stay on the server's threads.
+//!
+//! Each teleop session has its own started / not-started state on top of the global session:
+//! a controller's frames apply only once it has sent START (since its CONNECT, its promotion or
+//! the last reset), and until then it is told IDLE even where the global session runs for the
+//! panel or another protocol. The controller role passes to the longest-connected observer
+//! whenever the arm is free (controller gone, demoted after a heartbeat loss plus a grace
+//! period, revoked).
 
 use std::collections::BTreeMap;
 use std::io;
@@ -34,6 +41,9 @@ pub struct TeleopOptions {
     pub addr: SocketAddr,
     /// State frames per second of wall-clock time, to every session.
     pub state_rate_hz: f64,
+    /// How long a controller may stay in NET_TIMEOUT before it is demoted (None: the scene's
+    /// `extensions.armsim.controller_grace_s`, default 10 s).
+    pub controller_grace: Option<Duration>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -64,6 +74,15 @@ pub struct Conn {
     states_drain: Receiver<Arc<StateFramePayload>>,
     last_heartbeat: Instant,
     timed_out: bool,
+    /// When the heartbeat lapsed (the grace period of a controller runs from here).
+    timed_out_at: Option<Instant>,
+    /// When its session began (CONNECT): the longest-connected observer is promoted first.
+    session_since: Instant,
+    /// This session has sent START since its CONNECT, its promotion or the last reset: only
+    /// then do its control frames apply.
+    pub started: bool,
+    /// Control was revoked from it in the panel: it is not handed control again.
+    no_promote: bool,
     /// Rate limit of "control ignored" alerts.
     last_ignored_alert: Option<Instant>,
     /// Messages refused so far (the log shows only some).
@@ -122,11 +141,18 @@ pub struct TeleopServer {
     slot: ControlSlot,
     next_state: Instant,
     heartbeat_timeout: Duration,
+    controller_grace: Duration,
     alert_flags: LimitFlags,
+    /// Limits met on any step since the last state frame, so a frame reports a limit the arm
+    /// touched between frames too.
+    step_flags: LimitFlags,
     referee_cursor: u64,
     /// `[episode, step]` of the clock when the events being sent happened: with the state
     /// frames' own stamp, a client can tell a frame from before an event from one after it.
     stamp: [u64; 2],
+    /// RESETs this server asked for whose RESET_DONE has not come back yet: those already
+    /// cleared every session's `started` (see `session_events`).
+    own_resets: u32,
 }
 
 impl TeleopServer {
@@ -172,6 +198,7 @@ impl TeleopServer {
         self.conns.values().filter(|c| c.session_id.is_some())
     }
 
+    /// Sends `event` to `conn`, with the session state as that session sees it.
     fn event(
         &self,
         conn: &Conn,
@@ -184,7 +211,7 @@ impl TeleopServer {
         extensions.insert("step".into(), json!(self.stamp[1]));
         conn.send_event(SimEventPayload {
             event,
-            sim_state: state.as_str(),
+            sim_state: view(conn, state).as_str(),
             session_id: conn.session_id.clone().unwrap_or_default(),
             extensions,
         });
@@ -198,6 +225,31 @@ impl TeleopServer {
 
     fn alert(&self, conn: &Conn, state: SessionState, code: &str, message: &str) {
         self.event(conn, "ALERT", state, alert_ext(code, message));
+    }
+}
+
+/// The global state as one teleop session sees it: a controller that has not sent START is IDLE
+/// while the simulation runs (its frames do not apply), whoever started the simulation.
+/// Observers see the simulation as it is.
+pub fn view(conn: &Conn, global: SessionState) -> SessionState {
+    if conn.role == Role::Controller && !conn.started && global == SessionState::Running {
+        SessionState::Idle
+    } else {
+        global
+    }
+}
+
+/// The global state once the commands written so far this frame are applied (they take effect
+/// in `SessionSystems`, after this batch), so one connection's messages act in order: a control
+/// frame right after START is applied, one right after PAUSE or RESET is not.
+fn predict(state: SessionState, command: SessionCommand) -> SessionState {
+    use SessionState::*;
+    match (command, state) {
+        (_, Error) if command != SessionCommand::Reset => Error,
+        (SessionCommand::Start, _) => Running,
+        (SessionCommand::Pause, Running | Idle) => Paused,
+        (SessionCommand::Reset, _) => Idle,
+        _ => state,
     }
 }
 
@@ -229,6 +281,9 @@ pub fn add(app: &mut App, options: TeleopOptions) -> io::Result<SocketAddr> {
     let codec = TeleopCodec {
         anchor: cfg.frames.vp_operator_anchor.clone(),
     };
+    let controller_grace = options
+        .controller_grace
+        .unwrap_or_else(|| Duration::from_secs_f32(cfg.extensions.armsim.controller_grace_s));
     info!(
         "teleop: listening on ws://{addr}{} (scene {}, state frames at {} Hz)",
         cfg.networking.ws_path, cfg.scene_id, options.state_rate_hz
@@ -246,9 +301,12 @@ pub fn add(app: &mut App, options: TeleopOptions) -> io::Result<SocketAddr> {
             slot: ControlSlot::default(),
             next_state: Instant::now(),
             heartbeat_timeout: Duration::from_millis(cfg.heartbeat.timeout_ms),
+            controller_grace,
             alert_flags: LimitFlags::default(),
+            step_flags: LimitFlags::default(),
             referee_cursor: 0,
             stamp: [0, 0],
+            own_resets: 0,
         })
         .add_systems(First, handle_events.before(SessionSystems))
         .add_systems(Update, (session_events, watchdog, referee_events))
@@ -269,18 +327,18 @@ fn handle_events(
     mut log: ResMut<AlertLog>,
     clock: Res<SimClock>,
 ) {
-    let state = session.state();
+    // Updated as this batch writes session commands, so each message meets the state the
+    // messages before it left (see `predict`).
+    let mut state = session.state();
     let server = &mut *server;
     let t = clock.sim_time;
     server.stamp = [clock.episode, clock.steps];
     if owner.take_revoked(PROTOCOL)
-        && let Some(conn) = server.controller.take()
+        && let Some(conn) = server.controller
     {
-        server.tick.forget_command();
-        server.tick.adapter_mut().disengage(false);
-        targets.commands = session.hold_posture(&sim.0);
+        demote(server, &session, &sim, &mut targets, conn);
         if let Some(c) = server.conns.get_mut(&conn) {
-            c.role = Role::Observer;
+            c.no_promote = true;
             let peer = c.peer;
             let c = &server.conns[&conn];
             server.alert(
@@ -321,6 +379,10 @@ fn handle_events(
                         states_drain,
                         last_heartbeat: now,
                         timed_out: false,
+                        timed_out_at: None,
+                        session_since: now,
+                        started: false,
+                        no_promote: false,
                         last_ignored_alert: None,
                         refused: 0,
                     },
@@ -339,7 +401,16 @@ fn handle_events(
                 };
                 c.session_id = Some(session_id.clone());
                 c.last_heartbeat = Instant::now();
+                c.session_since = Instant::now();
                 c.timed_out = false;
+                c.timed_out_at = None;
+                // A new session starts not started (revA: CONNECTED comes with IDLE), whatever
+                // the previous controller left running.
+                c.started = false;
+                c.no_promote = false;
+                if server.controller == Some(conn) {
+                    new_controller(server);
+                }
                 let c = &server.conns[&conn];
                 info!(
                     "teleop: {} connected as {}, session {session_id}",
@@ -405,6 +476,30 @@ fn handle_events(
                     UiCommand::Reset => (SessionCommand::Reset, "RESET_DONE"),
                     UiCommand::Connect | UiCommand::Disconnect => continue,
                 };
+                if command == UiCommand::Start && state == SessionState::Error {
+                    server.alert(
+                        c,
+                        state,
+                        "SIM_ERROR",
+                        "the simulation is in ERROR; RESET first",
+                    );
+                    continue;
+                }
+                match command {
+                    UiCommand::Start => {
+                        if let Some(c) = server.conns.get_mut(&conn) {
+                            c.started = true;
+                        }
+                    }
+                    UiCommand::Reset => {
+                        // RESET_DONE -> IDLE: every session needs START again. Done here, not
+                        // when RESET_DONE comes back, so a START later in this batch stands.
+                        server.own_resets += 1;
+                        server.conns.values_mut().for_each(|c| c.started = false);
+                    }
+                    _ => {}
+                }
+                let c = &server.conns[&conn];
                 let unchanged = matches!(
                     (command, state),
                     (UiCommand::Start, SessionState::Running)
@@ -412,15 +507,9 @@ fn handle_events(
                 );
                 if unchanged {
                     server.event(c, event, state, Map::new());
-                } else if command == UiCommand::Start && state == SessionState::Error {
-                    server.alert(
-                        c,
-                        state,
-                        "SIM_ERROR",
-                        "the simulation is in ERROR; RESET first",
-                    );
                 } else {
                     commands.write(wanted);
+                    state = predict(state, wanted);
                 }
             }
             ServerEvent::Control { conn, seq, frame } => {
@@ -431,6 +520,11 @@ fn handle_events(
                     Some((
                         "NOT_CONTROLLER",
                         "observers cannot send control frames".to_string(),
+                    ))
+                } else if !c.started {
+                    Some((
+                        "CONTROL_IGNORED",
+                        "control frames apply only after this session sends START".to_string(),
                     ))
                 } else if state != SessionState::Running {
                     Some((
@@ -463,6 +557,7 @@ fn handle_events(
                     c.last_heartbeat = Instant::now();
                     if c.timed_out {
                         c.timed_out = false;
+                        c.timed_out_at = None;
                         info!(
                             "teleop: heartbeats from {} are back; control resumes when the clutch is engaged again",
                             c.peer
@@ -509,6 +604,90 @@ fn handle_events(
             }
         }
     }
+    promote_observer(server, &mut owner, &mut log, t, state);
+}
+
+/// A new controller (first session, or a promoted observer) starts from a clean pipeline: no
+/// frame of the previous controller is followed.
+fn new_controller(server: &mut TeleopServer) {
+    server.tick.forget_command();
+    server.slot.latest.clear();
+    server.tick.adapter_mut().hand_over();
+}
+
+/// Takes the controller role from `conn` (revoked, or frozen past the grace period): it
+/// observes, the arm follows `pause_behavior`, and the arm is free for the next one.
+fn demote(
+    server: &mut TeleopServer,
+    session: &Session,
+    sim: &Sim,
+    targets: &mut JointTargets,
+    conn: u64,
+) {
+    if server.controller != Some(conn) {
+        return;
+    }
+    server.controller = None;
+    new_controller(server);
+    targets.commands = session.hold_posture(&sim.0);
+    if let Some(c) = server.conns.get_mut(&conn) {
+        c.role = Role::Observer;
+        c.started = false;
+    }
+}
+
+/// Whenever nobody controls the arm, the longest-connected observer with a live heartbeat gets
+/// it, and is told so (ALERT `PROMOTED`, `extensions.role`); it moves the arm after its START.
+fn promote_observer(
+    server: &mut TeleopServer,
+    owner: &mut ArmOwner,
+    log: &mut AlertLog,
+    t: f64,
+    state: SessionState,
+) {
+    if server.controller.is_some() || owner.owner().is_some() {
+        return;
+    }
+    let Some((&conn, c)) = server
+        .conns
+        .iter()
+        .filter(|(_, c)| {
+            c.session_id.is_some() && c.role == Role::Observer && !c.timed_out && !c.no_promote
+        })
+        .min_by_key(|(id, c)| (c.session_since, **id))
+    else {
+        return;
+    };
+    let label = format!(
+        "{} (session {})",
+        c.peer,
+        c.session_id.as_deref().unwrap_or_default()
+    );
+    if !owner.claim(PROTOCOL, &label) {
+        return;
+    }
+    server.controller = Some(conn);
+    new_controller(server);
+    let Some(c) = server.conns.get_mut(&conn) else {
+        return;
+    };
+    c.role = Role::Controller;
+    c.started = false;
+    let peer = c.peer;
+    info!("teleop: {peer} promoted to controller");
+    log.push(
+        t,
+        PROTOCOL,
+        "PROMOTED",
+        format!("{peer} now controls the arm"),
+    );
+    let c = &server.conns[&conn];
+    let mut ext = alert_ext(
+        "PROMOTED",
+        "you control the arm now (the previous controller left); send START to move it",
+    );
+    ext.insert("role".into(), json!(Role::Controller.as_str()));
+    server.event(c, "ALERT", state, ext);
 }
 
 /// A session ends (DISCONNECT or socket closed): the controller's arm follows `pause_behavior`.
@@ -520,17 +699,15 @@ fn end_session(
     targets: &mut JointTargets,
     conn: u64,
 ) {
+    if server.controller == Some(conn) {
+        demote(server, session, sim, targets, conn);
+        owner.release(PROTOCOL);
+        info!("teleop: the controller left; the arm follows pause_behavior");
+    }
     if let Some(c) = server.conns.get_mut(&conn) {
         c.session_id = None;
         c.role = Role::Observer;
-    }
-    if server.controller == Some(conn) {
-        server.controller = None;
-        owner.release(PROTOCOL);
-        server.tick.forget_command();
-        server.tick.adapter_mut().disengage(false);
-        targets.commands = session.hold_posture(&sim.0);
-        info!("teleop: the controller left; the arm follows pause_behavior");
+        c.started = false;
     }
 }
 
@@ -543,6 +720,7 @@ fn session_events(
 ) {
     server.stamp = [clock.episode, clock.steps];
     let state = session.state();
+    let server = &mut *server;
     server.shared.set(state.as_str());
     for event in events.read() {
         let name = match event {
@@ -556,8 +734,21 @@ fn session_events(
         if matches!(event, SessionEvent::ResetDone) {
             server.tick.forget_command();
             server.slot.latest.clear();
+            // A reset from elsewhere (panel, monitor) also ends every session's START; this
+            // server's own RESETs did that when they were sent.
+            if server.own_resets > 0 {
+                server.own_resets -= 1;
+            } else {
+                server.conns.values_mut().for_each(|c| c.started = false);
+            }
         }
-        server.broadcast(name, state, &Map::new());
+        for c in server.sessions() {
+            // A controller that has not sent START stays IDLE whoever starts the simulation.
+            if matches!(event, SessionEvent::Started) && view(c, state) != SessionState::Running {
+                continue;
+            }
+            server.event(c, name, state, Map::new());
+        }
     }
 }
 
@@ -577,15 +768,53 @@ fn referee_events(mut server: ResMut<TeleopServer>, referee: Res<Referee>, sessi
 }
 
 /// Heartbeat loss: NET_TIMEOUT, and the controller's arm follows `pause_behavior` while the
-/// simulation keeps running.
+/// simulation keeps running. A controller still silent after the grace period (frozen, not
+/// gone: its socket stays open) is demoted, so an observer or another client can take over.
 fn watchdog(
     mut server: ResMut<TeleopServer>,
+    mut owner: ResMut<ArmOwner>,
     session: Res<Session>,
     sim: Res<Sim>,
     mut targets: ResMut<JointTargets>,
     mut log: ResMut<AlertLog>,
     clock: Res<SimClock>,
 ) {
+    let grace = server.controller_grace;
+    let frozen = server.controller.filter(|c| {
+        server
+            .conns
+            .get(c)
+            .and_then(|c| c.timed_out_at)
+            .is_some_and(|at| at.elapsed() >= grace)
+    });
+    if let Some(conn) = frozen {
+        let server = &mut *server;
+        demote(server, &session, &sim, &mut targets, conn);
+        owner.release(PROTOCOL);
+        let c = &server.conns[&conn];
+        let message = format!(
+            "no heartbeat for {} ms plus the {:.1} s grace period; you observe now",
+            server.heartbeat_timeout.as_millis(),
+            grace.as_secs_f64()
+        );
+        warn!("teleop: {} demoted: {message}", c.peer);
+        log.push(
+            clock.sim_time,
+            PROTOCOL,
+            "DEMOTED",
+            format!("{}: {message}", c.peer),
+        );
+        let mut ext = alert_ext("DEMOTED", &message);
+        ext.insert("role".into(), json!(Role::Observer.as_str()));
+        server.event(c, "ALERT", session.state(), ext);
+        promote_observer(
+            server,
+            &mut owner,
+            &mut log,
+            clock.sim_time,
+            session.state(),
+        );
+    }
     let timeout = server.heartbeat_timeout;
     let state = session.state();
     let lapsed: Vec<u64> = server
@@ -602,6 +831,7 @@ fn watchdog(
             continue;
         };
         c.timed_out = true;
+        c.timed_out_at = Some(Instant::now());
         warn!(
             "teleop: NET_TIMEOUT: no heartbeat from {} for {} ms",
             c.peer,
@@ -643,7 +873,10 @@ fn adapt(
         return;
     };
     if session.state() != SessionState::Running
-        || server.conns.get(&conn).is_none_or(|c| c.timed_out)
+        || server
+            .conns
+            .get(&conn)
+            .is_none_or(|c| c.timed_out || !c.started)
     {
         return;
     }
@@ -651,13 +884,12 @@ fn adapt(
         let c = &server.conns[&conn];
         server.alert(c, session.state(), "BAD_CONTROL_FRAME", &error.to_string());
     }
-    let state = TeleopState {
-        q: crate::state::joint_state(&sim.0).0,
-        frame: None,
-    };
+    let (q, qd) = crate::state::joint_state(&sim.0);
+    let state = TeleopState { q, qd, frame: None };
     if let Some(commands) = server.tick.adapt(&state) {
         targets.commands = commands;
     }
+    server.step_flags = server.step_flags.union(server.tick.adapter().flags());
 }
 
 /// State frames at `state_rate_hz` of wall-clock time, and limit alerts as they start.
@@ -681,13 +913,16 @@ fn publish_state(
     }
     let server = &mut *server;
     let state = session.state();
-    let flags = server.tick.adapter().flags();
+    let flags = std::mem::take(&mut server.step_flags).union(server.tick.adapter().flags());
     let mut alerts = Vec::new();
     if flags.workspace {
         alerts.push("WORKSPACE_LIMIT");
     }
     if flags.table_clearance {
         alerts.push("TABLE_CLEARANCE");
+    }
+    if flags.speed_limit {
+        alerts.push("SPEED_LIMIT");
     }
     if server.net_timeout() {
         alerts.push("NET_TIMEOUT");
@@ -702,7 +937,12 @@ fn publish_state(
         (
             flags.table_clearance && !server.alert_flags.table_clearance,
             "TABLE_CLEARANCE",
-            "target raised to the table clearance",
+            "target raised to the table clearance, or the arm is below it",
+        ),
+        (
+            flags.speed_limit && !server.alert_flags.speed_limit,
+            "SPEED_LIMIT",
+            "motion slowed to the joint speed limit, or a joint is faster than it",
         ),
     ];
     for (_, code, message) in started.iter().filter(|(on, _, _)| *on) {
@@ -734,12 +974,25 @@ fn publish_state(
     });
     let teleop_state = TeleopState {
         q: Vec::new(),
+        qd: Vec::new(),
         frame: Some(frame),
     };
     server.tick.publish(&mut server.slot, &teleop_state);
     for frame in std::mem::take(&mut server.slot.outbox) {
+        // At most one session (a controller that has not sent START) sees another state.
+        let mut own: Option<Arc<StateFramePayload>> = None;
         for c in server.conns.values().filter(|c| c.session_id.is_some()) {
-            c.send_state(&frame);
+            let seen = view(c, state);
+            if seen == state {
+                c.send_state(&frame);
+            } else {
+                let own = own.get_or_insert_with(|| {
+                    let mut f = (*frame).clone();
+                    f.sim_state = seen.as_str();
+                    Arc::new(f)
+                });
+                c.send_state(own);
+            }
         }
     }
 }
