@@ -1001,6 +1001,11 @@ fn monitor_cycle(
 ) {
     port.steps_in_cycle += 1;
     if port.steps_in_cycle < port.cycle_steps {
+        // Single steps while paused may end mid-cycle, and over several frames when the
+        // machine is busy: the frame's flush then shows where they stopped.
+        if session.state() == SessionState::Paused {
+            port.conns.values_mut().for_each(|m| m.dirty = true);
+        }
         return;
     }
     port.steps_in_cycle = 0;
