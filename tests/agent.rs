@@ -137,6 +137,11 @@ fn atom_in(msg: &[Sexp], head: &str, sub: &str) -> String {
     v.unwrap().as_atom().unwrap().to_string()
 }
 
+/// Whether `msg` is the `(ok <head>)` answer to a command with that head.
+fn is_ok(msg: &[Sexp], head: &str) -> bool {
+    find(msg, "ok").is_some_and(|ok| ok.arg(0).and_then(|a| a.as_atom()) == Some(head))
+}
+
 fn is_error(msg: &[Sexp]) -> Option<String> {
     find(msg, "error").map(|e| e.arg(0).map(|a| a.to_string()).unwrap_or_default())
 }
@@ -275,7 +280,7 @@ fn effectors_drive_the_arm_once_running() {
         std::thread::spawn(move || {
             let mut m = Peer::open(monitor);
             m.send("(start)");
-            m.until("(ok start)", |msg| find(msg, "ok").is_some());
+            m.until("(ok start)", |msg| is_ok(msg, "start"));
             let mut a = Peer::open(agent);
             a.send("(init arm6 teamA 1)");
             a.recv().unwrap();
@@ -381,10 +386,16 @@ fn monitor_commands_change_the_world() {
             let first = m.recv().unwrap();
             assert_eq!(atom_in(&first, "state", ""), "IDLE");
             assert_eq!(atom_in(&first, "rules", ""), "pick_and_place");
+            // The reply to this command, not an earlier one still on its way.
             let ok = |m: &mut Peer, cmd: &str| {
                 m.send(cmd);
+                let head = cmd
+                    .trim_start_matches('(')
+                    .split([' ', ')'])
+                    .next()
+                    .unwrap();
                 let reply = m.until("a reply", |msg| {
-                    find(msg, "ok").is_some() || find(msg, "error").is_some()
+                    is_ok(msg, head) || find(msg, "error").is_some()
                 });
                 assert!(find(&reply, "ok").is_some(), "{cmd}: {reply:?}");
             };
@@ -588,7 +599,7 @@ fn a_message_of_a_million_bytes_of_expressions_costs_one_error() {
                 if let Some(reason) = is_error(msg) {
                     errors.push(reason);
                 }
-                find(msg, "ok").is_some()
+                is_ok(msg, "pause")
             });
             assert_eq!(
                 errors.len(),
@@ -616,7 +627,7 @@ fn huge_finite_numbers_are_refused_and_never_poison_the_world() {
             );
             // Huge but finite components: a direction all the same, normalised without overflow.
             m.send("(cube (n cube_blue)(pos 0.45 0.1 1.2)(quat 3e38 3e38 3e38 3e38))");
-            m.until("(ok cube)", |msg| find(msg, "ok").is_some());
+            m.until("(ok cube)", |msg| is_ok(msg, "cube"));
             let frame = m.until("a world frame", |msg| {
                 object_quat(msg, "cube_blue").is_some()
             });
