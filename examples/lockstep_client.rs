@@ -1,5 +1,6 @@
-//! A spec-003 lockstep client in Rust (std only): reads the step counter and joint angles,
-//! answers a sine velocity for every joint, and reports steps/s.
+//! A remote-control lockstep client (the gripper project's protocol) in Rust (std only): reads
+//! the step counter and joint angles, answers a sine velocity for every joint, and reports
+//! steps/s.
 //!
 //! ```sh
 //! cargo run --release -- --headless --scene assets/scenes/gripper4.json --remote-control-port 11235 &

@@ -1,4 +1,4 @@
-//! A headset-like revA (spec 004) client: connects, starts the session, traces a circle with the
+//! A headset-like TeleSpace revA teleoperation client: connects, starts the session, traces a circle with the
 //! end effector, then picks up the green cube, carries it into the goal zone and puts it down.
 //! It streams control frames at 60 Hz and heartbeats at the scene's period, like a headset.
 //!

@@ -544,6 +544,36 @@ fn replay_by_state_refuses_states_it_cannot_use() {
     assert!(!out.contains(" of "), "no replay report: {out}");
     assert!(!err.contains("WARN"), "{err}");
 
+    // States that name known bodies but do not fit (an unknown joint): the replay stops at the
+    // first one, with one error, and the binary exits non-zero.
+    let bad_joint = edited(&path, "unusable_joint.json", |d| {
+        for f in &mut d.states {
+            for (name, body) in &mut f.0 {
+                if name == "arm6"
+                    && let Some(q) = body.dof_pos.as_mut()
+                {
+                    q.0[0].0 = "knee".into();
+                }
+            }
+        }
+    });
+    let mut app = app_for(default_scene());
+    traj::start_replay(app.world_mut(), &bad_joint, ReplayMode::State, 0).unwrap();
+    app.update();
+    sim::run_steps(&mut app, 40);
+    let replay = app.world().resource::<Replay>();
+    assert!(replay.finished);
+    assert_eq!(replay.step, 4, "stopped at the first state (every 4 steps)");
+    let report = replay.report();
+    assert!(
+        report.contains("stopped: recorded state 0 does not fit") && report.contains("knee"),
+        "{report}"
+    );
+    let (code, out, err) = run_armsim(&[os("--replay"), bad_joint.as_os_str()], "state_joint");
+    assert_eq!(code, Some(1), "{out}{err}");
+    assert!(out.contains("4 of 40 steps; stopped"), "{out}");
+    assert_eq!(err.matches("does not fit").count(), 1, "one error: {err}");
+
     // An unknown object in init_state: its reason is said once.
     let bad_init = edited(&path, "unusable_init.json", |d| {
         set_extra(d, "from_fresh_load", Value::Bool(false));
