@@ -321,22 +321,37 @@ fn window_shows_the_scene_and_panel_and_responds_to_keys_clicks_and_sliders() {
             .expect("shoulder_pan in the world frame")
     };
     let before = pan();
-    // Held for a moment: a slider follows the pointer while the button is down, and software
-    // rendering may run only a few frames per second.
-    let st = Command::new("xdotool")
-        .env("DISPLAY", &display)
-        .args(["mousemove", "--window", &id, "118", "411"])
-        .args(["mousedown", "1", "sleep", "1", "mouseup", "1"])
-        .status()
-        .expect("xdotool runs");
-    assert!(st.success());
-    wait_for(
-        "the slider to turn shoulder_pan",
-        Duration::from_secs(120),
-        || {
+    // Held for a moment: a slider follows the pointer while the button is down. Software
+    // rendering on a loaded machine may run under one frame a second, and a press and release
+    // that fall into one frame can be lost: press again, as a user would, up to four times.
+    let mut turned = false;
+    for attempt in 1..=4 {
+        let st = Command::new("xdotool")
+            .env("DISPLAY", &display)
+            .args(["mousemove", "--window", &id, "118", "411"])
+            .args(["mousedown", "1", "sleep", "1", "mouseup", "1"])
+            .status()
+            .expect("xdotool runs");
+        assert!(st.success());
+        let start = Instant::now();
+        while start.elapsed() < Duration::from_secs(30) {
             alive(&mut app, &log);
-            (pan() - before).abs() > 20.0
-        },
+            if (pan() - before).abs() > 20.0 {
+                turned = true;
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(200));
+        }
+        if turned {
+            if attempt > 1 {
+                eprintln!("the slider turned shoulder_pan on press {attempt}");
+            }
+            break;
+        }
+    }
+    assert!(
+        turned,
+        "four presses on the slider never turned shoulder_pan"
     );
     press("F12");
     std::thread::sleep(Duration::from_secs(3));

