@@ -276,4 +276,12 @@ fn a_non_finite_cube_puts_the_session_in_error() {
         .clone()
         .unwrap_or_default();
     assert!(why.contains("cube"), "{why}");
+    // Announced: the alert log (panel, teleop, monitors) says so, with the reason.
+    app.update();
+    let log = app.world().resource::<armsim::session::AlertLog>();
+    let entry = log
+        .recent()
+        .find(|e| e.code == "ERROR")
+        .expect("an ERROR entry in the alert log");
+    assert!(entry.text.contains("cube_red"), "{}", entry.text);
 }

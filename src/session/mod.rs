@@ -66,6 +66,8 @@ pub struct Session {
     hold: Vec<JointCommand>,
     /// Why the session is in ERROR, for the panel and the logs.
     pub error: Option<String>,
+    /// The current ERROR has been announced (event and alert log).
+    error_announced: bool,
 }
 
 impl Session {
@@ -75,6 +77,7 @@ impl Session {
             pause_behavior,
             hold,
             error: None,
+            error_announced: false,
         }
     }
 
@@ -246,6 +249,18 @@ fn handle_session_commands(
     scene: Res<SimScene>,
     mut log: ResMut<AlertLog>,
 ) {
+    // An ERROR raised inside a step (the physics guard) is announced here like any change of
+    // state: every protocol and the panel's alert log hear of it, with the reason.
+    if session.state == SessionState::Error {
+        if !session.error_announced {
+            session.error_announced = true;
+            let why = session.error.clone().unwrap_or_default();
+            log.push(clock.sim_time, "session", "ERROR", why);
+            events.write(SessionEvent::Errored);
+        }
+    } else {
+        session.error_announced = false;
+    }
     for cmd in commands.read() {
         let before = session.state;
         match *cmd {
