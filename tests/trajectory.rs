@@ -137,6 +137,24 @@ fn snapshot_shape_and_set_state_restores_velocities() {
         err.contains("cube_purple") && err.contains("cube_red"),
         "{err}"
     );
+    // A state from a file is external input: a pose outside the world is refused by name.
+    let mut far = state::DictEnvState::default();
+    far.objects.insert(
+        "cube_red".into(),
+        state::DictObjectState {
+            pos: [3e38, 0.0, 1.0],
+            rot: [1.0, 0.0, 0.0, 0.0],
+            ..Default::default()
+        },
+    );
+    let err = state::set_state_dict(&mut sim_mut(&mut app).0, &far)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("cube_red") && err.contains("outside the world"),
+        "{err}"
+    );
+    assert!(sim(&app).non_finite_body().is_none());
 }
 
 #[test]

@@ -126,6 +126,9 @@ pub enum StateError {
     },
     #[error("{what} is not finite")]
     NotFinite { what: String },
+    /// The world refused the object's pose or velocities (outside the world, too fast, …).
+    #[error("object {name:?}: {reason}")]
+    Placement { name: String, reason: String },
 }
 
 /// Robot joint indices in alphabetical order of their names (MetaSim's vector order).
@@ -420,8 +423,9 @@ pub fn set_state(world: &mut SimWorld, state: &TensorState) -> Result<(), StateE
     for (index, (pose, lin, ang)) in places {
         world
             .place_object(index, pose, lin, ang)
-            .map_err(|e| StateError::NotFinite {
-                what: e.to_string(),
+            .map_err(|e| StateError::Placement {
+                name: world.objects[index].name.clone(),
+                reason: e.to_string(),
             })?;
     }
     if let Some((q, qd)) = joints {
