@@ -359,3 +359,57 @@ fn a_client_reconnecting_at_once_is_never_refused() {
         "{refused} of 30 immediate reconnects were refused"
     );
 }
+
+#[test]
+fn another_protocol_taking_the_arm_first_ends_the_wait() {
+    let mut app = armsim::headless_app(
+        gripper4_scene(),
+        &SimOptions {
+            clock: ClockMode::RealTime { speed: 1.0 },
+        },
+    );
+    plugin::add(
+        &mut app,
+        "127.0.0.1:0".parse().unwrap(),
+        Duration::from_secs(5),
+    )
+    .expect("binds");
+    let (agent, _) = armsim::protocol::sexp::plugin::add(
+        &mut app,
+        armsim::protocol::sexp::plugin::SexpOptions {
+            agent: Some("127.0.0.1:0".parse().unwrap()),
+            ..Default::default()
+        },
+    )
+    .expect("binds");
+    finish_setup(&mut app);
+    let agent = agent.unwrap();
+    // An agent takes the arm: no lockstep client can come now, so the clock must not wait.
+    let client = std::thread::spawn(move || {
+        let mut s = connect(agent);
+        let init = b"(init gripper4 teamA 1)";
+        let mut frame = (init.len() as u32).to_be_bytes().to_vec();
+        frame.extend_from_slice(init);
+        s.write_all(&frame).unwrap();
+        loop {
+            let mut len = [0u8; 4];
+            s.read_exact(&mut len).expect("a perception");
+            let mut buf = vec![0u8; u32::from_be_bytes(len) as usize];
+            s.read_exact(&mut buf).unwrap();
+            let text = String::from_utf8_lossy(&buf).to_string();
+            // (time (now 0.1000)) or later: the clock runs.
+            let now: f64 = text
+                .split("(now ")
+                .nth(1)
+                .and_then(|t| t.split(')').next())
+                .and_then(|t| t.parse().ok())
+                .expect("(time (now t))");
+            if now >= 0.1 {
+                return now;
+            }
+        }
+    });
+    let now = drive(&mut app, client);
+    assert!(now >= 0.1);
+    assert!(!app.world().resource::<armsim::sim::StepGate>().is_held());
+}

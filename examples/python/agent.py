@@ -3,8 +3,9 @@
 mode, answers every perception with PD effectors that swing the shoulder and elbow on a slow sine.
 
     cargo run --release -- --headless --sync &          # agent port 60000, monitor port 60001
-    python3 examples/python/monitor.py --start &        # or press Start in the window
     python3 examples/python/agent.py [host:port] [cycles]
+
+Taking the arm starts the session (as with rcssservermj), so no monitor or panel Start is needed.
 
 Joint angles in perceptions and effectors are degrees; kp is N*m/rad, kd N*m*s/rad, tau N*m:
 torque = kp*(q - q_measured) + kd*(dq - dq_measured) + tau.

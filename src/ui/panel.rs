@@ -14,7 +14,7 @@ use super::gizmos::ViewOptions;
 use super::history::History;
 use crate::protocol::lockstep::plugin::LockstepServer;
 use crate::protocol::sexp::plugin::{AgentPort, MonitorPort};
-use crate::protocol::teleop::plugin::TeleopServer;
+use crate::protocol::teleop::plugin::{Role, TeleopServer};
 use crate::referee::plugin::Referee;
 use crate::robot::Pose;
 use crate::session::{AlertLog, ArmOwner, Session, SessionCommand, SessionState};
@@ -412,10 +412,11 @@ fn connections_section(ui: &mut egui::Ui, servers: &mut Servers) {
             let load =
                 |a: &std::sync::atomic::AtomicU64| a.load(std::sync::atomic::Ordering::Relaxed);
             let secs = c.opened.elapsed().as_secs_f64().max(1e-3);
-            let role = if c.session_id.is_some() {
-                c.role.as_str()
-            } else {
-                "no session"
+            let role = match (c.session_id.is_some(), c.role) {
+                (false, _) => "no session",
+                // Its frames do not apply until it sends START (its own, not the panel's).
+                (true, Role::Controller) if !c.started => "controller (no START yet)",
+                (true, role) => role.as_str(),
             };
             ui.horizontal(|ui| {
                 ui.small(format!(

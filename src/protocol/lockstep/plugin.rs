@@ -179,6 +179,17 @@ fn handle_events(
             format!("{peer}: {why} from the panel"),
         );
     }
+    // The wait is for the first client, whatever its protocol: once another client has taken
+    // the arm (an agent, a teleop headset), no lockstep client can connect, so steps go on.
+    if owner.owner().is_some_and(|(p, _)| p != PROTOCOL)
+        && let Some(hold) = server.first_client_hold.take()
+    {
+        gate.unregister(hold);
+        info!(
+            "lockstep: {} took the arm first; the clock no longer waits for a lockstep client",
+            owner.describe()
+        );
+    }
     while let Ok(event) = server.events.try_recv() {
         match event {
             LockstepEvent::Connected {

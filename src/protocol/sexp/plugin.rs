@@ -676,16 +676,23 @@ fn agent_session_events(
     clock: Res<SimClock>,
     session: Res<Session>,
 ) {
-    // Resuming needs no extra word: the cycles, and their perceptions, come back by themselves.
-    let stopped = events
-        .read()
-        .filter(|e| !matches!(e, SessionEvent::Started))
-        .count();
-    if stopped == 0 {
-        return;
+    let (mut started, mut stopped) = (false, false);
+    for e in events.read() {
+        match e {
+            SessionEvent::Started => started = true,
+            _ => stopped = true,
+        }
     }
     let port = &mut *port;
-    if let Some(agent) = port.active.and_then(|c| port.conns.get_mut(&c)) {
+    let Some(agent) = port.active.and_then(|c| port.conns.get_mut(&c)) else {
+        return;
+    };
+    if started {
+        // The next stretch out of RUNNING gets its own warning.
+        agent.warned = None;
+    }
+    // Resuming needs no extra word: the cycles, and their perceptions, come back by themselves.
+    if stopped {
         send_perception(agent, &sim, &referee, &clock, session.state());
     }
 }
