@@ -645,3 +645,76 @@ fn huge_finite_numbers_are_refused_and_never_poison_the_world() {
     );
     assert_ne!(state(&app), armsim::session::SessionState::Error);
 }
+
+#[test]
+fn a_teleop_observer_never_takes_the_arm_from_a_reconnecting_agent() {
+    use tungstenite::Message;
+    let mut app = armsim::headless_app(
+        default_scene(),
+        &SimOptions {
+            clock: ClockMode::RealTime { speed: 1.0 },
+        },
+    );
+    let (agent, _) = plugin::add(
+        &mut app,
+        SexpOptions {
+            agent: Some("127.0.0.1:0".parse().unwrap()),
+            ..Default::default()
+        },
+    )
+    .expect("binds");
+    let agent = agent.unwrap();
+    let teleop = armsim::protocol::teleop::plugin::add(
+        &mut app,
+        armsim::protocol::teleop::plugin::TeleopOptions {
+            addr: "127.0.0.1:0".parse().unwrap(),
+            state_rate_hz: 60.0,
+            controller_grace: None,
+        },
+    )
+    .expect("binds");
+    finish_setup(&mut app);
+    let (refusals, role) = drive(
+        &mut app,
+        std::thread::spawn(move || {
+            let mut first = Peer::open(agent);
+            first.send("(init arm6 teamA 1)");
+            first.recv().expect("a perception");
+            // A headset connects while the agent controls: it observes.
+            let (mut ws, _) = tungstenite::connect(format!("ws://{teleop}/ws")).expect("handshake");
+            let connect = serde_json::json!({
+                "schema_version": "1.0.0-revA", "msg_type": "ui_cmd", "seq": 1,
+                "t_send_ms": 0, "session_id": "", "extensions": {},
+                "payload": {"command": "CONNECT", "requested_scene_config_id": "default_scene"}
+            });
+            ws.send(Message::text(connect.to_string())).unwrap();
+            let role = loop {
+                let Message::Text(t) = ws.read().expect("CONNECTED") else {
+                    continue;
+                };
+                let v: serde_json::Value = serde_json::from_str(t.as_str()).unwrap();
+                if v["payload"]["event"] == "CONNECTED" {
+                    break v["payload"]["extensions"]["role"]
+                        .as_str()
+                        .unwrap()
+                        .to_string();
+                }
+            };
+            // The agent restarts in a loop: the arm must come back to it every time.
+            drop(first);
+            let mut refusals = 0;
+            for _ in 0..10 {
+                let mut a = Peer::open(agent);
+                a.send("(init arm6 teamA 1)");
+                if is_error(&a.recv().expect("a reply")).is_some() {
+                    refusals += 1;
+                }
+            }
+            (refusals, role)
+        }),
+    );
+    assert_eq!(role, "observer");
+    assert_eq!(refusals, 0, "a teleop observer took the arm from the agent");
+    let owner = app.world().resource::<armsim::session::ArmOwner>();
+    assert_ne!(owner.owner().map(|(p, _)| p), Some("teleop"));
+}

@@ -925,9 +925,10 @@ fn when_the_controller_leaves_the_longest_connected_observer_is_promoted() {
 #[test]
 fn a_frozen_controller_is_demoted_after_the_grace_period() {
     let mut scene = (*default_scene()).clone();
+    // Timeouts with room for a loaded machine: the live observer must never lapse itself.
     scene.config.heartbeat.period_ms = 100;
-    scene.config.heartbeat.timeout_ms = 400;
-    scene.config.extensions.armsim.controller_grace_s = 0.3;
+    scene.config.heartbeat.timeout_ms = 1000;
+    scene.config.extensions.armsim.controller_grace_s = 0.5;
     let (mut app, addr) = teleop_app(Arc::new(scene));
     drive(
         &mut app,

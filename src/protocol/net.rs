@@ -15,7 +15,7 @@ const BACKOFF_START: Duration = Duration::from_millis(5);
 /// Longest pause between two attempts while `accept` keeps failing.
 const BACKOFF_MAX: Duration = Duration::from_millis(500);
 
-/// Accepts connections until `on_stream` says to stop or the listener fails for good. A failed
+/// Accepts connections until `on_stream` says to stop; it never gives up on the listener. A failed
 /// `accept` (EMFILE, ENFILE, ENOBUFS…), or a connection `on_stream` could not set up (it
 /// returns the error), pauses the loop, 5 ms at first and up to 0.5 s while failures continue,
 /// and is logged at most once a second with a count of the lines held back.
@@ -52,7 +52,7 @@ pub fn accept_loop(
     }
 }
 
-/// " (N more like it)" when lines were held back, else nothing.
+/// " (N more like it not logged)" when lines were held back, else nothing.
 pub fn suppressed_note(suppressed: u64) -> String {
     if suppressed == 0 {
         String::new()

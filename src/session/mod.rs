@@ -339,4 +339,5 @@ pub fn fail(session: &mut Session, world: &SimWorld, why: String) {
     session.latch_hold(world);
     session.state = SessionState::Error;
     session.error = Some(why);
+    session.error_announced = false;
 }

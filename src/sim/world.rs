@@ -482,9 +482,9 @@ pub fn unit_quat(q: Quat) -> Option<Quat> {
     if largest == 0.0 {
         return None;
     }
+    // The largest component is now ±1, so the length is at least 1: no underflow to zero.
     let scaled = Quat::from_vec4(Vec4::from(q) / largest);
-    let length = scaled.length();
-    (length > 1e-6).then(|| scaled / length)
+    Some(scaled / scaled.length())
 }
 
 /// Position targets that put the gripper at `closed` in 0 (open) ..= 1 (closed): the gripper

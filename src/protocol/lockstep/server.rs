@@ -60,10 +60,21 @@ pub fn start(config: LockstepConfig) -> io::Result<(SocketAddr, Receiver<Lockste
 
 /// The one client slot as the accept thread sees it: whether a client thread is running, and a
 /// handle on that client's socket to tell whether its peer is still there.
-#[derive(Default)]
 struct Slot {
     busy: Arc<AtomicBool>,
     current: Option<TcpStream>,
+    /// "refusing" is logged at most once a second under a flood of connections.
+    refusals: net::RateLimited,
+}
+
+impl Default for Slot {
+    fn default() -> Self {
+        Self {
+            busy: Arc::default(),
+            current: None,
+            refusals: net::RateLimited::new(Duration::from_secs(1)),
+        }
+    }
 }
 
 impl Slot {
@@ -105,7 +116,12 @@ fn accept(
         .peer_addr()
         .unwrap_or_else(|_| SocketAddr::from(([0, 0, 0, 0], 0)));
     if !slot.reclaim() {
-        warn!("lockstep: refusing {peer}: another client has control");
+        if let Some(held_back) = slot.refusals.allow() {
+            warn!(
+                "lockstep: refusing {peer}: another client has control{}",
+                net::suppressed_note(held_back)
+            );
+        }
         return ControlFlow::Continue(());
     }
     slot.current = stream.try_clone().ok();
@@ -141,6 +157,7 @@ fn accept(
         warn!("lockstep: cannot start a thread for {peer}: {e}");
         let reason = format!("no thread to serve it: {e}");
         let _ = events.send(LockstepEvent::Disconnected { peer, reason });
+        slot.current = None;
         slot.busy.store(false, Ordering::SeqCst);
     }
     ControlFlow::Continue(())

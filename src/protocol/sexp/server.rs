@@ -150,20 +150,28 @@ fn open(
         return Ok(());
     }
     info!("{name}: connection {conn} from {peer}");
-    thread::Builder::new()
+    let reader_events = events.clone();
+    let spawned = thread::Builder::new()
         .name(format!("{name}-write-{peer}"))
-        .spawn(move || write_loop(writer_stream, &out_rx))?;
-    let events = events.clone();
-    thread::Builder::new()
-        .name(format!("{name}-read-{peer}"))
-        .spawn(move || {
-            let _open = guard;
-            let reason = read_loop(&stream, conn, max_frame, &events, &out);
-            info!("{name}: connection {conn} ({peer}) closed: {reason}");
-            // The writer closes the socket once it has sent what is queued (e.g. the error).
-            let _ = stream.shutdown(Shutdown::Read);
-            let _ = events.send(NetEvent::Closed { conn, reason });
-        })?;
+        .spawn(move || write_loop(writer_stream, &out_rx))
+        .and_then(|_| {
+            thread::Builder::new()
+                .name(format!("{name}-read-{peer}"))
+                .spawn(move || {
+                    let _open = guard;
+                    let reason = read_loop(&stream, conn, max_frame, &reader_events, &out);
+                    info!("{name}: connection {conn} ({peer}) closed: {reason}");
+                    // The writer closes the socket once it has sent what is queued (an error).
+                    let _ = stream.shutdown(Shutdown::Read);
+                    let _ = reader_events.send(NetEvent::Closed { conn, reason });
+                })
+        });
+    if let Err(e) = spawned {
+        // The simulation already knows the connection: tell it that it is gone.
+        let reason = format!("no thread to serve it: {e}");
+        let _ = events.send(NetEvent::Closed { conn, reason });
+        return Err(e);
+    }
     Ok(())
 }
 

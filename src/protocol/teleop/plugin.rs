@@ -153,6 +153,9 @@ pub struct TeleopServer {
     /// RESETs this server asked for whose RESET_DONE has not come back yet: those already
     /// cleared every session's `started` (see `session_events`).
     own_resets: u32,
+    /// A teleop controller left (gone, or demoted after the grace period): the next observer
+    /// takes over, unless another protocol's client takes the arm first.
+    promote_pending: bool,
 }
 
 impl TeleopServer {
@@ -307,6 +310,7 @@ pub fn add(app: &mut App, options: TeleopOptions) -> io::Result<SocketAddr> {
             referee_cursor: 0,
             stamp: [0, 0],
             own_resets: 0,
+            promote_pending: false,
         })
         .add_systems(First, handle_events.before(SessionSystems))
         .add_systems(Update, (session_events, watchdog, referee_events))
@@ -636,8 +640,10 @@ fn demote(
     }
 }
 
-/// Whenever nobody controls the arm, the longest-connected observer with a live heartbeat gets
-/// it, and is told so (ALERT `PROMOTED`, `extensions.role`); it moves the arm after its START.
+/// After a teleop controller left, the longest-connected observer with a live heartbeat gets the
+/// arm, and is told so (ALERT `PROMOTED`, `extensions.role`); it moves the arm after its START.
+/// Only a teleop controller's leaving hands the arm on: an agent or lockstep client that leaves
+/// (and may reconnect at once) keeps its claim free, and a panel Revoke promotes nobody.
 fn promote_observer(
     server: &mut TeleopServer,
     owner: &mut ArmOwner,
@@ -645,7 +651,12 @@ fn promote_observer(
     t: f64,
     state: SessionState,
 ) {
+    if !server.promote_pending {
+        return;
+    }
     if server.controller.is_some() || owner.owner().is_some() {
+        // Someone (of any protocol) took the arm meanwhile.
+        server.promote_pending = false;
         return;
     }
     let Some((&conn, c)) = server
@@ -663,6 +674,7 @@ fn promote_observer(
         c.peer,
         c.session_id.as_deref().unwrap_or_default()
     );
+    server.promote_pending = false;
     if !owner.claim(PROTOCOL, &label) {
         return;
     }
@@ -702,6 +714,7 @@ fn end_session(
     if server.controller == Some(conn) {
         demote(server, session, sim, targets, conn);
         owner.release(PROTOCOL);
+        server.promote_pending = true;
         info!("teleop: the controller left; the arm follows pause_behavior");
     }
     if let Some(c) = server.conns.get_mut(&conn) {
@@ -791,6 +804,7 @@ fn watchdog(
         let server = &mut *server;
         demote(server, &session, &sim, &mut targets, conn);
         owner.release(PROTOCOL);
+        server.promote_pending = true;
         let c = &server.conns[&conn];
         let message = format!(
             "no heartbeat for {} ms plus the {:.1} s grace period; you observe now",

@@ -231,12 +231,12 @@ impl Handshakes {
 
 /// The socket under a WebSocket, with an optional deadline that every read is held to: the
 /// handshake gets one deadline in all, however its bytes trickle in.
-pub struct Conn {
+struct HandshakeStream {
     stream: TcpStream,
     deadline: Option<Instant>,
 }
 
-impl io::Read for Conn {
+impl io::Read for HandshakeStream {
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
         if let Some(deadline) = self.deadline {
             let left = deadline.saturating_duration_since(Instant::now());
@@ -252,7 +252,7 @@ impl io::Read for Conn {
     }
 }
 
-impl io::Write for Conn {
+impl io::Write for HandshakeStream {
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
         self.stream.write(buf)
     }
@@ -266,12 +266,12 @@ fn handshake(
     stream: TcpStream,
     config: &TeleopConfig,
     sessions: &AtomicUsize,
-) -> Result<WebSocket<Conn>, String> {
+) -> Result<WebSocket<HandshakeStream>, String> {
     stream.set_nodelay(true).map_err(|e| e.to_string())?;
     stream
         .set_write_timeout(Some(WRITE_TIMEOUT))
         .map_err(|e| e.to_string())?;
-    let conn = Conn {
+    let conn = HandshakeStream {
         stream,
         deadline: Some(Instant::now() + HANDSHAKE_TIMEOUT),
     };
@@ -360,7 +360,7 @@ fn now_ms() -> u64 {
 
 /// One connection's wire state.
 struct Wire {
-    ws: WebSocket<Conn>,
+    ws: WebSocket<HandshakeStream>,
     conn: u64,
     session: Option<String>,
     seq: u64,
@@ -400,7 +400,7 @@ impl Wire {
 }
 
 fn serve(
-    ws: WebSocket<Conn>,
+    ws: WebSocket<HandshakeStream>,
     conn: u64,
     peer: SocketAddr,
     config: &TeleopConfig,
