@@ -3,18 +3,20 @@
 
 use std::process::Command;
 
+/// Never collide with a running armsim (or a parallel test) on the default ports.
+const ANY_PORTS: [&str; 6] = [
+    "--teleop-port",
+    "0",
+    "--agent-port",
+    "0",
+    "--monitor-port",
+    "0",
+];
+
 fn armsim() -> Command {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_armsim"));
     cmd.current_dir(env!("CARGO_MANIFEST_DIR"));
-    // Never collide with a running armsim (or a parallel test) on the default ports.
-    cmd.args([
-        "--teleop-port",
-        "0",
-        "--agent-port",
-        "0",
-        "--monitor-port",
-        "0",
-    ]);
+    cmd.args(ANY_PORTS);
     cmd
 }
 
@@ -119,14 +121,7 @@ fn spawn_logging(
         .arg("-c")
         .arg(format!("{pre}; exec \"$0\" \"$@\""))
         .arg(bin)
-        .args([
-            "--teleop-port",
-            "0",
-            "--agent-port",
-            "0",
-            "--monitor-port",
-            "0",
-        ])
+        .args(ANY_PORTS)
         .args(args)
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped());

@@ -69,9 +69,10 @@ impl Client {
         self.ws.send(Message::text(text)).expect("send");
     }
 
-    fn send(&mut self, msg_type: &str, payload: Value) {
+    /// The next envelope of this session (its `seq` counted).
+    fn envelope(&mut self, msg_type: &str, payload: Value) -> String {
         self.seq += 1;
-        let env = json!({
+        json!({
             "schema_version": "1.0.0-revA",
             "msg_type": msg_type,
             "seq": self.seq,
@@ -79,8 +80,13 @@ impl Client {
             "session_id": self.session,
             "payload": payload,
             "extensions": {}
-        });
-        self.send_raw(env.to_string());
+        })
+        .to_string()
+    }
+
+    fn send(&mut self, msg_type: &str, payload: Value) {
+        let env = self.envelope(msg_type, payload);
+        self.send_raw(env);
     }
 
     fn recv(&mut self) -> Value {
@@ -741,19 +747,8 @@ impl Client {
     /// Sends two messages in one flush, so the server reads them together.
     fn send_pair(&mut self, a: (&str, Value), b: (&str, Value)) {
         for (msg_type, payload) in [a, b] {
-            self.seq += 1;
-            let env = json!({
-                "schema_version": "1.0.0-revA",
-                "msg_type": msg_type,
-                "seq": self.seq,
-                "t_send_ms": 1_700_000_000_000u64 + self.seq,
-                "session_id": self.session,
-                "payload": payload,
-                "extensions": {}
-            });
-            self.ws
-                .write(Message::text(env.to_string()))
-                .expect("write");
+            let env = self.envelope(msg_type, payload);
+            self.ws.write(Message::text(env)).expect("write");
         }
         self.ws.flush().expect("flush");
     }

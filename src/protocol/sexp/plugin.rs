@@ -487,17 +487,8 @@ fn agent_events(
                     agent.inbox.push_back(exprs);
                     continue;
                 }
-                let mut world = InitWorld {
-                    owner: &mut owner,
-                    gate: &mut gate,
-                    sim: &sim,
-                    referee: &referee,
-                    clock: &clock,
-                    state: &mut state,
-                    commands: &mut commands,
-                    log: &mut log,
-                };
-                try_init(port, conn, exprs, Instant::now(), &mut world);
+                // Taken after the batch, so a close already in it frees the arm first.
+                agent.parked_init = Some((exprs, Instant::now()));
             }
             NetEvent::Closed { conn, reason } => {
                 if let Some(agent) = port.conns.remove(&conn) {
@@ -519,7 +510,8 @@ fn agent_events(
             }
         }
     }
-    // Inits that waited for an owner who has left since (or who stays: refused after the grace).
+    // This batch's inits, and those that waited for an owner who has left since (or who stays:
+    // refused after the grace).
     let parked: Vec<(u64, Vec<Sexp>, Instant)> = port
         .conns
         .iter_mut()
