@@ -93,6 +93,18 @@ impl RateLimited {
     }
 }
 
+/// Reads from `stream` with `deadline` as the limit of this read and every later one: the
+/// socket's timeout is set to what is left before each read, so bytes trickling in one at a
+/// time cannot stretch it. Past the deadline: `TimedOut` (a timed-out read is `WouldBlock`).
+pub fn read_before(mut stream: &TcpStream, deadline: Instant, buf: &mut [u8]) -> io::Result<usize> {
+    let left = deadline.saturating_duration_since(Instant::now());
+    if left.is_zero() {
+        return Err(io::ErrorKind::TimedOut.into());
+    }
+    stream.set_read_timeout(Some(left))?;
+    io::Read::read(&mut stream, buf)
+}
+
 /// What a socket shows without anything being taken from it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum PeerState {

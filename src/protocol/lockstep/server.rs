@@ -2,7 +2,7 @@
 //! (frame out, velocities in). The ECS never touches a socket; it sees only the channels handed
 //! over in [`LockstepEvent::Connected`].
 
-use std::io::{self, Read, Write};
+use std::io::{self, Write};
 use std::net::{Shutdown, SocketAddr, TcpListener, TcpStream};
 use std::ops::ControlFlow;
 use std::sync::Arc;
@@ -208,14 +208,7 @@ fn serve(
                 Ok(None) => {}
                 Err(e) => return format!("bad frame: {e}"),
             }
-            let left = deadline.saturating_duration_since(Instant::now());
-            if left.is_zero() {
-                return stalled();
-            }
-            if let Err(e) = stream.set_read_timeout(Some(left)) {
-                return format!("cannot set the read timeout: {e}");
-            }
-            match stream.read(&mut buf) {
+            match net::read_before(stream, deadline, &mut buf) {
                 Ok(0) => return "client closed the connection".into(),
                 Ok(n) => decoder.push(&buf[..n]),
                 Err(e)

@@ -22,7 +22,7 @@ use crate::robot::kinematics::{
 };
 use crate::robot::{Pose, RobotModel};
 use crate::scene::{Aabb, Limits, OneEuroParams, Scene, VpAnchor};
-use crate::sim::{JointCommand, SIM_DT, SimWorld, WORLD_HALF_EXTENT, gripper_commands};
+use crate::sim::{JointCommand, SIM_DT, SimClock, SimWorld, WORLD_HALF_EXTENT, gripper_commands};
 use crate::state::TensorState;
 
 /// The `frame_id` revA control frames must carry.
@@ -458,8 +458,7 @@ pub fn state_payload(
     snap: &TensorState,
     world: &SimWorld,
     sim_state: &'static str,
-    step: u64,
-    sim_time_s: f64,
+    clock: &SimClock,
     alerts: Vec<&'static str>,
     controller: Option<&TeleopController>,
 ) -> StateFramePayload {
@@ -497,9 +496,9 @@ pub fn state_payload(
         alerts,
         stats: Stats { rtt_ms_est: 0.0 },
         extensions: StateExtensions {
-            sim_time_s,
-            step,
-            episode: 0,
+            sim_time_s: clock.sim_time,
+            step: clock.steps,
+            episode: clock.episode,
             last_control_seq: controller.map_or(0, |c| c.last_seq()),
             ee_target_m: controller.and_then(|c| c.setpoint()).map(|p| p.to_array()),
             referee: None,

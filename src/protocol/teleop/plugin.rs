@@ -969,16 +969,7 @@ fn publish_state(
     }
     let controller = server.controller.map(|_| server.tick.adapter());
     let snap = crate::state::snapshot(&sim.0);
-    let mut frame = state_payload(
-        &snap,
-        &sim.0,
-        state.as_str(),
-        clock.steps,
-        clock.sim_time,
-        alerts,
-        controller,
-    );
-    frame.extensions.episode = clock.episode;
+    let mut frame = state_payload(&snap, &sim.0, state.as_str(), &clock, alerts, controller);
     let book = &referee.book;
     frame.extensions.referee = Some(RefereeSummary {
         rules: book.name(),

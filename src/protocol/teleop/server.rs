@@ -238,17 +238,10 @@ struct HandshakeStream {
 
 impl io::Read for HandshakeStream {
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-        if let Some(deadline) = self.deadline {
-            let left = deadline.saturating_duration_since(Instant::now());
-            if left.is_zero() {
-                return Err(io::Error::new(
-                    io::ErrorKind::TimedOut,
-                    format!("handshake not complete within {HANDSHAKE_TIMEOUT:?}"),
-                ));
-            }
-            self.stream.set_read_timeout(Some(left))?;
+        match self.deadline {
+            Some(deadline) => net::read_before(&self.stream, deadline, buf),
+            None => self.stream.read(buf),
         }
-        self.stream.read(buf)
     }
 }
 
