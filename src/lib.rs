@@ -7,13 +7,14 @@ pub mod headless;
 pub mod logging;
 pub mod protocol;
 pub mod referee;
-pub mod robot;
-pub mod scene;
 pub mod session;
 pub mod sim;
 pub mod state;
 pub mod trajectory;
 pub mod ui;
+
+/// The Bevy-free core, re-exported whole where the app adds nothing to a module.
+pub use armsim_core::{rapier, robot, scene};
 
 use std::sync::Arc;
 

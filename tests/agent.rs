@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 use armsim::SimOptions;
 use armsim::headless::finish_setup;
 use armsim::protocol::sexp::plugin::{self, SexpOptions};
-use armsim::protocol::sexp::sexp::{Sexp, parse_all};
+use armsim::protocol::sexp::{Sexp, parse_all};
 use armsim::sim::ClockMode;
 use bevy::prelude::App;
 use common::*;

@@ -307,7 +307,7 @@ fn window_shows_the_scene_and_panel_and_responds_to_keys_clicks_and_sliders() {
         std::io::Read::read_exact(&mut s, &mut len).unwrap();
         let mut buf = vec![0u8; u32::from_be_bytes(len) as usize];
         std::io::Read::read_exact(&mut s, &mut buf).unwrap();
-        armsim::protocol::sexp::sexp::parse_all(&buf)
+        armsim::protocol::sexp::parse_all(&buf)
             .filter_map(Result::ok)
             .filter(|e| e.is("HJ"))
             .find(|e| {

@@ -4,9 +4,7 @@
 
 use libfuzzer_sys::fuzz_target;
 
-#[path = "../../src/protocol/lockstep/codec.rs"]
-#[allow(dead_code)]
-mod codec;
+use armsim_core::protocol::lockstep::codec;
 
 fuzz_target!(|data: &[u8]| {
     let Some((&head, rest)) = data.split_first() else {

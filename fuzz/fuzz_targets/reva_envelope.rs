@@ -4,9 +4,7 @@
 
 use libfuzzer_sys::fuzz_target;
 
-#[path = "../../src/protocol/teleop/envelope.rs"]
-#[allow(dead_code)]
-mod envelope;
+use armsim_core::protocol::teleop::envelope;
 
 fuzz_target!(|data: &[u8]| {
     let text = String::from_utf8_lossy(data);

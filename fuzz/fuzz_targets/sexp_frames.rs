@@ -5,12 +5,7 @@
 
 use libfuzzer_sys::fuzz_target;
 
-#[path = "../../src/protocol/sexp/framing.rs"]
-#[allow(dead_code)]
-mod framing;
-#[path = "../../src/protocol/sexp/sexp.rs"]
-#[allow(dead_code)]
-mod sexp;
+use armsim_core::protocol::sexp::{self, framing};
 
 fuzz_target!(|data: &[u8]| {
     let mut decoder = framing::FrameDecoder::new(1 << 16);

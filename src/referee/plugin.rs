@@ -7,8 +7,8 @@ use std::collections::VecDeque;
 use bevy::prelude::*;
 
 use super::{
-    ObjectView, PlayMode, RefereeAction, RefereeEvent, RuleBook, RuleBookConfig, RuleBookError,
-    TableView, ZoneRect, rule_book_by_name,
+    LoggedEvent, ObjectView, PlayMode, RefereeAction, RefereeEvent, RuleBook, RuleBookConfig,
+    RuleBookError, TableView, ZoneRect, rule_book_by_name,
 };
 use crate::scene::Scene;
 use crate::session::SessionEvent;
@@ -16,14 +16,6 @@ use crate::sim::{SIM_DT, Sim, SimClock, SimStep, SimSystems};
 
 /// Events kept for late readers; a reader further behind than this skips the oldest.
 const LOG_CAPACITY: usize = 512;
-
-/// One referee event with its place in the log and the sim time it happened at.
-#[derive(Clone, Debug)]
-pub struct LoggedEvent {
-    pub seq: u64,
-    pub sim_time: f64,
-    pub event: RefereeEvent,
-}
 
 #[derive(Resource)]
 pub struct Referee {

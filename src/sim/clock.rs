@@ -95,6 +95,15 @@ impl Default for SimClock {
 }
 
 impl SimClock {
+    /// Where the simulation stands now, for frames and events.
+    pub fn stamp(&self) -> super::Stamp {
+        super::Stamp {
+            sim_time_s: self.sim_time,
+            step: self.steps,
+            episode: self.episode,
+        }
+    }
+
     /// Queues single steps to run while paused.
     /// Queues single steps (paused). At most `MAX_PENDING_STEPS` wait at once, so a flood of
     /// requests cannot queue hours of work.

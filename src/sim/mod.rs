@@ -7,7 +7,6 @@
 //! time, and a step must be able to wait for a client without holding up the frame.
 
 mod clock;
-mod world;
 
 use std::sync::Arc;
 use std::time::Instant;
@@ -15,12 +14,9 @@ use std::time::Instant;
 use bevy::ecs::schedule::{ScheduleLabel, SingleThreadedExecutor};
 use bevy::prelude::*;
 
+/// The Bevy-free world and commands (`armsim_core::sim`), re-exported.
+pub use armsim_core::sim::*;
 pub use clock::{ClockMode, SimClock, StepGate};
-pub use world::{
-    BodyRole, CommandError, JointCommand, MAX_PLACE_ANG_VEL, MAX_PLACE_LIN_VEL, ObjectBody,
-    PlaceError, SIM_DT, SIM_HZ, SimWorld, WORLD_HALF_EXTENT, gripper_commands, gripper_range,
-    unit_quat,
-};
 
 use crate::scene::Scene;
 use crate::session::{self, Session, SessionState};

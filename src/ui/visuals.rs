@@ -3,9 +3,9 @@
 
 use std::f32::consts::FRAC_PI_2;
 
+use crate::rapier::prelude::RigidBodyHandle;
 use bevy::light::CascadeShadowConfigBuilder;
 use bevy::prelude::*;
-use bevy_rapier3d::rapier::prelude::RigidBodyHandle;
 
 use crate::robot::{Geom, Shape};
 use crate::sim::{BodyRole, ClockSystems, Sim};

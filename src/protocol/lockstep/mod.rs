@@ -1,5 +1,7 @@
 //! Spec 003, the binary lockstep protocol: one state frame out, one velocity frame in, one step.
+//! `codec` (sans-IO) is `armsim_core`'s; `server` is the TCP thread and `plugin` the ECS bridge.
 
-pub mod codec;
+pub use armsim_core::protocol::lockstep::*;
+
 pub mod plugin;
 pub mod server;

@@ -15,7 +15,7 @@ use crossbeam_channel::Receiver;
 
 use super::codec::{LockstepError, encode_state};
 use super::server::{self, LockstepConfig, LockstepEvent};
-use crate::protocol::core::{
+use crate::protocol::tick::{
     ChannelTransport, Codec, CommandAdapter, ProtocolTick, ProtocolTime, SampleOutcome,
 };
 use crate::session::{AlertLog, ArmOwner, Session, SessionCommand, SessionSystems};

@@ -1,8 +1,8 @@
-//! Spec 001: length-prefixed S-expression agent and monitor ports. `sexp` and `framing` are the
-//! sans-IO codec; `server` the socket threads, `messages` the message contents and `plugin` the
-//! ECS bridge (agents, sync mode, monitors).
-pub mod framing;
-pub mod messages;
+//! Spec 001: length-prefixed S-expression agent and monitor ports. The expression type, the
+//! `framing` and the `messages` are `armsim_core`'s (re-exported); `server` is the socket
+//! threads and `plugin` the ECS bridge (agents, sync mode, monitors).
+
+pub use armsim_core::protocol::sexp::*;
+
 pub mod plugin;
 pub mod server;
-pub mod sexp;

@@ -13,17 +13,18 @@ use bevy::app::AppExit;
 use bevy::prelude::*;
 use crossbeam_channel::{Receiver, Sender};
 
+use super::Sexp;
 use super::framing::DEFAULT_MAX_FRAME;
 use super::messages::{
     Effectors, GameInfo, JointEffector, MonitorCommand, parse_effectors, parse_monitor_command,
     perception, world_frame,
 };
 use super::server::{self, NetEvent, Out, PortLimits, error_payload, payload};
-use super::sexp::Sexp;
-use crate::protocol::core::{
+use crate::protocol::tick::{
     Codec, CommandAdapter, LatestCommand, ProtocolTick, ProtocolTime, Transport,
 };
-use crate::referee::plugin::{LoggedEvent, Referee};
+use crate::referee::LoggedEvent;
+use crate::referee::plugin::Referee;
 use crate::robot::{Pose, RobotModel};
 use crate::session::{
     AlertLog, ArmOwner, Session, SessionCommand, SessionEvent, SessionState, SessionSystems,

@@ -14,7 +14,7 @@ use bevy::log::info;
 use crossbeam_channel::{Receiver, Sender, bounded, unbounded};
 
 use super::framing::{FrameDecoder, FramingError, encode_frame};
-use super::sexp::{ParseErrorKind, Sexp, parse_all};
+use super::{ParseErrorKind, Sexp, parse_all};
 use crate::protocol::net;
 
 /// Frames a connection may have queued outbound before new ones are dropped (it stopped reading).
@@ -52,7 +52,7 @@ pub enum Out {
 /// Builds the payload of one message from top-level expressions.
 pub fn payload(exprs: &[Sexp]) -> Vec<u8> {
     let mut out = Vec::new();
-    super::sexp::write_all(exprs, &mut out);
+    super::write_all(exprs, &mut out);
     out
 }
 

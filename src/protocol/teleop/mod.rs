@@ -1,8 +1,8 @@
-//! Spec 004 (revA): headset teleoperation over WebSocket JSON. `envelope` is the sans-IO wire
-//! format, `filter` and `control` the control pipeline, `server` the socket threads and `plugin`
-//! the ECS bridge.
-pub mod control;
-pub mod envelope;
-pub mod filter;
+//! Spec 004 (revA): headset teleoperation over WebSocket JSON. `envelope`, `filter` and
+//! `control` (the sans-IO wire format and control pipeline) are `armsim_core`'s, re-exported;
+//! `server` is the socket threads and `plugin` the ECS bridge.
+
+pub use armsim_core::protocol::teleop::*;
+
 pub mod plugin;
 pub mod server;

@@ -25,7 +25,7 @@ use super::envelope::{
     ControlFrame, DEFAULT_MAX_MESSAGE, SimEventPayload, StateFramePayload, UiCommand,
 };
 use super::server::{self, ConnCounters, ServerEvent, SharedSimState, TeleopConfig, ToClient};
-use crate::protocol::core::{LatestCommand, ProtocolTick, SampleOutcome, Transport};
+use crate::protocol::tick::{LatestCommand, ProtocolTick, SampleOutcome, Transport};
 use crate::referee::plugin::Referee;
 use crate::session::{
     AlertLog, ArmOwner, Session, SessionCommand, SessionEvent, SessionState, SessionSystems,
@@ -969,7 +969,14 @@ fn publish_state(
     }
     let controller = server.controller.map(|_| server.tick.adapter());
     let snap = crate::state::snapshot(&sim.0);
-    let mut frame = state_payload(&snap, &sim.0, state.as_str(), &clock, alerts, controller);
+    let mut frame = state_payload(
+        &snap,
+        &sim.0,
+        state.as_str(),
+        clock.stamp(),
+        alerts,
+        controller,
+    );
     let book = &referee.book;
     frame.extensions.referee = Some(RefereeSummary {
         rules: book.name(),

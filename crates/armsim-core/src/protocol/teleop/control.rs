@@ -16,13 +16,13 @@ use glam::Vec3;
 
 use super::envelope::{ControlFrame, GripMode, ObjectPose, StateFramePayload};
 use super::filter::OneEuro3;
-use crate::protocol::core::{Codec, CommandAdapter, ProtocolTime};
+use crate::protocol::tick::{Codec, CommandAdapter, ProtocolTime};
 use crate::robot::kinematics::{
     AxisTarget, IkOptions, forward_kinematics, solve_ik_position_axis, tool_axis,
 };
 use crate::robot::{Pose, RobotModel};
 use crate::scene::{Aabb, Limits, OneEuroParams, Scene, VpAnchor};
-use crate::sim::{JointCommand, SIM_DT, SimClock, SimWorld, WORLD_HALF_EXTENT, gripper_commands};
+use crate::sim::{JointCommand, SIM_DT, SimWorld, Stamp, WORLD_HALF_EXTENT, gripper_commands};
 use crate::state::TensorState;
 
 /// The `frame_id` revA control frames must carry.
@@ -458,7 +458,7 @@ pub fn state_payload(
     snap: &TensorState,
     world: &SimWorld,
     sim_state: &'static str,
-    clock: &SimClock,
+    stamp: Stamp,
     alerts: Vec<&'static str>,
     controller: Option<&TeleopController>,
 ) -> StateFramePayload {
@@ -496,9 +496,9 @@ pub fn state_payload(
         alerts,
         stats: Stats { rtt_ms_est: 0.0 },
         extensions: StateExtensions {
-            sim_time_s: clock.sim_time,
-            step: clock.steps,
-            episode: clock.episode,
+            sim_time_s: stamp.sim_time_s,
+            step: stamp.step,
+            episode: stamp.episode,
             last_control_seq: controller.map_or(0, |c| c.last_seq()),
             ee_target_m: controller.and_then(|c| c.setpoint()).map(|p| p.to_array()),
             referee: None,
@@ -513,7 +513,7 @@ mod tests {
 
     fn controller() -> (TeleopController, SimWorld) {
         let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("assets/scenes/default_scene.json");
+            .join("../../assets/scenes/default_scene.json");
         let scene = load_scene(&path).expect("default scene loads");
         let world = SimWorld::new(&scene);
         let c = TeleopController::new(&scene, &world, scene.config.control.filter.params);

@@ -46,7 +46,7 @@ impl Drop for TempDir {
 
 fn fixture(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/fixtures/trajectories")
+        .join("../../tests/fixtures/trajectories")
         .join(name)
 }
 

@@ -26,10 +26,6 @@
 //!   the caller's explicit decision, never a silent `NaN` token. Likewise the number accessors
 //!   ([`Sexp::as_f64`], …) reject `nan`/`inf` atoms from clients.
 
-// Inside armsim this file is `protocol::sexp::sexp`, a name clippy flags; the folder is named by
-// the spec's format and the file by its type, and both read better than a renamed either.
-#![allow(clippy::module_inception)]
-
 use std::fmt;
 use std::str::FromStr;
 

@@ -6,15 +6,17 @@
 
 use std::hash::Hasher;
 
-use bevy_rapier3d::rapier::prelude::{
+use glam::{Quat, Vec3, Vec4};
+use rapier3d::prelude::{
     CoefficientCombineRule, ColliderBuilder, ColliderHandle, GenericJointBuilder, JointAxesMask,
     JointAxis, MassProperties, MotorModel, MultibodyJointHandle, PhysicsWorld, RigidBodyBuilder,
     RigidBodyHandle,
 };
-use glam::{Quat, Vec3, Vec4};
 
 use crate::robot::{JointKind, Pose, RobotModel, Shape, kinematics};
 use crate::scene::{ObjectConfig, Scene};
+
+use super::command::{CommandError, JointCommand};
 
 /// The fixed physics rate of every armsim world.
 pub const SIM_HZ: f64 = 240.0;
@@ -27,16 +29,6 @@ const VELOCITY_GAIN: f32 = 200.0;
 const DEFAULT_FRICTION: f32 = 1.0;
 /// Density of links whose file gives neither mass nor density (aluminium-ish, hollow).
 const DEFAULT_LINK_DENSITY: f32 = 1000.0;
-
-/// What one joint is told to do. Position targets go through the joint's PD motor, velocity
-/// targets through a damping motor, efforts bypass the motor and apply a torque (or force) pair
-/// to the two links the joint connects.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub enum JointCommand {
-    Position { target: f32, velocity: f32 },
-    Velocity { target: f32 },
-    Effort { torque: f32 },
-}
 
 /// A free object of the scene, as built in Rapier.
 #[derive(Clone, Debug)]
@@ -440,14 +432,6 @@ impl SimWorld {
     }
 }
 
-#[derive(Debug, thiserror::Error, PartialEq)]
-pub enum CommandError {
-    #[error("joint {joint} does not exist")]
-    NoSuchJoint { joint: usize },
-    #[error("command for joint {joint} is not finite")]
-    NotFinite { joint: usize },
-}
-
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum PlaceError {
     #[error("no object with index {0}")]
@@ -487,48 +471,6 @@ pub fn unit_quat(q: Quat) -> Option<Quat> {
     Some(scaled / scaled.length())
 }
 
-/// Position targets that put the gripper at `closed` in 0 (open) ..= 1 (closed): the gripper
-/// actuator's joint `leader` and every joint that mimics it.
-pub fn gripper_commands(
-    robot: &RobotModel,
-    leader: usize,
-    closed: f32,
-) -> Vec<(usize, JointCommand)> {
-    let Some(joint) = robot.joints.get(leader) else {
-        return Vec::new();
-    };
-    let (open, shut) = gripper_range(joint);
-    let target = open + (shut - open) * closed.clamp(0.0, 1.0);
-    std::iter::once((leader, target))
-        .chain(
-            robot
-                .followers(leader)
-                .map(|m| (m.joint, m.multiplier * target + m.offset)),
-        )
-        .map(|(j, target)| {
-            (
-                j,
-                JointCommand::Position {
-                    target,
-                    velocity: 0.0,
-                },
-            )
-        })
-        .collect()
-}
-
-/// The (open, closed) positions of a gripper joint: open as the scene defines it
-/// (`scene::gripper_open_position`), closed at the far end of the joint's range (slide fingers
-/// close towards their lower limit, hinged fingers curl towards their upper one).
-pub fn gripper_range(joint: &crate::robot::Joint) -> (f32, f32) {
-    let open = crate::scene::gripper_open_position(joint);
-    let (lo, hi) = joint.limits.unwrap_or((open, open));
-    match joint.kind {
-        JointKind::Prismatic => (open, lo),
-        JointKind::Revolute => (open, hi),
-    }
-}
-
 fn motor_axis(kind: JointKind) -> JointAxis {
     match kind {
         JointKind::Revolute => JointAxis::AngX,
@@ -544,8 +486,8 @@ fn coord_index(kind: JointKind) -> usize {
     }
 }
 
-fn to_rapier(p: &Pose) -> bevy_rapier3d::rapier::math::Pose {
-    bevy_rapier3d::rapier::math::Pose::from_parts(p.translation, p.rotation)
+fn to_rapier(p: &Pose) -> rapier3d::math::Pose {
+    rapier3d::math::Pose::from_parts(p.translation, p.rotation)
 }
 
 fn spawn_object(physics: &mut PhysicsWorld, o: &ObjectConfig, friction: f32) -> ObjectBody {

@@ -996,7 +996,7 @@ mod tests {
     use super::*;
     use std::f32::consts::{FRAC_PI_2, PI};
 
-    const ARM6: &str = include_str!("../../assets/robots/arm6.xml");
+    const ARM6: &str = include_str!("../../../../assets/robots/arm6.xml");
 
     fn approx(a: f32, b: f32) -> bool {
         (a - b).abs() < 1e-5

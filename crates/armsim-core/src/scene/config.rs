@@ -1703,7 +1703,7 @@ mod tests {
     use serde_json::json;
 
     fn scenes_dir() -> PathBuf {
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("assets/scenes")
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../assets/scenes")
     }
 
     fn default_value() -> Value {

@@ -653,7 +653,7 @@ mod tests {
     use glam::Vec2;
     use std::f32::consts::{FRAC_PI_2, PI};
 
-    const ARM6: &str = include_str!("../../assets/robots/arm6.xml");
+    const ARM6: &str = include_str!("../../../../assets/robots/arm6.xml");
 
     fn link(name: &str, parent: Option<usize>, origin: Vec3, joint: Option<usize>) -> Link {
         Link {
@@ -933,7 +933,7 @@ mod tests {
         assert!(!r.converged);
     }
 
-    const GRIPPER4: &str = include_str!("../../assets/robots/gripper4.urdf");
+    const GRIPPER4: &str = include_str!("../../../../assets/robots/gripper4.urdf");
 
     /// The default scene's home pose (arm joints only): the gripper 0.25 m over the table,
     /// pointing straight down.

@@ -5,9 +5,9 @@
 
 use glam::{Quat, Vec3};
 
-use super::sexp::Sexp;
+use super::Sexp;
+use crate::referee::LoggedEvent;
 use crate::referee::PlayMode;
-use crate::referee::plugin::LoggedEvent;
 use crate::robot::RobotModel;
 use crate::sim::SimWorld;
 use crate::sim::unit_quat;

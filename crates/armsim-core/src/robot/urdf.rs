@@ -475,7 +475,7 @@ fn visual_rgba(
 mod tests {
     use super::*;
 
-    const GRIPPER4: &str = include_str!("../../assets/robots/gripper4.urdf");
+    const GRIPPER4: &str = include_str!("../../../../assets/robots/gripper4.urdf");
 
     /// A two-link robot with one hinge; `joint_extra` goes inside the joint element and `extra`
     /// at robot level.

@@ -476,7 +476,7 @@ mod tests {
 
     #[test]
     fn load_robot_picks_loader_by_extension() {
-        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("assets/robots");
+        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../assets/robots");
         let arm = load_robot(&root.join("arm6.xml")).expect("arm6 loads");
         assert_eq!(arm.name, "arm6");
         let g = load_robot(&root.join("gripper4.urdf")).expect("gripper4 loads");

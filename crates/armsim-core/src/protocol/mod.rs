@@ -1,0 +1,8 @@
+//! The sans-IO half of every protocol: spec 000's generic tick (`tick`) and each wire protocol's
+//! codec. Bytes in, messages out, no sockets and no clocks; the app's servers and ECS bridges
+//! live in the `armsim` crate.
+
+pub mod lockstep;
+pub mod sexp;
+pub mod teleop;
+pub mod tick;

@@ -1,0 +1,7 @@
+//! Spec 004 (revA) teleoperation, sans-IO: the JSON `envelope`, the 1€ `filter`, and `control`
+//! (the codec that validates control frames and the adapter that turns them into joint motion
+//! under the workspace, clearance and speed limits).
+
+pub mod control;
+pub mod envelope;
+pub mod filter;

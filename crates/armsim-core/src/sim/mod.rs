@@ -1,0 +1,21 @@
+//! The physics of one scene without Bevy: `world` holds the Rapier world (table, objects, the
+//! robot as a multibody with joint motors) and `command` what each joint is told to do.
+
+mod command;
+mod world;
+
+pub use command::{CommandError, JointCommand, gripper_commands, gripper_range};
+pub use world::{
+    BodyRole, MAX_PLACE_ANG_VEL, MAX_PLACE_LIN_VEL, ObjectBody, PlaceError, SIM_DT, SIM_HZ,
+    SimWorld, WORLD_HALF_EXTENT, unit_quat,
+};
+
+/// Where a message stands in the simulation's history: the episode (resets so far), the step
+/// within the run and the simulated time. Frames and events carry it so that a client can tell
+/// what was sent before an event from what was sent after it.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Stamp {
+    pub sim_time_s: f64,
+    pub step: u64,
+    pub episode: u64,
+}
