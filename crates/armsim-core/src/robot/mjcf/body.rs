@@ -1,0 +1,361 @@
+//! The MJCF body tree: bodies and their poses (every orientation form), joints, geoms and
+//! inertials, each read with its class defaults into links and joints.
+
+use super::*;
+
+impl<'a, 'input> Parser<'a, 'input> {
+    /// Angles in the file's unit → radians.
+    pub(super) fn angle(&self, v: f32) -> f32 {
+        if self.degrees { v.to_radians() } else { v }
+    }
+
+    /// The element's own orientation (MuJoCo allows exactly one of the five forms).
+    pub(super) fn orientation(&self, el: &El) -> Result<Quat, RobotError> {
+        let forms = ["quat", "euler", "axisangle", "xyaxes", "zaxis"];
+        let given: Vec<&str> = forms.into_iter().filter(|f| el.own(f).is_some()).collect();
+        if given.len() > 1 {
+            return Err(el.unsupported(format!(
+                "more than one orientation ({}) on <{}>",
+                given.join(", "),
+                el.tag()
+            )));
+        }
+        let q = match given.first().copied() {
+            None => Quat::IDENTITY,
+            Some("quat") => {
+                let v = el.own_floats("quat", 4, 4)?.unwrap_or_default();
+                let q = Quat::from_xyzw(v[1], v[2], v[3], v[0]);
+                if q.length() < 1e-9 {
+                    return Err(el.invalid(
+                        "quat",
+                        el.own("quat").unwrap_or(""),
+                        "zero quaternion",
+                    ));
+                }
+                q.normalize()
+            }
+            Some("euler") => {
+                let v = el.own_floats("euler", 3, 3)?.unwrap_or_default();
+                // MuJoCo: a lowercase axis rotates with the frame (post-multiply), an uppercase
+                // one is fixed in the parent (pre-multiply).
+                let mut q = Quat::IDENTITY;
+                for (i, &c) in self.eulerseq.iter().enumerate() {
+                    let axis = match c.to_ascii_lowercase() {
+                        b'x' => Vec3::X,
+                        b'y' => Vec3::Y,
+                        _ => Vec3::Z,
+                    };
+                    let r = Quat::from_axis_angle(axis, self.angle(v[i]));
+                    q = if c.is_ascii_lowercase() { q * r } else { r * q };
+                }
+                q
+            }
+            Some("axisangle") => {
+                let v = el.own_floats("axisangle", 4, 4)?.unwrap_or_default();
+                let axis = Vec3::new(v[0], v[1], v[2]);
+                if axis.length() < 1e-9 {
+                    let raw = el.own("axisangle").unwrap_or("");
+                    return Err(el.invalid("axisangle", raw, "zero axis"));
+                }
+                Quat::from_axis_angle(axis.normalize(), self.angle(v[3]))
+            }
+            Some("xyaxes") => {
+                let v = el.own_floats("xyaxes", 6, 6)?.unwrap_or_default();
+                let x = Vec3::new(v[0], v[1], v[2]).normalize_or_zero();
+                let y = Vec3::new(v[3], v[4], v[5]);
+                let y = (y - x * x.dot(y)).normalize_or_zero();
+                let z = x.cross(y);
+                if z.length() < 0.5 {
+                    let raw = el.own("xyaxes").unwrap_or("");
+                    return Err(el.invalid("xyaxes", raw, "axes are parallel or zero"));
+                }
+                Quat::from_mat3(&Mat3::from_cols(x, y, z)).normalize()
+            }
+            Some(_) => {
+                let z = el.own_vec3("zaxis")?.unwrap_or(Vec3::Z);
+                if z.length() < 1e-9 {
+                    let raw = el.own("zaxis").unwrap_or("");
+                    return Err(el.invalid("zaxis", raw, "zero axis"));
+                }
+                Quat::from_rotation_arc(Vec3::Z, z.normalize())
+            }
+        };
+        Ok(q)
+    }
+
+    pub(super) fn pose(&self, el: &El) -> Result<Pose, RobotError> {
+        Ok(Pose::new(
+            el.own_vec3("pos")?.unwrap_or(Vec3::ZERO),
+            self.orientation(el)?,
+        ))
+    }
+
+    pub(super) fn body(
+        &mut self,
+        node: Node<'a, 'input>,
+        parent: Option<usize>,
+        class: &str,
+    ) -> Result<(), RobotError> {
+        let class = node.attribute("childclass").unwrap_or(class).to_string();
+        let el = self.el(node, &class)?;
+        let index = self.links.len();
+        let name = match el.own("name") {
+            Some(n) => n.to_string(),
+            None => {
+                self.unnamed += 1;
+                format!("body_{}", self.unnamed)
+            }
+        };
+        // The scene places the robot, so the root's own pose in the world is dropped.
+        let origin = if parent.is_some() {
+            self.pose(&el)?
+        } else {
+            Pose::IDENTITY
+        };
+        self.links.push(Link {
+            name: name.clone(),
+            parent,
+            origin,
+            joint: None,
+            inertial: None,
+            collisions: Vec::new(),
+            visuals: Vec::new(),
+        });
+
+        let mut joint_seen = false;
+        for child in node.children().filter(Node::is_element) {
+            let tag = child.tag_name().name();
+            match tag {
+                "joint" | "freejoint" => {
+                    let cel = self.el(child, &class)?;
+                    if tag == "freejoint" {
+                        return Err(cel.unsupported(format!(
+                            "<freejoint> in body `{name}` (the robot base is fixed)"
+                        )));
+                    }
+                    if parent.is_none() {
+                        return Err(cel.unsupported(format!(
+                            "a joint on the root body `{name}` (the first body is the fixed \
+                             base; wrap it in a jointless base body)"
+                        )));
+                    }
+                    if joint_seen {
+                        return Err(cel.unsupported(format!(
+                            "a second joint in body `{name}` (one joint per body)"
+                        )));
+                    }
+                    joint_seen = true;
+                    self.joint(&cel, index)?;
+                }
+                "geom" => {
+                    let cel = self.el(child, &class)?;
+                    self.geom(&cel, index)?;
+                }
+                "inertial" => {
+                    let cel = self.el(child, &class)?;
+                    self.links[index].inertial = Some(self.inertial(&cel)?);
+                }
+                "site" => {
+                    let cel = self.el(child, &class)?;
+                    if cel.own("name") == Some("ee") {
+                        self.ee = Some((index, cel.own_vec3("pos")?.unwrap_or(Vec3::ZERO)));
+                    }
+                }
+                "body" => {}
+                "frame" | "replicate" | "attach" | "composite" | "flexcomp" | "plugin" => {
+                    return Err(RobotError::Unsupported {
+                        what: format!("<{tag}> in body `{name}`"),
+                        line: Some(self.line(child)),
+                    });
+                }
+                _ => {}
+            }
+        }
+        for child in node.children().filter(|n| n.has_tag_name("body")) {
+            self.body(child, Some(index), &class)?;
+        }
+        Ok(())
+    }
+
+    pub(super) fn joint(&mut self, el: &El, link: usize) -> Result<(), RobotError> {
+        let kind = match el.get("type").unwrap_or("hinge") {
+            "hinge" => JointKind::Revolute,
+            "slide" => JointKind::Prismatic,
+            other => {
+                return Err(el.unsupported(format!("joint type `{other}` (only hinge and slide)")));
+            }
+        };
+        let name = match el.own("name") {
+            Some(n) => n.to_string(),
+            None => format!("{}_joint", self.links[link].name),
+        };
+        let axis = el.vec3("axis")?.unwrap_or(Vec3::Z);
+        if axis.length() < 1e-9 {
+            return Err(el.invalid("axis", el.get("axis").unwrap_or(""), "zero axis"));
+        }
+        let range = el.pair("range")?;
+        let limited = match el.tristate("limited")? {
+            Some(l) => l,
+            None if self.autolimits => range.is_some(),
+            None => false,
+        };
+        let limits = if limited {
+            let (lo, hi) = range.ok_or_else(|| el.missing("range"))?;
+            Some(match kind {
+                JointKind::Revolute => (self.angle(lo), self.angle(hi)),
+                JointKind::Prismatic => (lo, hi),
+            })
+        } else {
+            None
+        };
+        let (mut max_effort, max_velocity) = default_motor_limits(kind);
+        let frcrange = el.pair("actuatorfrcrange")?;
+        if let Some((lo, hi)) = frcrange {
+            max_effort = lo.abs().max(hi.abs());
+        }
+        let (kp, kd) = default_gains(kind);
+        let j = self.joints.len();
+        self.links[link].joint = Some(j);
+        self.extra.push(JointExtra {
+            armature: el.f32("armature")?.unwrap_or(0.0).max(0.0),
+            explicit_effort: frcrange.is_some(),
+        });
+        self.joints.push(Joint {
+            name,
+            kind,
+            link,
+            axis: axis.normalize(),
+            anchor: el.vec3("pos")?.unwrap_or(Vec3::ZERO),
+            limits,
+            max_effort,
+            max_velocity,
+            damping: el.f32("damping")?.unwrap_or(0.0),
+            kp,
+            kd,
+            actuator: None,
+        });
+        Ok(())
+    }
+
+    pub(super) fn geom(&mut self, el: &El, link: usize) -> Result<(), RobotError> {
+        let ty = el.get("type").unwrap_or("sphere");
+        let size = el.floats("size", 1, 3)?;
+        let size_at = |i: usize| -> Result<f32, RobotError> {
+            match &size {
+                Some(s) if s.len() > i => Ok(s[i]),
+                Some(_) => Err(el.invalid(
+                    "size",
+                    el.get("size").unwrap_or(""),
+                    format!("a {ty} needs {} numbers", i + 1),
+                )),
+                None => Err(el.missing("size")),
+            }
+        };
+        let fromto = el.own_floats("fromto", 6, 6)?;
+        let mut pose = self.pose(el)?;
+        let shape = match ty {
+            "box" if fromto.is_none() => Shape::Box {
+                half_extents: Vec3::new(size_at(0)?, size_at(1)?, size_at(2)?),
+            },
+            "sphere" if fromto.is_none() => Shape::Sphere {
+                radius: size_at(0)?,
+            },
+            "capsule" | "cylinder" => {
+                let radius = size_at(0)?;
+                let half_length = match &fromto {
+                    Some(v) => {
+                        let a = Vec3::new(v[0], v[1], v[2]);
+                        let b = Vec3::new(v[3], v[4], v[5]);
+                        let d = b - a;
+                        if d.length() < 1e-9 {
+                            let raw = el.own("fromto").unwrap_or("");
+                            return Err(el.invalid("fromto", raw, "the two points coincide"));
+                        }
+                        pose = Pose::new(
+                            (a + b) * 0.5,
+                            Quat::from_rotation_arc(Vec3::Z, d.normalize()),
+                        );
+                        d.length() * 0.5
+                    }
+                    None => size_at(1)?,
+                };
+                if ty == "capsule" {
+                    Shape::Capsule {
+                        radius,
+                        half_length,
+                    }
+                } else {
+                    Shape::Cylinder {
+                        radius,
+                        half_length,
+                    }
+                }
+            }
+            "box" | "sphere" => {
+                return Err(
+                    el.unsupported(format!("fromto on a {ty} geom (only capsule and cylinder)"))
+                );
+            }
+            other => {
+                return Err(el.unsupported(format!(
+                    "geom type `{other}` (only box, sphere, capsule and cylinder)"
+                )));
+            }
+        };
+        // Explicit rgba beats the material, which beats a class default rgba.
+        let rgba = if let Some(v) = el.own_floats("rgba", 4, 4)? {
+            [v[0], v[1], v[2], v[3]]
+        } else if let Some(m) = el.get("material") {
+            *self
+                .materials
+                .get(m)
+                .ok_or_else(|| RobotError::UnknownReference {
+                    kind: "material",
+                    name: m.to_string(),
+                    referrer: format!("line {}: <geom>", el.line),
+                })?
+        } else if let Some(v) = el.floats("rgba", 4, 4)? {
+            [v[0], v[1], v[2], v[3]]
+        } else {
+            DEFAULT_RGBA
+        };
+        let friction = el.floats("friction", 1, 3)?.map(|v| v[0]);
+        let mut density = el.f32("density")?;
+        if let Some(mass) = el.f32("mass")? {
+            density = Some(mass / shape_volume(&shape));
+        }
+        let geom = Geom {
+            name: el.own("name").map(str::to_string),
+            shape,
+            pose,
+            rgba,
+            friction,
+            density,
+        };
+        let contype = el.f32("contype")?.unwrap_or(1.0);
+        let conaffinity = el.f32("conaffinity")?.unwrap_or(1.0);
+        let l = &mut self.links[link];
+        if contype != 0.0 || conaffinity != 0.0 {
+            l.collisions.push(geom.clone());
+        }
+        l.visuals.push(geom);
+        Ok(())
+    }
+
+    pub(super) fn inertial(&self, el: &El) -> Result<Inertial, RobotError> {
+        let mass = el.f32("mass")?.ok_or_else(|| el.missing("mass"))?;
+        let diag = match (el.vec3("diaginertia")?, el.floats("fullinertia", 6, 6)?) {
+            (Some(d), _) => d,
+            (None, Some(f)) => Vec3::new(f[0], f[1], f[2]),
+            (None, None) => return Err(el.missing("diaginertia")),
+        };
+        let rot = Mat3::from_quat(self.orientation(el)?);
+        // Diagonal of R·diag·Rᵀ: the moments about the body axes.
+        let full = rot * Mat3::from_diagonal(diag) * rot.transpose();
+        Ok(Inertial {
+            mass,
+            com: el.own_vec3("pos")?.unwrap_or(Vec3::ZERO),
+            principal_inertia: Vec3::new(full.x_axis.x, full.y_axis.y, full.z_axis.z),
+        })
+    }
+}

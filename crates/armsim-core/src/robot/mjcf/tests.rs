@@ -1,0 +1,430 @@
+//! Unit tests of the MJCF-subset loader: the body tree, joints, geoms, actuators and equalities, and the shipped arm6.
+
+use super::*;
+use std::f32::consts::{FRAC_PI_2, PI};
+
+const ARM6: &str = include_str!("../../../../../assets/robots/arm6.xml");
+
+fn approx(a: f32, b: f32) -> bool {
+    (a - b).abs() < 1e-5
+}
+
+/// A base body with one child body holding `joint`, plus `extra` at top level.
+fn one_joint(joint: &str, extra: &str) -> String {
+    format!(
+        r#"<mujoco model="t">
+                 <worldbody>
+                   <body name="base">
+                     <body name="arm" pos="0 0 1">
+                       {joint}
+                       <geom type="sphere" size="0.1"/>
+                     </body>
+                   </body>
+                 </worldbody>
+                 {extra}
+               </mujoco>"#
+    )
+}
+
+#[test]
+fn arm6_loads_with_eight_joints() {
+    let m = parse_mjcf(ARM6).expect("arm6 loads");
+    assert_eq!(m.name, "arm6");
+    let names: Vec<&str> = m.joints.iter().map(|j| j.name.as_str()).collect();
+    assert_eq!(
+        names,
+        [
+            "shoulder_pan",
+            "shoulder_lift",
+            "elbow",
+            "wrist_1",
+            "wrist_2",
+            "wrist_3",
+            "finger_left",
+            "finger_right",
+        ]
+    );
+    for j in &m.joints[..6] {
+        assert_eq!(j.kind, JointKind::Revolute);
+        assert!(j.limits.is_some());
+        assert_eq!(j.actuator.as_ref().unwrap().kind, ActuatorKind::Position);
+        assert_eq!(
+            (j.kp, j.kd),
+            (super::super::DEFAULT_KP, super::super::DEFAULT_KD)
+        );
+    }
+    let left = &m.joints[6];
+    assert_eq!(left.kind, JointKind::Prismatic);
+    assert_eq!(left.limits, Some((0.0, 0.04)));
+    assert_eq!(m.actuator_joint("gripper_close"), Some(6));
+    assert!(left.kp > 1000.0, "finger kp {}", left.kp);
+    let right = &m.joints[7];
+    assert!(right.actuator.is_none());
+    assert_eq!(
+        (right.kp, right.kd, right.max_effort, right.max_velocity),
+        (left.kp, left.kd, left.max_effort, left.max_velocity),
+        "the mimicking finger moves like the driven one"
+    );
+    assert_eq!(
+        m.mimics,
+        vec![Mimic {
+            joint: 7,
+            leader: 6,
+            multiplier: 1.0,
+            offset: 0.0
+        }]
+    );
+    assert_eq!(m.links[m.ee_link].name, "wrist_3_link");
+    // Finger pads grip.
+    let pad = &m.links[m.joints[6].link].collisions[0];
+    assert_eq!(pad.friction, Some(1.5));
+    // Every moving link has an explicit inertial with realistic mass.
+    for l in &m.links {
+        let mass = l.inertial.expect("explicit inertial").mass;
+        assert!((0.05..=5.0).contains(&mass), "{}: {mass}", l.name);
+    }
+}
+
+#[test]
+fn arm6_jaws_open_wider_than_a_cube() {
+    let m = parse_mjcf(ARM6).unwrap();
+    let q_open = [0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.04, 0.04];
+    let poses = kinematics::forward_kinematics(&m, &q_open);
+    let inner = |j: usize, sign: f32| {
+        let link = &m.links[m.joints[j].link];
+        let g = &link.collisions[0];
+        let Shape::Box { half_extents } = g.shape else {
+            panic!("finger pad is a box")
+        };
+        let face = g.pose.translation - sign * Vec3::Y * half_extents.y;
+        poses[m.joints[j].link].transform_point(face)
+    };
+    let gap = inner(6, 1.0).y - inner(7, -1.0).y;
+    assert!(gap > 0.075, "open gap {gap}");
+    let q_closed = [0.0; 8];
+    let poses = kinematics::forward_kinematics(&m, &q_closed);
+    let l = poses[m.joints[6].link].translation.y;
+    let r = poses[m.joints[7].link].translation.y;
+    assert!((l - r).abs() < 0.01, "closed fingers meet: {l} {r}");
+}
+
+#[test]
+fn degrees_are_the_default_and_radians_switch() {
+    let joint = r#"<joint name="j" type="hinge" axis="0 1 0" range="-90 45"/>"#;
+    let m = parse_mjcf(&one_joint(joint, "")).unwrap();
+    let (lo, hi) = m.joints[0].limits.unwrap();
+    assert!(approx(lo, -FRAC_PI_2) && approx(hi, PI / 4.0));
+
+    let m = parse_mjcf(&one_joint(joint, r#"<compiler angle="radian"/>"#)).unwrap();
+    assert_eq!(m.joints[0].limits, Some((-90.0, 45.0)));
+
+    // Slides are never converted.
+    let slide = r#"<joint name="s" type="slide" range="0 0.5"/>"#;
+    let m = parse_mjcf(&one_joint(slide, "")).unwrap();
+    assert_eq!(m.joints[0].limits, Some((0.0, 0.5)));
+}
+
+#[test]
+fn euler_and_quat_orientations() {
+    let xml = r#"<mujoco><worldbody><body name="b">
+              <body name="e" euler="0 0 90"/>
+              <body name="q" quat="0.7071068 0 0 0.7071068"/>
+              <body name="a" axisangle="0 0 1 90"/>
+              <body name="seq" euler="90 90 0"/>
+            </body></worldbody></mujoco>"#;
+    let m = parse_mjcf(xml).unwrap();
+    for l in &m.links[1..4] {
+        let x = l.origin.rotation * Vec3::X;
+        assert!((x - Vec3::Y).length() < 1e-5, "{}: {x}", l.name);
+    }
+    // Intrinsic x then y: R = Rx(90)·Ry(90).
+    let expect = Quat::from_rotation_x(FRAC_PI_2) * Quat::from_rotation_y(FRAC_PI_2);
+    assert!(m.links[4].origin.rotation.abs_diff_eq(expect, 1e-5));
+}
+
+#[test]
+fn fromto_capsule_and_defaults() {
+    let xml = r#"<mujoco model="t">
+            <compiler angle="radian"/>
+            <default>
+              <joint damping="0.7" axis="0 1 0"/>
+              <geom rgba="0 1 0 1" friction="0.9 0.1 0.1"/>
+              <default class="pad"><geom friction="2"/></default>
+            </default>
+            <worldbody><body name="base">
+              <body name="arm" pos="0 0 0.1">
+                <joint name="j" range="-1 1" pos="0 0 -0.05"/>
+                <geom type="capsule" size="0.02" fromto="0 0 0 0.2 0 0"/>
+                <geom class="pad" type="box" size="0.01 0.02 0.03" contype="0" conaffinity="0"/>
+              </body>
+            </body></worldbody>
+          </mujoco>"#;
+    let m = parse_mjcf(xml).unwrap();
+    let j = &m.joints[0];
+    assert_eq!(j.axis, Vec3::Y);
+    assert_eq!(j.damping, 0.7);
+    assert_eq!(j.anchor, Vec3::new(0.0, 0.0, -0.05));
+    assert_eq!(j.limits, Some((-1.0, 1.0)));
+    let arm = &m.links[1];
+    assert_eq!(arm.collisions.len(), 1, "the pad is visual only");
+    assert_eq!(arm.visuals.len(), 2);
+    let cap = &arm.collisions[0];
+    assert_eq!(
+        cap.shape,
+        Shape::Capsule {
+            radius: 0.02,
+            half_length: 0.1
+        }
+    );
+    assert!((cap.pose.translation - Vec3::new(0.1, 0.0, 0.0)).length() < 1e-6);
+    assert!((cap.pose.rotation * Vec3::Z - Vec3::X).length() < 1e-6);
+    assert_eq!(cap.rgba, [0.0, 1.0, 0.0, 1.0]);
+    assert_eq!(cap.friction, Some(0.9));
+    assert_eq!(arm.visuals[1].friction, Some(2.0));
+    assert_eq!(arm.visuals[1].rgba, [0.0, 1.0, 0.0, 1.0]);
+    // No ee site: the last body.
+    assert_eq!(m.ee_link, 1);
+    assert_eq!(m.ee_offset, Vec3::ZERO);
+}
+
+#[test]
+fn actuators_gains_and_equality() {
+    let xml = r#"<mujoco model="t"><compiler angle="radian"/>
+            <worldbody><body name="base">
+              <body name="a"><joint name="lead" type="slide" axis="0 1 0" range="0 0.04"/>
+                <inertial pos="0 0 0" mass="0.5" diaginertia="1e-4 1e-4 1e-4"/>
+                <site name="ee" pos="0 0 0.1"/></body>
+              <body name="b"><joint name="follow" type="slide" range="0 0.04"/>
+                <inertial pos="0 0 0" mass="0.5" diaginertia="1e-4 1e-4 1e-4"/></body>
+              <body name="c"><joint name="spin" axis="1 0 0"/>
+                <geom type="sphere" size="0.1" pos="0 1 0" mass="2"/></body>
+            </body></worldbody>
+            <actuator>
+              <position name="grip" joint="lead" kp="100" forcerange="-20 20"/>
+              <velocity joint="follow" kv="5" ctrlrange="-0.3 0.2"/>
+              <motor name="m" joint="spin" gear="10" ctrlrange="-2 1"/>
+            </actuator>
+            <equality><joint joint1="follow" joint2="lead" polycoef="0.01 -1 0 0 0"/></equality>
+          </mujoco>"#;
+    let m = parse_mjcf(xml).unwrap();
+    let lead = &m.joints[0];
+    assert_eq!(lead.actuator.as_ref().unwrap().name, "grip");
+    assert!(
+        approx(lead.kp, 200.0),
+        "kp = 100 N/m / 0.5 kg, got {}",
+        lead.kp
+    );
+    assert!(approx(lead.kd, 2.0 * 200f32.sqrt()));
+    assert_eq!(lead.max_effort, 20.0);
+    let follow = &m.joints[1];
+    assert_eq!(follow.actuator.as_ref().unwrap().name, "follow");
+    assert_eq!(
+        follow.actuator.as_ref().unwrap().kind,
+        ActuatorKind::Velocity
+    );
+    assert!(approx(follow.kd, 10.0));
+    assert_eq!(follow.max_velocity, 0.3);
+    let spin = &m.joints[2];
+    assert_eq!(spin.limits, None);
+    assert_eq!(spin.max_effort, 20.0);
+    assert_eq!(spin.actuator.as_ref().unwrap().kind, ActuatorKind::Motor);
+    assert_eq!(
+        m.mimics,
+        vec![Mimic {
+            joint: 1,
+            leader: 0,
+            multiplier: -1.0,
+            offset: 0.01
+        }]
+    );
+    assert_eq!(m.ee_link, 1);
+    assert_eq!(m.ee_offset, Vec3::new(0.0, 0.0, 0.1));
+    // mass="2" on the sphere became a density.
+    let g = &m.links[3].collisions[0];
+    assert!((g.density.unwrap() * shape_volume(&g.shape) - 2.0).abs() < 1e-4);
+}
+
+#[test]
+fn error_xml_syntax_has_line() {
+    let e = parse_mjcf("<mujoco>\n<worldbody>\n</mujoco>").unwrap_err();
+    assert!(matches!(e, RobotError::Xml { line: 3, .. }), "{e:?}");
+}
+
+#[test]
+fn error_wrong_root_and_no_links() {
+    let e = parse_mjcf("<robot/>").unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "expected a <mujoco> root element, found <robot>"
+    );
+    let e = parse_mjcf("<mujoco><worldbody/></mujoco>").unwrap_err();
+    assert!(matches!(e, RobotError::NoLinks));
+}
+
+#[test]
+fn error_unsupported_joint_types() {
+    let e = parse_mjcf(&one_joint(r#"<joint name="b" type="ball"/>"#, "")).unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "line 5: unsupported joint type `ball` (only hinge and slide)"
+    );
+    let e = parse_mjcf(&one_joint("<freejoint/>", "")).unwrap_err();
+    assert!(e.to_string().contains("<freejoint> in body `arm`"), "{e}");
+    let e = parse_mjcf(&one_joint(r#"<joint name="a"/><joint name="b"/>"#, "")).unwrap_err();
+    assert!(e.to_string().contains("second joint in body `arm`"), "{e}");
+}
+
+#[test]
+fn error_root_joint_and_second_robot() {
+    let xml = r#"<mujoco><worldbody><body name="r"><joint name="j"/></body></worldbody></mujoco>"#;
+    let e = parse_mjcf(xml).unwrap_err();
+    assert!(e.to_string().contains("joint on the root body `r`"), "{e}");
+    let xml = r#"<mujoco><worldbody><body name="r"/><body name="s"/></worldbody></mujoco>"#;
+    let e = parse_mjcf(xml).unwrap_err();
+    assert!(e.to_string().contains("second top-level body `s`"), "{e}");
+}
+
+#[test]
+fn error_unsupported_geoms() {
+    let xml = r#"<mujoco><worldbody><body name="r">
+            <geom type="mesh" mesh="m"/></body></worldbody></mujoco>"#;
+    let e = parse_mjcf(xml).unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "line 2: unsupported geom type `mesh` (only box, sphere, capsule and cylinder)"
+    );
+    let xml = r#"<mujoco><worldbody><body name="r">
+            <geom type="box" size="1 1 1" fromto="0 0 0 1 0 0"/></body></worldbody></mujoco>"#;
+    let e = parse_mjcf(xml).unwrap_err();
+    assert!(e.to_string().contains("fromto on a box geom"), "{e}");
+}
+
+#[test]
+fn error_bad_values() {
+    let e = parse_mjcf(&one_joint(r#"<joint name="j" axis="0 1"/>"#, "")).unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "line 5: invalid value `0 1` for `axis` on <joint>: expected 3 numbers"
+    );
+    let e = parse_mjcf(&one_joint(r#"<joint name="j" damping="lots"/>"#, "")).unwrap_err();
+    assert!(
+        e.to_string().contains("`lots` is not a finite number"),
+        "{e}"
+    );
+    let e = parse_mjcf(&one_joint(
+        r#"<joint name="j"/>"#,
+        r#"<compiler angle="gradian"/>"#,
+    ))
+    .unwrap_err();
+    assert!(e.to_string().contains("expected degree or radian"), "{e}");
+    let e = parse_mjcf(&one_joint(r#"<joint name="j" limited="true"/>"#, "")).unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "line 5: missing required attribute `range` on <joint>"
+    );
+}
+
+#[test]
+fn error_limits_reversed() {
+    let e = parse_mjcf(&one_joint(
+        r#"<joint name="j" type="slide" range="1 -1"/>"#,
+        "",
+    ))
+    .unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "joint `j`: lower limit 1 is greater than upper limit -1"
+    );
+}
+
+#[test]
+fn error_unknown_joints_in_actuator_and_equality() {
+    let e = parse_mjcf(&one_joint(
+        r#"<joint name="j"/>"#,
+        r#"<actuator><position name="p" joint="nope"/></actuator>"#,
+    ))
+    .unwrap_err();
+    assert!(matches!(e, RobotError::UnknownJoint { .. }));
+    assert_eq!(
+        e.to_string(),
+        "actuator `p` references unknown joint `nope`"
+    );
+
+    let e = parse_mjcf(&one_joint(
+        r#"<joint name="j"/>"#,
+        r#"<equality><joint joint1="j" joint2="ghost"/></equality>"#,
+    ))
+    .unwrap_err();
+    assert!(
+        e.to_string().ends_with("references unknown joint `ghost`"),
+        "{e}"
+    );
+}
+
+#[test]
+fn error_unsupported_actuators_and_equalities() {
+    let e = parse_mjcf(&one_joint(
+        r#"<joint name="j"/>"#,
+        r#"<actuator><general joint="j"/></actuator>"#,
+    ))
+    .unwrap_err();
+    assert!(e.to_string().contains("actuator <general>"), "{e}");
+    let e = parse_mjcf(&one_joint(
+        r#"<joint name="j"/>"#,
+        r#"<actuator><motor joint="j"/><position joint="j"/></actuator>"#,
+    ))
+    .unwrap_err();
+    assert!(
+        e.to_string().contains("second actuator on joint `j`"),
+        "{e}"
+    );
+    let e = parse_mjcf(&one_joint(
+        r#"<joint name="j"/>"#,
+        r#"<equality><weld body1="arm"/></equality>"#,
+    ))
+    .unwrap_err();
+    assert!(e.to_string().contains("equality <weld>"), "{e}");
+    let e = parse_mjcf(&one_joint(
+        r#"<joint name="j"/>"#,
+        r#"<equality><joint joint1="j" joint2="j" polycoef="0 1 0.5"/></equality>"#,
+    ))
+    .unwrap_err();
+    assert!(e.to_string().contains("only linear couplings"), "{e}");
+}
+
+#[test]
+fn error_duplicate_names_and_unknown_class() {
+    let xml = r#"<mujoco><worldbody><body name="r">
+            <body name="a"/><body name="a"/></body></worldbody></mujoco>"#;
+    let e = parse_mjcf(xml).unwrap_err();
+    assert_eq!(e.to_string(), "duplicate link name `a`");
+    let xml = r#"<mujoco><worldbody><body name="r">
+            <geom class="nope" size="1"/></body></worldbody></mujoco>"#;
+    let e = parse_mjcf(xml).unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "line 2: <geom> references unknown default class `nope`"
+    );
+}
+
+#[test]
+fn short_polycoef_keeps_mujoco_defaults() {
+    let xml = r#"<mujoco><worldbody><body name="r">
+              <body name="a"><joint name="a" type="slide"/></body>
+              <body name="b"><joint name="b" type="slide"/></body>
+            </body></worldbody>
+            <equality><joint joint1="b" joint2="a" polycoef="0.02"/></equality></mujoco>"#;
+    let m = parse_mjcf(xml).unwrap();
+    assert_eq!(m.mimics[0].offset, 0.02);
+    assert_eq!(m.mimics[0].multiplier, 1.0);
+}
+
+#[test]
+fn error_self_mimic() {
+    let e = parse_mjcf(&one_joint(
+        r#"<joint name="j"/>"#,
+        r#"<equality><joint joint1="j" joint2="j"/></equality>"#,
+    ))
+    .unwrap_err();
+    assert!(matches!(e, RobotError::InvalidMimic { .. }), "{e:?}");
+}

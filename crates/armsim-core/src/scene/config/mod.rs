@@ -1,0 +1,223 @@
+//! revA `scene_config.json` (spec 004): the typed scene, a validator that reports every problem with its JSON path,
+//! and loading of the robot the scene names.
+//!
+//! Parsing walks a `serde_json::Value` with small path-aware helpers instead of `#[derive(Deserialize)]`: serde stops
+//! at the first error and cannot say where it was, while someone fixing a scene file wants the whole list at once.
+//! Types still derive `Serialize` so a scene can be written back (`SceneConfig::to_json_pretty`).
+//!
+//! Conventions: world frame Z up, metres, radians; poses are `{"pos_m": [x,y,z], "quat_xyzw": [x,y,z,w]}`. Fields
+//! outside an `extensions` object are closed: an unknown one is an error. Any JSON object may carry `extensions`;
+//! the top level's and each object's are kept verbatim, the others are accepted and dropped.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+
+use glam::{Mat3, Quat, Vec3};
+use serde::Serialize;
+use serde::ser::{SerializeMap, Serializer};
+use serde_json::{Map, Value};
+
+use crate::robot::load_robot;
+use crate::robot::model::{Joint, JointKind, Pose, RobotModel, Shape};
+
+/// The only `schema_version` this build understands.
+pub const SCHEMA_VERSION: &str = "1.0.0-revA";
+
+/// A quaternion whose norm is this close to 1 is normalised silently; farther off it is an error, since it more
+/// likely means a wrong component order or a typo than rounding.
+const QUAT_NORM_TOL: f64 = 1e-3;
+/// Tolerance for `t_sim_from_vp_anchor` being rigid (orthonormality, determinant, last row).
+const RIGID_TOL: f64 = 1e-4;
+/// How far an object or the robot base may dip below the table top before it is an error (rounding in hand-written
+/// files, not a real penetration).
+const TABLE_TOL_M: f32 = 1e-3;
+/// `control.filter.params.d_cutoff` (Hz) when a scene leaves it out.
+pub const DEFAULT_D_CUTOFF: f32 = 1.0;
+/// Slack on joint limits for `home_q`, so that values written with a few decimals (e.g. -1.5708) pass.
+const JOINT_LIMIT_TOL: f32 = 1e-4;
+
+mod checker;
+mod parse;
+mod types;
+
+pub use types::*;
+
+use checker::*;
+use parse::*;
+
+// ---------------------------------------------------------------------------------------------------------------
+// Errors
+// ---------------------------------------------------------------------------------------------------------------
+
+/// One problem in a scene file, located by a JSON path such as `$.objects[2].pose.pos_m`.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{path}: {message}")]
+pub struct SceneError {
+    pub path: String,
+    pub message: String,
+}
+
+/// Every problem found in a scene file, section by section, cross-field checks (robot, table) last.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{}", one_per_line(.0))]
+pub struct SceneErrors(pub Vec<SceneError>);
+
+fn one_per_line(errors: &[SceneError]) -> String {
+    errors
+        .iter()
+        .map(ToString::to_string)
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+impl SceneErrors {
+    fn single(path: &str, message: impl Into<String>) -> Self {
+        SceneErrors(vec![SceneError {
+            path: path.to_owned(),
+            message: message.into(),
+        }])
+    }
+
+    /// The first error at exactly `path`, if any.
+    pub fn at(&self, path: &str) -> Option<&SceneError> {
+        self.0.iter().find(|e| e.path == path)
+    }
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Loaded scene
+// ---------------------------------------------------------------------------------------------------------------
+
+/// A validated scene with its robot loaded.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Scene {
+    pub config: SceneConfig,
+    pub robot: RobotModel,
+    /// The scene file; for `parse_scene`, the base directory the JSON was resolved against.
+    pub path: PathBuf,
+    /// The robot file `robot.mjcf_path` resolved to.
+    pub robot_path: PathBuf,
+    /// Defaults the loader filled in, as `path: what was assumed`. Parsing logs nothing (it may run before logging
+    /// is set up); the app logs these once at start-up.
+    pub notes: Vec<String>,
+}
+
+impl Scene {
+    /// Index of the joint the gripper actuator drives (validated to exist at load).
+    pub fn gripper_joint(&self) -> Option<usize> {
+        self.robot
+            .actuator_joint(&self.config.robot.gripper.actuator_name)
+    }
+
+    /// The gripper actuator's joint and all its (transitive) mimic followers, leader first.
+    pub fn gripper_joints(&self) -> Vec<usize> {
+        self.gripper_joint()
+            .map(|leader| gripper_joint_set(&self.robot, leader))
+            .unwrap_or_default()
+    }
+
+    /// Every joint that is not part of the gripper, in model order: what a short `home_q` covers.
+    pub fn arm_joints(&self) -> Vec<usize> {
+        let gripper = self.gripper_joints();
+        (0..self.robot.joints.len())
+            .filter(|j| !gripper.contains(j))
+            .collect()
+    }
+
+    /// The home configuration for every joint, in `robot.joints` order.
+    ///
+    /// A full-length `home_q` is returned as is. A short one (arm joints only) is spread over the arm joints, the
+    /// gripper actuator's joint is put at its open position (`gripper_open_position`), and its mimic followers at
+    /// `multiplier * q_leader + offset`.
+    pub fn home_q_full(&self) -> Vec<f32> {
+        let joints = &self.robot.joints;
+        let home = &self.config.robot.home_q;
+        if home.len() == joints.len() {
+            return home.clone();
+        }
+        let mut q = vec![0.0; joints.len()];
+        for (&j, &v) in self.arm_joints().iter().zip(home) {
+            q[j] = v;
+        }
+        // `gripper_joint_set` lists leaders before their followers, so each follower sees its leader's final value.
+        // Indices are checked because `Scene`'s fields are public and may be edited after validation.
+        for j in self.gripper_joints() {
+            let value = match self.robot.mimics.iter().find(|m| m.joint == j) {
+                Some(m) => q.get(m.leader).map(|&lead| m.multiplier * lead + m.offset),
+                None => joints.get(j).map(gripper_open_position),
+            };
+            if let (Some(slot), Some(value)) = (q.get_mut(j), value) {
+                *slot = value;
+            }
+        }
+        q
+    }
+}
+
+/// The position of a gripper joint that opens the jaws.
+///
+/// Convention (the robot files follow it): a slide finger opens towards its upper limit; a hinged finger is open
+/// at 0 (straight), clamped into its limits. An unlimited joint opens at 0.
+pub fn gripper_open_position(joint: &Joint) -> f32 {
+    match (joint.kind, joint.limits) {
+        (JointKind::Prismatic, Some((_, hi))) => hi,
+        (JointKind::Revolute, Some((lo, hi))) => 0.0_f32.clamp(lo.min(hi), hi.max(lo)),
+        (_, None) => 0.0,
+    }
+}
+
+/// `leader` and every joint that follows it through mimic relations, breadth first (leaders before followers).
+fn gripper_joint_set(robot: &RobotModel, leader: usize) -> Vec<usize> {
+    let mut set = vec![leader];
+    let mut i = 0;
+    while i < set.len() {
+        let current = set[i];
+        for m in robot.followers(current) {
+            // A cycle in a malformed model must not loop forever.
+            if !set.contains(&m.joint) {
+                set.push(m.joint);
+            }
+        }
+        i += 1;
+    }
+    set
+}
+
+/// Reads, validates and loads the scene at `path`, robot included.
+pub fn load_scene(path: &Path) -> Result<Scene, SceneErrors> {
+    let text = std::fs::read_to_string(path).map_err(|e| {
+        SceneErrors::single(
+            "$",
+            format!("cannot read scene file {}: {e}", path.display()),
+        )
+    })?;
+    let base_dir = path.parent().unwrap_or(Path::new("."));
+    let mut scene = parse_scene(&text, base_dir)?;
+    scene.path = path.to_path_buf();
+    Ok(scene)
+}
+
+/// Validates scene JSON and loads its robot; relative robot paths resolve against `base_dir` first.
+pub fn parse_scene(json: &str, base_dir: &Path) -> Result<Scene, SceneErrors> {
+    let root: Value = serde_json::from_str(json)
+        .map_err(|e| SceneErrors::single("$", format!("invalid JSON: {e}")))?;
+    let mut c = Checker::default();
+    let parsed = parse_root(&mut c, &root, base_dir);
+    match parsed {
+        Some((config, robot, robot_path)) if c.errors.is_empty() => Ok(Scene {
+            config,
+            robot,
+            path: base_dir.to_path_buf(),
+            robot_path,
+            notes: c.notes.iter().map(ToString::to_string).collect(),
+        }),
+        _ if c.errors.is_empty() => Err(SceneErrors::single(
+            "$",
+            "scene could not be built (internal: no specific error was recorded)",
+        )),
+        _ => Err(SceneErrors(c.errors)),
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,455 @@
+//! The typed revA scene config (what a validated `scene_config.json` becomes) and its JSON writer.
+
+use super::*;
+
+// ---------------------------------------------------------------------------------------------------------------
+// Types
+// ---------------------------------------------------------------------------------------------------------------
+
+/// A validated revA scene configuration. JSON field names are the spec's.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct SceneConfig {
+    pub schema_version: String,
+    /// Matched against `ui_cmd.CONNECT.requested_scene_config_id`.
+    pub scene_id: String,
+    pub networking: Networking,
+    pub frames: Frames,
+    pub robot: RobotConfig,
+    pub table: TableConfig,
+    pub objects: Vec<ObjectConfig>,
+    pub control: ControlConfig,
+    pub heartbeat: Heartbeat,
+    pub extensions: Extensions,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Networking {
+    pub ws_host: String,
+    /// 0 is accepted and means "let the OS choose" (tests bind port 0 and read the real port back).
+    pub ws_port: u16,
+    /// Starts with '/'.
+    pub ws_path: String,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Frames {
+    pub vp_operator_anchor: VpAnchor,
+}
+
+/// Where the Vision Pro operator anchor (`frame_id = "vp_operator_anchor"` in control frames) sits in the world.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct VpAnchor {
+    /// Row-major 4×4 rigid transform taking anchor-frame points to world points.
+    pub t_sim_from_vp_anchor: [[f64; 4]; 4],
+}
+
+impl VpAnchor {
+    /// Maps a point given in the operator-anchor frame into the world frame.
+    pub fn to_sim(&self, p: [f64; 3]) -> [f64; 3] {
+        let m = &self.t_sim_from_vp_anchor;
+        let row = |r: usize| m[r][0] * p[0] + m[r][1] * p[1] + m[r][2] * p[2] + m[r][3];
+        [row(0), row(1), row(2)]
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+pub struct PoseConfig {
+    pub pos_m: [f32; 3],
+    /// Unit quaternion, x y z w (normalised on load).
+    pub quat_xyzw: [f32; 4],
+}
+
+impl PoseConfig {
+    pub fn translation(&self) -> Vec3 {
+        Vec3::from_array(self.pos_m)
+    }
+
+    pub fn rotation(&self) -> Quat {
+        Quat::from_array(self.quat_xyzw)
+    }
+
+    pub fn to_pose(&self) -> Pose {
+        Pose::new(self.translation(), self.rotation())
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct RobotConfig {
+    /// As written in the file: relative to the scene file's directory (or else the current directory). revA calls
+    /// it `mjcf_path`, but URDF files are accepted too (the loader picks by extension).
+    pub mjcf_path: String,
+    pub base_pose: PoseConfig,
+    /// Either one value per arm joint (every joint but the gripper actuator's joint and its mimic followers) or
+    /// one per joint; see `Scene::home_q_full`.
+    pub home_q: Vec<f32>,
+    pub gripper: GripperConfig,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct GripperConfig {
+    /// An actuator of the robot model (`RobotModel::actuator_joint`).
+    pub actuator_name: String,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct TableConfig {
+    /// Height of the table's top face above the floor (z = 0).
+    pub top_height_m: f32,
+    /// revA tables are static; `false` is carried through for the spawner to decide.
+    pub fixed: bool,
+}
+
+/// A free rigid body resting in the scene.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ObjectConfig {
+    pub name: String,
+    /// JSON `type` and `size_m` together.
+    pub shape: ObjectShape,
+    pub pose: PoseConfig,
+    pub extensions: ObjectExtensions,
+}
+
+/// JSON `"type": "box"` with `size_m: [x, y, z]` (full edge lengths), or `"type": "sphere"` with `size_m: [r]`.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum ObjectShape {
+    Box { size_m: [f32; 3] },
+    Sphere { radius_m: f32 },
+}
+
+impl ObjectShape {
+    /// The shape in the robot model's vocabulary, which the physics builder already understands.
+    pub fn to_shape(&self) -> Shape {
+        match *self {
+            ObjectShape::Box { size_m } => Shape::Box {
+                half_extents: Vec3::from_array(size_m) * 0.5,
+            },
+            ObjectShape::Sphere { radius_m } => Shape::Sphere { radius: radius_m },
+        }
+    }
+
+    /// Distance from the centre down to the lowest point when the shape is rotated by `rotation`.
+    pub fn depth_below_center(&self, rotation: Quat) -> f32 {
+        match *self {
+            ObjectShape::Box { size_m } => {
+                let r = Mat3::from_quat(rotation);
+                (0..3).map(|i| r.col(i).z.abs() * size_m[i] * 0.5).sum()
+            }
+            ObjectShape::Sphere { radius_m } => radius_m,
+        }
+    }
+}
+
+/// `objects[].extensions`: the typed keys armsim reads, plus the whole object as written.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct ObjectExtensions {
+    /// Linear RGBA, each in 0..=1.
+    pub rgba: Option<[f32; 4]>,
+    pub mass_kg: Option<f32>,
+    pub friction: Option<f32>,
+    /// The extensions object as read, typed keys included. On write the typed fields win over it.
+    pub raw: Map<String, Value>,
+}
+
+impl ObjectExtensions {
+    const TYPED: [&'static str; 3] = ["rgba", "mass_kg", "friction"];
+
+    fn is_empty(&self) -> bool {
+        self.raw.is_empty()
+            && self.rgba.is_none()
+            && self.mass_kg.is_none()
+            && self.friction.is_none()
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct ControlConfig {
+    pub limits: Limits,
+    pub filter: FilterConfig,
+    pub pause_behavior: PauseBehavior,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Limits {
+    /// End-effector targets are clamped into this box (world frame).
+    pub workspace_aabb_m: Aabb,
+    pub max_ee_speed_mps: f32,
+    pub max_joint_speed_rad_s: f32,
+    /// Minimum height of the end effector above the table top.
+    pub table_clearance_m: f32,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+pub struct Aabb {
+    pub min: [f32; 3],
+    pub max: [f32; 3],
+}
+
+impl Aabb {
+    pub fn contains(&self, p: Vec3) -> bool {
+        p.cmpge(Vec3::from_array(self.min)).all() && p.cmple(Vec3::from_array(self.max)).all()
+    }
+
+    pub fn clamp(&self, p: Vec3) -> Vec3 {
+        p.clamp(Vec3::from_array(self.min), Vec3::from_array(self.max))
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct FilterConfig {
+    #[serde(rename = "type")]
+    pub kind: FilterKind,
+    pub params: OneEuroParams,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub enum FilterKind {
+    #[serde(rename = "one_euro")]
+    OneEuro,
+}
+
+/// 1€ filter parameters (Casiez et al. 2012). `beta` may be 0 (a plain adaptive-free low-pass); the cutoffs are > 0.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+pub struct OneEuroParams {
+    pub min_cutoff: f32,
+    pub beta: f32,
+    pub d_cutoff: f32,
+}
+
+/// What the arm does when control stops (pause, heartbeat loss, controller gone).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum PauseBehavior {
+    /// Hold the current joint positions.
+    Hold,
+    /// Let the joints go limp under damping only.
+    Damp,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub struct Heartbeat {
+    pub period_ms: u64,
+    /// Always greater than `period_ms`.
+    pub timeout_ms: u64,
+}
+
+/// The top-level `extensions` object, kept verbatim, with armsim's own keys (`extensions.armsim`) typed.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Extensions {
+    /// Everything under `extensions` as read (including `armsim`). On write `armsim` comes from the typed field.
+    pub raw: Map<String, Value>,
+    pub armsim: ArmsimExtensions,
+}
+
+/// `extensions.armsim`: what revA does not describe but the simulator needs. Every key is optional.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ArmsimExtensions {
+    /// Table top size along world x and y (metres).
+    pub table_size_m: [f32; 2],
+    /// Table top centre in world x, y.
+    pub table_center_xy_m: [f32; 2],
+    /// Where cubes must be placed for the pick-and-place rule book.
+    pub goal_zone: Option<GoalZone>,
+    pub episode_time_limit_s: Option<f32>,
+    pub physics: PhysicsExt,
+    /// Seconds a teleop controller may stay in NET_TIMEOUT before it is demoted (and an
+    /// observer promoted); default 10.
+    pub controller_grace_s: f32,
+    /// `extensions.armsim` as read, typed keys included; unknown keys survive a write-back.
+    pub raw: Map<String, Value>,
+}
+
+impl ArmsimExtensions {
+    const TYPED: [&'static str; 6] = [
+        "table_size_m",
+        "table_center_xy_m",
+        "goal_zone",
+        "episode_time_limit_s",
+        "physics",
+        "controller_grace_s",
+    ];
+
+    /// Default of `controller_grace_s`.
+    pub const DEFAULT_CONTROLLER_GRACE_S: f32 = 10.0;
+}
+
+impl Default for ArmsimExtensions {
+    fn default() -> Self {
+        Self {
+            table_size_m: [1.2, 0.8],
+            table_center_xy_m: [0.35, 0.0],
+            goal_zone: None,
+            episode_time_limit_s: None,
+            physics: PhysicsExt::default(),
+            controller_grace_s: Self::DEFAULT_CONTROLLER_GRACE_S,
+            raw: Map::new(),
+        }
+    }
+}
+
+/// An axis-aligned rectangle on the table top.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+pub struct GoalZone {
+    pub center_xy_m: [f32; 2],
+    pub half_size_m: [f32; 2],
+}
+
+impl GoalZone {
+    pub fn contains_xy(&self, x: f32, y: f32) -> bool {
+        (x - self.center_xy_m[0]).abs() <= self.half_size_m[0]
+            && (y - self.center_xy_m[1]).abs() <= self.half_size_m[1]
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+pub struct PhysicsExt {
+    /// Default friction coefficient for the table and objects without their own.
+    pub friction: f32,
+    /// Restitution of the table and objects (0 = no bounce), 0..=1.
+    pub restitution: f32,
+    /// Rapier solver iterations per step; more makes grasps stiffer at some cost.
+    pub solver_iterations: usize,
+}
+
+impl Default for PhysicsExt {
+    fn default() -> Self {
+        Self {
+            friction: 0.8,
+            restitution: 0.0,
+            solver_iterations: 8,
+        }
+    }
+}
+
+// Hand-written Serialize impls: the JSON shape of these differs from the Rust shape (type and size_m as one enum, typed keys
+// overlaid on a verbatim map), and going through `Value` would print f32 values widened to f64 (0.05 → 0.0500000007).
+
+impl Serialize for ObjectConfig {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut m = s.serialize_map(None)?;
+        m.serialize_entry("name", &self.name)?;
+        match self.shape {
+            ObjectShape::Box { size_m } => {
+                m.serialize_entry("type", "box")?;
+                m.serialize_entry("size_m", &size_m)?;
+            }
+            ObjectShape::Sphere { radius_m } => {
+                m.serialize_entry("type", "sphere")?;
+                m.serialize_entry("size_m", &[radius_m])?;
+            }
+        }
+        m.serialize_entry("pose", &self.pose)?;
+        if !self.extensions.is_empty() {
+            m.serialize_entry("extensions", &self.extensions)?;
+        }
+        m.end()
+    }
+}
+
+impl Serialize for ObjectExtensions {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut m = s.serialize_map(None)?;
+        for (k, v) in &self.raw {
+            if !Self::TYPED.contains(&k.as_str()) {
+                m.serialize_entry(k, v)?;
+            }
+        }
+        if let Some(rgba) = &self.rgba {
+            m.serialize_entry("rgba", rgba)?;
+        }
+        if let Some(mass) = &self.mass_kg {
+            m.serialize_entry("mass_kg", mass)?;
+        }
+        if let Some(friction) = &self.friction {
+            m.serialize_entry("friction", friction)?;
+        }
+        m.end()
+    }
+}
+
+impl Serialize for Extensions {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut m = s.serialize_map(None)?;
+        for (k, v) in &self.raw {
+            if k != "armsim" {
+                m.serialize_entry(k, v)?;
+            }
+        }
+        // Don't invent an `armsim` block for a scene that had none and uses only the defaults.
+        if self.raw.contains_key("armsim") || self.armsim != ArmsimExtensions::default() {
+            m.serialize_entry("armsim", &self.armsim)?;
+        }
+        m.end()
+    }
+}
+
+impl Serialize for ArmsimExtensions {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut m = s.serialize_map(None)?;
+        for (k, v) in &self.raw {
+            if !Self::TYPED.contains(&k.as_str()) {
+                m.serialize_entry(k, v)?;
+            }
+        }
+        m.serialize_entry("table_size_m", &self.table_size_m)?;
+        m.serialize_entry("table_center_xy_m", &self.table_center_xy_m)?;
+        if let Some(goal) = &self.goal_zone {
+            m.serialize_entry("goal_zone", goal)?;
+        }
+        if let Some(limit) = &self.episode_time_limit_s {
+            m.serialize_entry("episode_time_limit_s", limit)?;
+        }
+        m.serialize_entry("physics", &self.physics)?;
+        if self.controller_grace_s != Self::DEFAULT_CONTROLLER_GRACE_S {
+            m.serialize_entry("controller_grace_s", &self.controller_grace_s)?;
+        }
+        m.end()
+    }
+}
+
+impl SceneConfig {
+    /// The configuration as pretty-printed revA JSON; `parse_scene` reads it back to an equal value.
+    pub fn to_json_pretty(&self) -> String {
+        // These types hold only strings, finite numbers and string-keyed maps, which serde_json always serialises.
+        let pretty = serde_json::to_string_pretty(self).unwrap_or_default();
+        collapse_scalar_arrays(&pretty)
+    }
+}
+
+/// Puts arrays holding no strings, objects or arrays (`pos_m`, matrix rows, `rgba`) on one line, as a person
+/// would write them; serde_json's pretty printer gives every number its own line.
+pub(super) fn collapse_scalar_arrays(pretty: &str) -> String {
+    let mut out = String::with_capacity(pretty.len());
+    let mut rest = pretty;
+    let mut in_string = false;
+    while let Some(c) = rest.chars().next() {
+        let mut len = c.len_utf8();
+        if in_string {
+            if c == '\\' {
+                // Keep the escaped character with its backslash so an escaped quote does not end the string.
+                len += rest[1..].chars().next().map_or(0, char::len_utf8);
+            } else if c == '"' {
+                in_string = false;
+            }
+            out.push_str(&rest[..len]);
+        } else if c == '"' {
+            in_string = true;
+            out.push(c);
+        } else if c == '[' {
+            let end = rest.find(']');
+            match end.filter(|&e| !rest[1..e].contains(['[', '{', '"'])) {
+                Some(e) => {
+                    let items: Vec<&str> = rest[1..e].split(',').map(str::trim).collect();
+                    out.push('[');
+                    out.push_str(&items.join(", "));
+                    out.push(']');
+                    len = e + 1;
+                }
+                None => out.push(c),
+            }
+        } else {
+            out.push(c);
+        }
+        rest = &rest[len..];
+    }
+    out
+}
