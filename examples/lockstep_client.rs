@@ -1,6 +1,6 @@
-//! A remote-control lockstep client (the gripper project's protocol) in Rust (std only): reads
-//! the step counter and joint angles, answers a sine velocity for every joint, and reports
-//! steps/s.
+//! A remote-control lockstep client (the gripper project's protocol) in Rust, framed by armsim's
+//! spec-003 codec (`protocol::lockstep::codec`): reads the step counter and joint angles, answers
+//! a sine velocity for every joint, and reports steps/s.
 //!
 //! ```sh
 //! cargo run --release -- --headless --scene assets/scenes/gripper4.json --remote-control-port 11235 &
@@ -10,6 +10,8 @@
 use std::io::{Read, Write};
 use std::net::TcpStream;
 use std::time::Instant;
+
+use armsim::protocol::lockstep::codec::{decode_state, encode_velocities, frame_sizes};
 
 /// Joints per frame: 10 for the gripper4 scene (spec 003), 8 for arm6.
 const JOINTS: usize = 10;
@@ -22,23 +24,19 @@ fn main() -> std::io::Result<()> {
     let mut stream = TcpStream::connect(&addr)?;
     // One frame per write and no Nagle delay: a round trip then costs microseconds, not ~90 ms.
     stream.set_nodelay(true)?;
-    let mut frame = [0u8; 8 + 4 * JOINTS];
-    let mut answer = [0u8; 4 * JOINTS];
+    let (frame_len, answer_len) = frame_sizes(JOINTS);
+    let mut frame = vec![0u8; frame_len];
+    let mut answer = Vec::with_capacity(answer_len);
     let start = Instant::now();
     for _ in 0..steps {
         stream.read_exact(&mut frame)?;
-        let step = u64::from_be_bytes(frame[..8].try_into().expect("8 bytes"));
+        let (step, angles) = decode_state(&frame, JOINTS).map_err(std::io::Error::other)?;
         if step % 240 == 0 {
-            let angles: Vec<String> = frame[8..]
-                .chunks_exact(4)
-                .map(|c| format!("{:+.3}", f32::from_be_bytes(c.try_into().expect("4 bytes"))))
-                .collect();
+            let angles: Vec<String> = angles.iter().map(|a| format!("{a:+.3}")).collect();
             println!("{step:>6} {}", angles.join(" "));
         }
         let v = (step as f32 / 10.0).sin();
-        for chunk in answer.chunks_exact_mut(4) {
-            chunk.copy_from_slice(&v.to_be_bytes());
-        }
+        encode_velocities(&[v; JOINTS], &mut answer);
         stream.write_all(&answer)?;
     }
     let secs = start.elapsed().as_secs_f64();

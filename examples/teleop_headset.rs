@@ -10,6 +10,7 @@
 use std::net::TcpStream;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
+use armsim::protocol::teleop::envelope;
 use serde_json::{Value, json};
 use tungstenite::stream::MaybeTlsStream;
 use tungstenite::{Message, WebSocket};
@@ -34,12 +35,8 @@ fn now_ms() -> u64 {
 impl Headset {
     fn send(&mut self, msg_type: &str, payload: Value) -> tungstenite::Result<()> {
         self.seq += 1;
-        let env = json!({
-            "schema_version": "1.0.0-revA", "msg_type": msg_type, "seq": self.seq,
-            "t_send_ms": now_ms(), "session_id": self.session, "payload": payload,
-            "extensions": {}
-        });
-        self.ws.send(Message::text(env.to_string()))
+        let env = envelope::encode(msg_type, self.seq, now_ms(), &self.session, &payload);
+        self.ws.send(Message::text(env))
     }
 
     /// Reads whatever has arrived; prints events and alerts, keeps the newest state frame.

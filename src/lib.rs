@@ -2,7 +2,6 @@
 //! Bevy app, shown in a window or run headless. The window and headless apps are built here from
 //! the same simulation plugins, so both run exactly the same step path.
 
-pub mod bench;
 pub mod headless;
 pub mod logging;
 pub mod protocol;
@@ -67,6 +66,8 @@ pub fn window_app(scene: Arc<Scene>, options: &SimOptions, ui_options: ui::UiOpt
 
 fn add_simulation(app: &mut App, scene: Arc<Scene>, options: &SimOptions) {
     app.add_plugins(sim::plugin_for(scene.clone()));
+    // The session builds on the sim (one direction: the sim never imports it).
+    session::plugin(app);
     referee::plugin::plugin(app, &scene);
     trajectory::plugin::plugin(app);
     app.world_mut().resource_mut::<SimClock>().mode = options.clock;

@@ -1,6 +1,9 @@
 //! The `armsim` command: parse the command line, load and validate the scene, then open the
 //! window, run headless, or run the benchmark.
 
+// The benchmarks belong to the command, not to the library: `armsim bench …` is their only user.
+mod bench;
+
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
@@ -9,7 +12,7 @@ use anyhow::Context;
 use armsim::headless::{self, StopAfter};
 use armsim::sim::ClockMode;
 use armsim::trajectory::plugin::{self as trajectory, ReplayMode};
-use armsim::{SimOptions, bench, scene};
+use armsim::{SimOptions, scene};
 use clap::{Parser, Subcommand};
 
 #[derive(Parser, Debug)]

@@ -4,23 +4,23 @@
 
 mod common;
 
-use std::io::{Read, Write};
-use std::net::{SocketAddr, TcpStream};
+use std::io::Write;
+use std::net::SocketAddr;
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-use armsim::SimOptions;
 use armsim::headless::finish_setup;
 use armsim::protocol::sexp::plugin::{self, SexpOptions};
-use armsim::protocol::sexp::{Sexp, parse_all};
+use armsim::protocol::sexp::Sexp;
 use armsim::sim::ClockMode;
 use bevy::prelude::App;
+use common::sexp::Peer;
 use common::*;
 
 const DT: f64 = 1.0 / 240.0;
 
 fn sexp_app(clock: ClockMode, sync: bool) -> (App, SocketAddr, SocketAddr) {
-    let mut app = armsim::headless_app(default_scene(), &SimOptions { clock });
+    let mut app = headless(default_scene(), clock);
     let (agent, monitor) = plugin::add(
         &mut app,
         SexpOptions {
@@ -39,57 +39,15 @@ fn drive<T>(app: &mut App, client: JoinHandle<T>) -> T {
     common::drive(app, client, Duration::from_micros(200))
 }
 
-struct Peer {
-    s: TcpStream,
-}
-
-impl Peer {
-    fn open(addr: SocketAddr) -> Self {
-        let s = TcpStream::connect(addr).expect("connects");
-        s.set_nodelay(true).unwrap();
-        s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
-        Self { s }
-    }
-
-    fn send(&mut self, text: &str) {
-        let mut frame = (text.len() as u32).to_be_bytes().to_vec();
-        frame.extend_from_slice(text.as_bytes());
-        self.s.write_all(&frame).expect("send");
-    }
-
-    /// One message's expressions; None if the server closed the connection.
-    fn recv(&mut self) -> Option<Vec<Sexp>> {
-        let mut len = [0u8; 4];
-        if self.s.read_exact(&mut len).is_err() {
-            return None;
-        }
-        let mut buf = vec![0u8; u32::from_be_bytes(len) as usize];
-        self.s.read_exact(&mut buf).ok()?;
-        Some(
-            parse_all(&buf)
-                .map(|r| r.expect("server sends well-formed expressions"))
-                .collect(),
-        )
-    }
-
-    /// Reads until a message has an expression with head `head`.
-    fn until(&mut self, what: &str, mut pred: impl FnMut(&[Sexp]) -> bool) -> Vec<Sexp> {
-        let deadline = Instant::now() + Duration::from_secs(10);
-        loop {
-            assert!(Instant::now() < deadline, "no {what} within 10 s");
-            let msg = self
-                .recv()
-                .unwrap_or_else(|| panic!("closed while waiting for {what}"));
-            if pred(&msg) {
-                return msg;
-            }
-        }
-    }
-
-    fn closed(&mut self) -> bool {
-        let mut b = [0u8; 1];
-        matches!(self.s.read(&mut b), Ok(0) | Err(_))
-    }
+/// An agent port and a monitor port (`sexp_app`) with `client(agent, monitor)` playing against
+/// them in a thread while this thread runs the frames; returns what the client returns.
+fn serve<T: Send + 'static>(
+    clock: ClockMode,
+    sync: bool,
+    client: impl FnOnce(SocketAddr, SocketAddr) -> T + Send + 'static,
+) -> T {
+    let (mut app, agent, monitor) = sexp_app(clock, sync);
+    drive(&mut app, std::thread::spawn(move || client(agent, monitor)))
 }
 
 fn find<'a>(msg: &'a [Sexp], head: &str) -> Option<&'a Sexp> {
@@ -148,10 +106,10 @@ fn is_error(msg: &[Sexp]) -> Option<String> {
 
 #[test]
 fn init_is_accepted_or_refused_with_a_reason() {
-    let (mut app, agent, _) = sexp_app(ClockMode::RealTime { speed: 1.0 }, false);
-    drive(
-        &mut app,
-        std::thread::spawn(move || {
+    serve(
+        ClockMode::RealTime { speed: 1.0 },
+        false,
+        move |agent, _| {
             let mut wrong_model = Peer::open(agent);
             wrong_model.send("(init nao teamA 1)");
             let reply = wrong_model.recv().expect("an error before the close");
@@ -165,8 +123,7 @@ fn init_is_accepted_or_refused_with_a_reason() {
             assert!(reason.contains("init"), "{reason}");
             assert!(no_init.closed());
 
-            let mut first = Peer::open(agent);
-            first.send("(init arm6 teamA 1)");
+            let mut first = Peer::agent(agent);
             let hello = first.recv().expect("a perception");
             assert!(find(&hello, "time").is_some() && find(&hello, "GS").is_some());
 
@@ -177,31 +134,26 @@ fn init_is_accepted_or_refused_with_a_reason() {
             assert!(second.closed());
             // The first keeps control and keeps getting perceptions.
             assert!(first.recv().is_some());
-        }),
+        },
     );
 }
 
 #[test]
 fn an_agent_alone_starts_the_session_and_its_effectors_move_joints() {
-    let (mut app, agent, _) = sexp_app(ClockMode::Fast, true);
-    let (times, pans, first) = drive(
-        &mut app,
-        std::thread::spawn(move || {
-            let mut a = Peer::open(agent);
-            a.send("(init arm6 teamA 1)");
-            let first = a.recv().unwrap();
-            let mut times = vec![time_of(&first)];
-            let mut pans = vec![];
-            for _ in 0..240 {
-                // 30° on the pan joint, PD 60 N·m/rad, 4 N·m·s/rad.
-                a.send("(shoulder_pan 30 0 60 4 0)(syn)");
-                let p = a.recv().unwrap();
-                times.push(time_of(&p));
-                pans.push(joint_deg(&p, "shoulder_pan"));
-            }
-            (times, pans, first)
-        }),
-    );
+    let (times, pans, first) = serve(ClockMode::Fast, true, move |agent, _| {
+        let mut a = Peer::agent(agent);
+        let first = a.recv().unwrap();
+        let mut times = vec![time_of(&first)];
+        let mut pans = vec![];
+        for _ in 0..240 {
+            // 30° on the pan joint, PD 60 N·m/rad, 4 N·m·s/rad.
+            a.send("(shoulder_pan 30 0 60 4 0)(syn)");
+            let p = a.recv().unwrap();
+            times.push(time_of(&p));
+            pans.push(joint_deg(&p, "shoulder_pan"));
+        }
+        (times, pans, first)
+    });
     // One perception per cycle of 4 steps, exactly.
     for w in times.windows(2) {
         assert!((w[1] - w[0] - 4.0 * DT).abs() < 1.5e-3, "{:?}", w);
@@ -230,12 +182,11 @@ fn an_agent_alone_starts_the_session_and_its_effectors_move_joints() {
 
 #[test]
 fn a_pause_is_announced_and_ignored_effectors_are_warned_once() {
-    let (mut app, agent, monitor) = sexp_app(ClockMode::RealTime { speed: 1.0 }, false);
-    drive(
-        &mut app,
-        std::thread::spawn(move || {
-            let mut a = Peer::open(agent);
-            a.send("(init arm6 teamA 1)");
+    serve(
+        ClockMode::RealTime { speed: 1.0 },
+        false,
+        move |agent, monitor| {
+            let mut a = Peer::agent(agent);
             let running = a.until("a RUNNING perception", |msg| {
                 find(msg, "state").is_some() && atom_in(msg, "state", "") == "RUNNING"
             });
@@ -268,30 +219,25 @@ fn a_pause_is_announced_and_ignored_effectors_are_warned_once() {
             }
             assert_eq!(warnings.len(), 1, "{warnings:?}");
             assert!(warnings[0].contains("PAUSED"), "{warnings:?}");
-        }),
+        },
     );
 }
 
 #[test]
 fn effectors_drive_the_arm_once_running() {
-    let (mut app, agent, monitor) = sexp_app(ClockMode::Fast, true);
-    let pans = drive(
-        &mut app,
-        std::thread::spawn(move || {
-            let mut m = Peer::open(monitor);
-            m.send("(start)");
-            m.until("(ok start)", |msg| is_ok(msg, "start"));
-            let mut a = Peer::open(agent);
-            a.send("(init arm6 teamA 1)");
-            a.recv().unwrap();
-            let mut pans = vec![];
-            for _ in 0..240 {
-                a.send("(shoulder_pan 30 0 60 4 0)");
-                pans.push(joint_deg(&a.recv().unwrap(), "shoulder_pan"));
-            }
-            pans
-        }),
-    );
+    let pans = serve(ClockMode::Fast, true, move |agent, monitor| {
+        let mut m = Peer::open(monitor);
+        m.send("(start)");
+        m.until("(ok start)", |msg| is_ok(msg, "start"));
+        let mut a = Peer::agent(agent);
+        a.recv().unwrap();
+        let mut pans = vec![];
+        for _ in 0..240 {
+            a.send("(shoulder_pan 30 0 60 4 0)");
+            pans.push(joint_deg(&a.recv().unwrap(), "shoulder_pan"));
+        }
+        pans
+    });
     let last = *pans.last().unwrap();
     assert!(
         (last - 30.0).abs() < 2.0,
@@ -306,40 +252,35 @@ fn effectors_drive_the_arm_once_running() {
 
 #[test]
 fn sync_mode_waits_then_drops_a_silent_agent() {
-    let (mut app, agent, monitor) = sexp_app(ClockMode::Fast, true);
-    let (stalled_for, resumed) = drive(
-        &mut app,
-        std::thread::spawn(move || {
-            let mut a = Peer::open(agent);
-            a.send("(init arm6 teamA 1)");
+    let (stalled_for, resumed) = serve(ClockMode::Fast, true, move |agent, monitor| {
+        let mut a = Peer::agent(agent);
+        a.recv().unwrap();
+        for _ in 0..5 {
+            a.send("(syn)");
             a.recv().unwrap();
-            for _ in 0..5 {
-                a.send("(syn)");
-                a.recv().unwrap();
-            }
-            // Silence: the cycle waits. A monitor sees time stand still.
-            let mut m = Peer::open(monitor);
-            let t0 = time_of(&m.recv().unwrap());
-            std::thread::sleep(Duration::from_secs(2));
-            m.send("(unknownCommand)");
-            let frame = m.until("a world frame", |msg| find(msg, "time").is_some());
-            assert!(
-                (time_of(&frame) - t0).abs() < 1e-9,
-                "time moved while waiting"
-            );
-            // After 5 s the agent is dropped with a reason and the sim runs on.
-            let silent = Instant::now();
-            let reply = a.until("the drop", |msg| is_error(msg).is_some());
-            let reason = is_error(&reply).unwrap();
-            assert!(reason.contains("sync"), "{reason}");
-            assert!(a.closed());
-            let stalled_for = silent.elapsed() + Duration::from_secs(2);
-            let later = m.until("time moving again", |msg| {
-                find(msg, "time").is_some() && time_of(msg) > t0 + 0.1
-            });
-            (stalled_for, time_of(&later) > t0)
-        }),
-    );
+        }
+        // Silence: the cycle waits. A monitor sees time stand still.
+        let mut m = Peer::open(monitor);
+        let t0 = time_of(&m.recv().unwrap());
+        std::thread::sleep(Duration::from_secs(2));
+        m.send("(unknownCommand)");
+        let frame = m.until("a world frame", |msg| find(msg, "time").is_some());
+        assert!(
+            (time_of(&frame) - t0).abs() < 1e-9,
+            "time moved while waiting"
+        );
+        // After 5 s the agent is dropped with a reason and the sim runs on.
+        let silent = Instant::now();
+        let reply = a.until("the drop", |msg| is_error(msg).is_some());
+        let reason = is_error(&reply).unwrap();
+        assert!(reason.contains("sync"), "{reason}");
+        assert!(a.closed());
+        let stalled_for = silent.elapsed() + Duration::from_secs(2);
+        let later = m.until("time moving again", |msg| {
+            find(msg, "time").is_some() && time_of(msg) > t0 + 0.1
+        });
+        (stalled_for, time_of(&later) > t0)
+    });
     assert!(
         stalled_for >= Duration::from_millis(4800) && stalled_for < Duration::from_secs(7),
         "dropped after {stalled_for:?}"
@@ -349,31 +290,26 @@ fn sync_mode_waits_then_drops_a_silent_agent() {
 
 #[test]
 fn a_disconnect_mid_cycle_does_not_stall() {
-    let (mut app, agent, monitor) = sexp_app(ClockMode::Fast, true);
-    drive(
-        &mut app,
-        std::thread::spawn(move || {
-            let mut a = Peer::open(agent);
-            a.send("(init arm6 teamA 1)");
-            a.recv().unwrap();
-            let mut m = Peer::open(monitor);
-            let t0 = time_of(&m.recv().unwrap());
-            drop(a);
-            let t1 = Instant::now();
-            m.until("time moving again", |msg| {
-                find(msg, "time").is_some() && time_of(msg) > t0 + 0.05
-            });
-            assert!(
-                t1.elapsed() < Duration::from_secs(2),
-                "stalled {:?}",
-                t1.elapsed()
-            );
-            // A new agent can take over.
-            let mut b = Peer::open(agent);
-            b.send("(init arm6 teamA 2)");
-            assert!(find(&b.recv().unwrap(), "time").is_some());
-        }),
-    );
+    serve(ClockMode::Fast, true, move |agent, monitor| {
+        let mut a = Peer::agent(agent);
+        a.recv().unwrap();
+        let mut m = Peer::open(monitor);
+        let t0 = time_of(&m.recv().unwrap());
+        drop(a);
+        let t1 = Instant::now();
+        m.until("time moving again", |msg| {
+            find(msg, "time").is_some() && time_of(msg) > t0 + 0.05
+        });
+        assert!(
+            t1.elapsed() < Duration::from_secs(2),
+            "stalled {:?}",
+            t1.elapsed()
+        );
+        // A new agent can take over.
+        let mut b = Peer::open(agent);
+        b.send("(init arm6 teamA 2)");
+        assert!(find(&b.recv().unwrap(), "time").is_some());
+    });
 }
 
 #[test]
@@ -455,10 +391,10 @@ fn monitor_commands_change_the_world() {
 
 #[test]
 fn the_rule_book_scores_and_puts_back_fallen_cubes() {
-    let (mut app, _, monitor) = sexp_app(ClockMode::RealTime { speed: 1.0 }, false);
-    drive(
-        &mut app,
-        std::thread::spawn(move || {
+    serve(
+        ClockMode::RealTime { speed: 1.0 },
+        false,
+        move |_, monitor| {
             let mut m = Peer::open(monitor);
             m.recv().unwrap();
             m.send("(kickOff)");
@@ -503,32 +439,32 @@ fn the_rule_book_scores_and_puts_back_fallen_cubes() {
                 }
             });
             assert!(object_pos(&back, "cube_blue")[2] > 1.0);
-        }),
+        },
     );
 }
 
 #[test]
 fn oversized_frames_are_refused_before_allocation() {
-    let (mut app, agent, _) = sexp_app(ClockMode::RealTime { speed: 1.0 }, false);
-    drive(
-        &mut app,
-        std::thread::spawn(move || {
+    serve(
+        ClockMode::RealTime { speed: 1.0 },
+        false,
+        move |agent, _| {
             let mut a = Peer::open(agent);
             // Announces 2 GiB; the server refuses from the header and closes.
             a.s.write_all(&0x8000_0000u32.to_be_bytes()).unwrap();
             let reply = a.recv().expect("an error before the close");
             assert!(is_error(&reply).unwrap().contains("exceeds"), "{reply:?}");
             assert!(a.closed());
-        }),
+        },
     );
 }
 
 #[test]
 fn a_connection_without_init_is_closed_after_ten_seconds() {
-    let (mut app, agent, _) = sexp_app(ClockMode::RealTime { speed: 1.0 }, false);
-    let waited = drive(
-        &mut app,
-        std::thread::spawn(move || {
+    let waited = serve(
+        ClockMode::RealTime { speed: 1.0 },
+        false,
+        move |agent, _| {
             let mut a = Peer::open(agent);
             let t0 = Instant::now();
             let reply = a.recv().expect("an error before the close");
@@ -536,7 +472,7 @@ fn a_connection_without_init_is_closed_after_ten_seconds() {
             assert!(reason.contains("init"), "{reason}");
             assert!(a.closed());
             t0.elapsed()
-        }),
+        },
     );
     assert!(
         waited >= Duration::from_secs(9) && waited < Duration::from_secs(15),
@@ -559,14 +495,13 @@ fn object_quat(msg: &[Sexp], name: &str) -> Option<[f64; 4]> {
 
 #[test]
 fn an_agent_reconnecting_at_once_is_never_refused() {
-    let (mut app, agent, _) = sexp_app(ClockMode::RealTime { speed: 1.0 }, false);
-    let refusals = drive(
-        &mut app,
-        std::thread::spawn(move || {
+    let refusals = serve(
+        ClockMode::RealTime { speed: 1.0 },
+        false,
+        move |agent, _| {
             let mut refusals = Vec::new();
             for _ in 0..40 {
-                let mut a = Peer::open(agent);
-                a.send("(init arm6 teamA 1)");
+                let mut a = Peer::agent(agent);
                 let first = a.recv().expect("a perception or an error");
                 if let Some(reason) = is_error(&first) {
                     refusals.push(reason);
@@ -574,7 +509,7 @@ fn an_agent_reconnecting_at_once_is_never_refused() {
                 // Gone at once, as a client restarting in a loop is.
             }
             refusals
-        }),
+        },
     );
     assert!(
         refusals.is_empty(),
@@ -586,10 +521,10 @@ fn an_agent_reconnecting_at_once_is_never_refused() {
 
 #[test]
 fn a_message_of_a_million_bytes_of_expressions_costs_one_error() {
-    let (mut app, _, monitor) = sexp_app(ClockMode::RealTime { speed: 1.0 }, false);
-    drive(
-        &mut app,
-        std::thread::spawn(move || {
+    serve(
+        ClockMode::RealTime { speed: 1.0 },
+        false,
+        move |_, monitor| {
             let mut m = Peer::open(monitor);
             // 349,525 `(x)` in a frame just under the 1 MiB limit.
             m.send(&"(x)".repeat((1 << 20) / 3));
@@ -608,7 +543,7 @@ fn a_message_of_a_million_bytes_of_expressions_costs_one_error() {
                 errors.len()
             );
             assert!(errors[0].contains("ignored"), "{}", errors[0]);
-        }),
+        },
     );
 }
 
@@ -635,8 +570,7 @@ fn huge_finite_numbers_are_refused_and_never_poison_the_world() {
             let norm = q.iter().map(|v| v * v).sum::<f64>().sqrt();
             assert!((norm - 1.0).abs() < 1e-3, "{q:?}");
 
-            let mut a = Peer::open(agent);
-            a.send("(init arm6 teamA 1)");
+            let mut a = Peer::agent(agent);
             a.recv().expect("a perception");
             a.send("(shoulder_pan 10 0 3e38 0 0)");
             let err = a.until("an error", |msg| is_error(msg).is_some());
@@ -648,13 +582,7 @@ fn huge_finite_numbers_are_refused_and_never_poison_the_world() {
 
 #[test]
 fn a_teleop_observer_never_takes_the_arm_from_a_reconnecting_agent() {
-    use tungstenite::Message;
-    let mut app = armsim::headless_app(
-        default_scene(),
-        &SimOptions {
-            clock: ClockMode::RealTime { speed: 1.0 },
-        },
-    );
+    let mut app = headless(default_scene(), ClockMode::RealTime { speed: 1.0 });
     let (agent, _) = plugin::add(
         &mut app,
         SexpOptions {
@@ -664,48 +592,24 @@ fn a_teleop_observer_never_takes_the_arm_from_a_reconnecting_agent() {
     )
     .expect("binds");
     let agent = agent.unwrap();
-    let teleop = armsim::protocol::teleop::plugin::add(
-        &mut app,
-        armsim::protocol::teleop::plugin::TeleopOptions {
-            addr: "127.0.0.1:0".parse().unwrap(),
-            state_rate_hz: 60.0,
-            controller_grace: None,
-        },
-    )
-    .expect("binds");
+    let teleop = common::teleop::add_teleop(&mut app);
     finish_setup(&mut app);
     let (refusals, role) = drive(
         &mut app,
         std::thread::spawn(move || {
-            let mut first = Peer::open(agent);
-            first.send("(init arm6 teamA 1)");
+            let mut first = Peer::agent(agent);
             first.recv().expect("a perception");
             // A headset connects while the agent controls: it observes.
-            let (mut ws, _) = tungstenite::connect(format!("ws://{teleop}/ws")).expect("handshake");
-            let connect = serde_json::json!({
-                "schema_version": "1.0.0-revA", "msg_type": "ui_cmd", "seq": 1,
-                "t_send_ms": 0, "session_id": "", "extensions": {},
-                "payload": {"command": "CONNECT", "requested_scene_config_id": "default_scene"}
-            });
-            ws.send(Message::text(connect.to_string())).unwrap();
-            let role = loop {
-                let Message::Text(t) = ws.read().expect("CONNECTED") else {
-                    continue;
-                };
-                let v: serde_json::Value = serde_json::from_str(t.as_str()).unwrap();
-                if v["payload"]["event"] == "CONNECTED" {
-                    break v["payload"]["extensions"]["role"]
-                        .as_str()
-                        .unwrap()
-                        .to_string();
-                }
-            };
+            let mut headset = common::teleop::Client::open(teleop);
+            let role = headset.hello()["payload"]["extensions"]["role"]
+                .as_str()
+                .unwrap()
+                .to_string();
             // The agent restarts in a loop: the arm must come back to it every time.
             drop(first);
             let mut refusals = 0;
             for _ in 0..10 {
-                let mut a = Peer::open(agent);
-                a.send("(init arm6 teamA 1)");
+                let mut a = Peer::agent(agent);
                 if is_error(&a.recv().expect("a reply")).is_some() {
                     refusals += 1;
                 }

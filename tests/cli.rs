@@ -20,18 +20,20 @@ fn armsim() -> Command {
     cmd
 }
 
-#[test]
-fn headless_run_prints_its_report() {
-    let out = armsim()
-        .args(["--headless", "--steps", "480", "--fast"])
-        .output()
-        .expect("armsim runs");
+/// Runs `armsim args…`, asserts it succeeded (showing its stderr if not) and returns its stdout.
+fn run_ok(args: &[&str]) -> String {
+    let out = armsim().args(args).output().expect("armsim runs");
     assert!(
         out.status.success(),
-        "{}",
+        "armsim {args:?}: {}",
         String::from_utf8_lossy(&out.stderr)
     );
-    let stdout = String::from_utf8_lossy(&out.stdout);
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+#[test]
+fn headless_run_prints_its_report() {
+    let stdout = run_ok(&["--headless", "--steps", "480", "--fast"]);
     let line = stdout.lines().last().unwrap_or_default();
     assert!(line.starts_with("480 steps, 2.0 s sim, "), "report: {line}");
     assert!(line.ends_with(" steps/s"), "report: {line}");
@@ -39,22 +41,13 @@ fn headless_run_prints_its_report() {
 
 #[test]
 fn headless_duration_stops_at_sim_time() {
-    let out = armsim()
-        .args([
-            "--headless",
-            "--duration",
-            "0.5",
-            "--scene",
-            "assets/scenes/gripper4.json",
-        ])
-        .output()
-        .expect("armsim runs");
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stdout = run_ok(&[
+        "--headless",
+        "--duration",
+        "0.5",
+        "--scene",
+        "assets/scenes/gripper4.json",
+    ]);
     assert!(stdout.contains("120 steps, 0.5 s sim"), "report: {stdout}");
 }
 
@@ -188,6 +181,24 @@ fn a_recording_that_cannot_be_written_makes_the_exit_an_error() {
     );
     assert!(log.contains("recording"), "{log}");
     assert!(!target.exists());
+}
+
+#[test]
+fn benchmarks_run_from_the_command() {
+    // Tiny runs: the figures mean nothing here, only that each benchmark runs to its report.
+    let step = run_ok(&["bench", "step", "--steps", "24"]);
+    assert!(step.contains("ECS / bare"), "{step}");
+    let lockstep = run_ok(&[
+        "bench",
+        "lockstep",
+        "--steps",
+        "24",
+        "--scene",
+        "assets/scenes/gripper4.json",
+    ]);
+    assert!(lockstep.contains("lockstep client loop"), "{lockstep}");
+    let agent = run_ok(&["bench", "agent", "--steps", "10"]);
+    assert!(agent.contains("sync cycles"), "{agent}");
 }
 
 #[test]

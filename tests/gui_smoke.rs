@@ -3,6 +3,8 @@
 //! CI installs Xvfb, Mesa and xdotool (`.ci/run`); without them this test fails and says what is
 //! missing. Screenshots are kept in `target/gui-artifacts/`.
 
+mod common;
+
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -301,14 +303,11 @@ fn window_shows_the_scene_and_panel_and_responds_to_keys_clicks_and_sliders() {
     // The shoulder_pan slider (manual control): click near its right end, then read the joint
     // back through the monitor port.
     let pan = || -> f64 {
-        let mut s = std::net::TcpStream::connect(("127.0.0.1", monitor_port)).expect("monitor");
-        s.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
-        let mut len = [0u8; 4];
-        std::io::Read::read_exact(&mut s, &mut len).unwrap();
-        let mut buf = vec![0u8; u32::from_be_bytes(len) as usize];
-        std::io::Read::read_exact(&mut s, &mut buf).unwrap();
-        armsim::protocol::sexp::parse_all(&buf)
-            .filter_map(Result::ok)
+        let mut m = common::sexp::Peer::open(([127, 0, 0, 1], monitor_port).into());
+        m.s.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
+        m.recv()
+            .expect("a world frame")
+            .into_iter()
             .filter(|e| e.is("HJ"))
             .find(|e| {
                 e.find("n").and_then(|n| n.arg(0)).and_then(|a| a.as_atom()) == Some("shoulder_pan")

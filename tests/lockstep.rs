@@ -8,8 +8,8 @@ use std::net::{SocketAddr, TcpStream};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-use armsim::SimOptions;
 use armsim::headless::finish_setup;
+use armsim::protocol::lockstep::codec::{decode_state, encode_velocities};
 use armsim::protocol::lockstep::plugin::{self, LockstepServer};
 use armsim::sim::{ClockMode, SimClock};
 use bevy::prelude::App;
@@ -18,13 +18,8 @@ use common::*;
 const N: usize = 10;
 
 fn lockstep_app(timeout: Duration) -> (App, SocketAddr) {
-    let mut app = armsim::headless_app(
-        gripper4_scene(),
-        &SimOptions {
-            // No free-running steps: every step the test sees is one a client paid for.
-            clock: ClockMode::Manual,
-        },
-    );
+    // No free-running steps: every step the test sees is one a client paid for.
+    let mut app = headless(gripper4_scene(), ClockMode::Manual);
     let addr = plugin::add(&mut app, "127.0.0.1:0".parse().unwrap(), timeout).expect("binds");
     finish_setup(&mut app);
     (app, addr)
@@ -37,16 +32,12 @@ fn drive<T>(app: &mut App, client: JoinHandle<T>) -> T {
 fn read_frame(s: &mut TcpStream) -> (u64, Vec<f32>) {
     let mut buf = [0u8; 8 + 4 * N];
     s.read_exact(&mut buf).expect("a 48-byte frame");
-    let step = u64::from_be_bytes(buf[..8].try_into().unwrap());
-    let angles = buf[8..]
-        .chunks(4)
-        .map(|c| f32::from_be_bytes(c.try_into().unwrap()))
-        .collect();
-    (step, angles)
+    decode_state(&buf, N).expect("a whole frame")
 }
 
 fn answer(s: &mut TcpStream, v: &[f32]) {
-    let bytes: Vec<u8> = v.iter().flat_map(|x| x.to_be_bytes()).collect();
+    let mut bytes = Vec::new();
+    encode_velocities(v, &mut bytes);
     assert_eq!(bytes.len(), 40);
     s.write_all(&bytes).expect("answer");
 }
@@ -153,12 +144,7 @@ fn the_clock_waits_for_the_first_client_and_counts_steps_since_the_start() {
     // Real time, as `--remote-control-port` runs: without the wait the sim would step freely.
     let scene = gripper4_scene();
     let loaded = armsim::sim::SimWorld::new(&scene).joint_positions();
-    let mut app = armsim::headless_app(
-        scene,
-        &SimOptions {
-            clock: ClockMode::RealTime { speed: 1.0 },
-        },
-    );
+    let mut app = headless(scene, ClockMode::RealTime { speed: 1.0 });
     let addr = plugin::add(
         &mut app,
         "127.0.0.1:0".parse().unwrap(),
@@ -362,12 +348,7 @@ fn a_client_reconnecting_at_once_is_never_refused() {
 
 #[test]
 fn another_protocol_taking_the_arm_first_ends_the_wait() {
-    let mut app = armsim::headless_app(
-        gripper4_scene(),
-        &SimOptions {
-            clock: ClockMode::RealTime { speed: 1.0 },
-        },
-    );
+    let mut app = headless(gripper4_scene(), ClockMode::RealTime { speed: 1.0 });
     plugin::add(
         &mut app,
         "127.0.0.1:0".parse().unwrap(),
@@ -386,23 +367,17 @@ fn another_protocol_taking_the_arm_first_ends_the_wait() {
     let agent = agent.unwrap();
     // An agent takes the arm: no lockstep client can come now, so the clock must not wait.
     let client = std::thread::spawn(move || {
-        let mut s = connect(agent);
-        let init = b"(init gripper4 teamA 1)";
-        let mut frame = (init.len() as u32).to_be_bytes().to_vec();
-        frame.extend_from_slice(init);
-        s.write_all(&frame).unwrap();
+        let mut s = common::sexp::Peer::open(agent);
+        s.send("(init gripper4 teamA 1)");
         loop {
-            let mut len = [0u8; 4];
-            s.read_exact(&mut len).expect("a perception");
-            let mut buf = vec![0u8; u32::from_be_bytes(len) as usize];
-            s.read_exact(&mut buf).unwrap();
-            let text = String::from_utf8_lossy(&buf).to_string();
+            let msg = s.recv().expect("a perception");
             // (time (now 0.1000)) or later: the clock runs.
-            let now: f64 = text
-                .split("(now ")
-                .nth(1)
-                .and_then(|t| t.split(')').next())
-                .and_then(|t| t.parse().ok())
+            let now = msg
+                .iter()
+                .find(|e| e.is("time"))
+                .and_then(|t| t.find("now"))
+                .and_then(|n| n.arg(0))
+                .and_then(|a| a.as_f64().ok())
                 .expect("(time (now t))");
             if now >= 0.1 {
                 return now;

@@ -3,281 +3,48 @@
 
 mod common;
 
-use std::net::{SocketAddr, TcpStream};
+use std::net::TcpStream;
 use std::sync::Arc;
-use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use armsim::SimOptions;
-use armsim::headless::finish_setup;
 use armsim::protocol::teleop::plugin::{self, TeleopOptions};
-use armsim::scene::Scene;
-use armsim::sim::ClockMode;
-use bevy::prelude::App;
+use common::teleop::*;
 use common::*;
-use serde_json::{Value, json};
-use tungstenite::stream::MaybeTlsStream;
-use tungstenite::{Message, WebSocket};
-
-fn teleop_app(scene: Arc<Scene>) -> (App, SocketAddr) {
-    let mut app = armsim::headless_app(
-        scene,
-        &SimOptions {
-            clock: ClockMode::RealTime { speed: 1.0 },
-        },
-    );
-    let addr = plugin::add(
-        &mut app,
-        TeleopOptions {
-            addr: "127.0.0.1:0".parse().unwrap(),
-            state_rate_hz: 60.0,
-            controller_grace: None,
-        },
-    )
-    .expect("binds");
-    finish_setup(&mut app);
-    (app, addr)
-}
-
-fn drive<T>(app: &mut App, client: JoinHandle<T>) -> T {
-    common::drive(app, client, Duration::from_micros(300))
-}
-
-struct Client {
-    ws: WebSocket<MaybeTlsStream<TcpStream>>,
-    seq: u64,
-    session: String,
-    /// Every message received, in order.
-    log: Vec<Value>,
-}
-
-impl Client {
-    fn open(addr: SocketAddr) -> Self {
-        let (ws, _) = tungstenite::connect(format!("ws://{addr}/ws")).expect("handshake");
-        if let MaybeTlsStream::Plain(s) = ws.get_ref() {
-            s.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
-        }
-        Self {
-            ws,
-            seq: 0,
-            session: String::new(),
-            log: Vec::new(),
-        }
-    }
-
-    fn send_raw(&mut self, text: String) {
-        self.ws.send(Message::text(text)).expect("send");
-    }
-
-    /// The next envelope of this session (its `seq` counted).
-    fn envelope(&mut self, msg_type: &str, payload: Value) -> String {
-        self.seq += 1;
-        json!({
-            "schema_version": "1.0.0-revA",
-            "msg_type": msg_type,
-            "seq": self.seq,
-            "t_send_ms": 1_700_000_000_000u64 + self.seq,
-            "session_id": self.session,
-            "payload": payload,
-            "extensions": {}
-        })
-        .to_string()
-    }
-
-    fn send(&mut self, msg_type: &str, payload: Value) {
-        let env = self.envelope(msg_type, payload);
-        self.send_raw(env);
-    }
-
-    fn recv(&mut self) -> Value {
-        loop {
-            match self.ws.read().expect("a message within 5 s") {
-                Message::Text(t) => {
-                    let v: Value = serde_json::from_str(t.as_str()).expect("server sends JSON");
-                    assert_eq!(v["schema_version"], "1.0.0-revA");
-                    self.log.push(v.clone());
-                    return v;
-                }
-                Message::Close(_) => panic!("server closed the connection"),
-                _ => {}
-            }
-        }
-    }
-
-    /// Reads until `pred` holds (skipping state frames and the rest).
-    fn until(&mut self, what: &str, pred: impl Fn(&Value) -> bool) -> Value {
-        let deadline = Instant::now() + Duration::from_secs(5);
-        loop {
-            assert!(Instant::now() < deadline, "no {what} within 5 s");
-            let v = self.recv();
-            if pred(&v) {
-                return v;
-            }
-        }
-    }
-
-    fn event(&mut self, name: &str) -> Value {
-        self.until(name, |v| {
-            v["msg_type"] == "sim_event" && v["payload"]["event"] == name
-        })
-    }
-
-    fn alert(&mut self, code: &str) -> Value {
-        self.until(code, |v| {
-            v["msg_type"] == "sim_event"
-                && v["payload"]["event"] == "ALERT"
-                && v["payload"]["extensions"]["alert"]["code"] == code
-        })
-    }
-
-    /// Whether an ALERT with `code` has been received so far (including ones skipped over).
-    fn saw_alert(&self, code: &str) -> bool {
-        self.log.iter().any(|v| {
-            v["msg_type"] == "sim_event"
-                && v["payload"]["event"] == "ALERT"
-                && v["payload"]["extensions"]["alert"]["code"] == code
-        })
-    }
-
-    fn state(&mut self) -> Value {
-        self.until("state_frame", |v| v["msg_type"] == "state_frame")
-    }
-
-    /// The first state frame stamped at or after `event` (a `sim_event`), skipping frames that
-    /// were already on their way when it happened. After waiting on an event, read the state
-    /// with this, never with [`Client::state`].
-    fn state_after(&mut self, event: &Value) -> Value {
-        let at = stamp(event);
-        self.until("a state frame after the event", |v| {
-            v["msg_type"] == "state_frame" && stamp(v) >= at
-        })
-    }
-
-    fn ui(&mut self, command: &str) {
-        self.send("ui_cmd", json!({ "command": command }));
-    }
-
-    /// CONNECT; returns the CONNECTED event.
-    fn hello(&mut self) -> Value {
-        self.send(
-            "ui_cmd",
-            json!({"command": "CONNECT", "requested_scene_config_id": "default_scene"}),
-        );
-        let ev = self.event("CONNECTED");
-        self.session = ev["session_id"].as_str().unwrap().to_string();
-        assert_eq!(ev["payload"]["session_id"], self.session.as_str());
-        ev
-    }
-
-    fn control(&mut self, target: [f64; 3], grip: u8, clutch: bool) {
-        self.send(
-            "control_frame",
-            json!({
-                "frame_id": "vp_operator_anchor",
-                "left_target_pos_m": target,
-                "left_grip": {"mode": "binary", "value": grip},
-                "clutch_enabled": clutch,
-                "alerts": []
-            }),
-        );
-    }
-
-    fn heartbeat(&mut self) {
-        self.send("heartbeat", json!({ "t_origin_ms": 1_700_000_000_123u64 }));
-    }
-
-    /// Streams control frames at ~60 Hz (with heartbeats) for `secs`; returns the last state.
-    fn stream(
-        &mut self,
-        target: [f64; 3],
-        grip: u8,
-        clutch: bool,
-        secs: f64,
-        heartbeats: bool,
-    ) -> Value {
-        let end = Instant::now() + Duration::from_secs_f64(secs);
-        let mut last = Value::Null;
-        let mut n = 0;
-        while Instant::now() < end {
-            self.control(target, grip, clutch);
-            if heartbeats && n % 10 == 0 {
-                self.heartbeat();
-            }
-            n += 1;
-            last = self.state();
-        }
-        last
-    }
-}
-
-/// `(episode, step)` of a state frame or sim_event: orders them across resets.
-fn stamp(msg: &Value) -> (u64, u64) {
-    let ext = &msg["payload"]["extensions"];
-    let field = |name: &str| {
-        ext[name]
-            .as_u64()
-            .unwrap_or_else(|| panic!("no extensions.{name} in {msg}"))
-    };
-    (field("episode"), field("step"))
-}
-
-fn ee(state: &Value) -> [f64; 3] {
-    let p = &state["payload"]["ee_pos_m"];
-    [
-        p[0].as_f64().unwrap(),
-        p[1].as_f64().unwrap(),
-        p[2].as_f64().unwrap(),
-    ]
-}
-
-fn dist(a: [f64; 3], b: [f64; 3]) -> f64 {
-    ((a[0] - b[0]).powi(2) + (a[1] - b[1]).powi(2) + (a[2] - b[2]).powi(2)).sqrt()
-}
-
-fn alerts(state: &Value) -> Vec<String> {
-    state["payload"]["alerts"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|a| a.as_str().unwrap().to_string())
-        .collect()
-}
+use serde_json::json;
+use tungstenite::Message;
 
 #[test]
 fn connect_start_and_reach_targets_within_a_centimetre() {
-    let (mut app, addr) = teleop_app(default_scene());
-    let reached = drive(
-        &mut app,
-        std::thread::spawn(move || {
-            let mut c = Client::open(addr);
-            let hello = c.hello();
-            assert_eq!(hello["payload"]["sim_state"], "IDLE");
-            assert_eq!(hello["payload"]["extensions"]["role"], "controller");
-            assert_eq!(hello["seq"], 1, "the server's seq starts at 1 per session");
-            c.ui("START");
-            let started = c.event("STARTED");
-            assert_eq!(started["payload"]["sim_state"], "RUNNING");
-            let mut errors = Vec::new();
-            for target in [[0.5, 0.1, 1.2], [0.4, -0.2, 1.15], [0.55, 0.0, 1.1]] {
-                let t0 = Instant::now();
-                let mut reached_in = None;
-                while t0.elapsed() < Duration::from_secs(2) {
-                    c.control(target, 0, true);
-                    if t0.elapsed().as_millis() % 500 < 20 {
-                        c.heartbeat();
-                    }
-                    let s = c.state();
-                    if dist(ee(&s), target) < 0.01 {
-                        reached_in = Some(t0.elapsed());
-                        break;
-                    }
+    let reached = serve(default_scene(), move |addr| {
+        let mut c = Client::open(addr);
+        let hello = c.hello();
+        assert_eq!(hello["payload"]["sim_state"], "IDLE");
+        assert_eq!(hello["payload"]["extensions"]["role"], "controller");
+        assert_eq!(hello["seq"], 1, "the server's seq starts at 1 per session");
+        c.ui("START");
+        let started = c.event("STARTED");
+        assert_eq!(started["payload"]["sim_state"], "RUNNING");
+        let mut errors = Vec::new();
+        for target in [[0.5, 0.1, 1.2], [0.4, -0.2, 1.15], [0.55, 0.0, 1.1]] {
+            let t0 = Instant::now();
+            let mut reached_in = None;
+            while t0.elapsed() < Duration::from_secs(2) {
+                c.control(target, 0, true);
+                if t0.elapsed().as_millis() % 500 < 20 {
+                    c.heartbeat();
                 }
-                let last = c.state();
-                errors.push((target, dist(ee(&last), target), reached_in));
+                let s = c.state();
+                if dist(ee(&s), target) < 0.01 {
+                    reached_in = Some(t0.elapsed());
+                    break;
+                }
             }
-            errors
-        }),
-    );
+            let last = c.state();
+            errors.push((target, dist(ee(&last), target), reached_in));
+        }
+        errors
+    });
     for (target, err, reached_in) in reached {
         assert!(
             reached_in.is_some(),
@@ -288,93 +55,83 @@ fn connect_start_and_reach_targets_within_a_centimetre() {
 
 #[test]
 fn pause_freezes_and_reset_restores_the_scene() {
-    let (mut app, addr) = teleop_app(default_scene());
-    drive(
-        &mut app,
-        std::thread::spawn(move || {
-            let mut c = Client::open(addr);
-            c.hello();
-            let initial = c.state();
-            c.ui("START");
-            c.event("STARTED");
-            c.stream([0.45, 0.2, 1.2], 0, true, 1.0, true);
-            c.ui("PAUSE");
-            let paused = c.event("PAUSED");
-            assert_eq!(paused["payload"]["sim_state"], "PAUSED");
-            let a = c.state_after(&paused);
-            c.stream([0.6, -0.2, 1.3], 0, true, 0.4, true);
-            let b = c.state();
-            assert_eq!(b["payload"]["sim_state"], "PAUSED");
-            assert_eq!(
-                a["payload"]["extensions"]["step"], b["payload"]["extensions"]["step"],
-                "no step while paused"
-            );
-            assert_eq!(
-                a["payload"]["q_rad"], b["payload"]["q_rad"],
-                "the arm is frozen"
-            );
-            assert!(
-                c.saw_alert("CONTROL_IGNORED"),
-                "control while paused is refused"
-            );
-            c.ui("RESET");
-            let reset = c.event("RESET_DONE");
-            assert_eq!(reset["payload"]["sim_state"], "IDLE");
-            let after = c.state_after(&reset);
-            assert_eq!(after["payload"]["sim_state"], "IDLE");
-            let q0: Vec<f64> = serde_json::from_value(initial["payload"]["q_rad"].clone()).unwrap();
-            let q1: Vec<f64> = serde_json::from_value(after["payload"]["q_rad"].clone()).unwrap();
-            for (a, b) in q0.iter().zip(&q1) {
-                assert!((a - b).abs() < 0.01, "joints back home: {q0:?} vs {q1:?}");
-            }
-            for (o0, o1) in initial["payload"]["objects"]
-                .as_array()
-                .unwrap()
-                .iter()
-                .zip(after["payload"]["objects"].as_array().unwrap())
-            {
-                assert_eq!(o0["name"], o1["name"]);
-                let p0: [f64; 3] = serde_json::from_value(o0["pose"]["pos_m"].clone()).unwrap();
-                let p1: [f64; 3] = serde_json::from_value(o1["pose"]["pos_m"].clone()).unwrap();
-                assert!(dist(p0, p1) < 0.005, "{} back in place", o0["name"]);
-            }
-        }),
-    );
+    serve(default_scene(), move |addr| {
+        let mut c = Client::open(addr);
+        c.hello();
+        let initial = c.state();
+        c.start();
+        c.stream([0.45, 0.2, 1.2], 0, true, 1.0, true);
+        c.ui("PAUSE");
+        let paused = c.event("PAUSED");
+        assert_eq!(paused["payload"]["sim_state"], "PAUSED");
+        let a = c.state_after(&paused);
+        c.stream([0.6, -0.2, 1.3], 0, true, 0.4, true);
+        let b = c.state();
+        assert_eq!(b["payload"]["sim_state"], "PAUSED");
+        assert_eq!(
+            a["payload"]["extensions"]["step"], b["payload"]["extensions"]["step"],
+            "no step while paused"
+        );
+        assert_eq!(
+            a["payload"]["q_rad"], b["payload"]["q_rad"],
+            "the arm is frozen"
+        );
+        assert!(
+            c.saw_alert("CONTROL_IGNORED"),
+            "control while paused is refused"
+        );
+        c.ui("RESET");
+        let reset = c.event("RESET_DONE");
+        assert_eq!(reset["payload"]["sim_state"], "IDLE");
+        let after = c.state_after(&reset);
+        assert_eq!(after["payload"]["sim_state"], "IDLE");
+        let q0: Vec<f64> = serde_json::from_value(initial["payload"]["q_rad"].clone()).unwrap();
+        let q1: Vec<f64> = serde_json::from_value(after["payload"]["q_rad"].clone()).unwrap();
+        for (a, b) in q0.iter().zip(&q1) {
+            assert!((a - b).abs() < 0.01, "joints back home: {q0:?} vs {q1:?}");
+        }
+        for (o0, o1) in initial["payload"]["objects"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .zip(after["payload"]["objects"].as_array().unwrap())
+        {
+            assert_eq!(o0["name"], o1["name"]);
+            let p0: [f64; 3] = serde_json::from_value(o0["pose"]["pos_m"].clone()).unwrap();
+            let p1: [f64; 3] = serde_json::from_value(o1["pose"]["pos_m"].clone()).unwrap();
+            assert!(dist(p0, p1) < 0.005, "{} back in place", o0["name"]);
+        }
+    });
 }
 
 #[test]
 fn sessions_are_fresh_and_forged_ids_are_ignored() {
-    let (mut app, addr) = teleop_app(default_scene());
-    drive(
-        &mut app,
-        std::thread::spawn(move || {
-            let mut c = Client::open(addr);
-            c.hello();
-            let first = c.session.clone();
-            c.ui("START");
-            c.event("STARTED");
-            let before = ee(&c.state());
-            // A forged session id: ignored with an alert, the arm does not move.
-            let real = std::mem::replace(&mut c.session, "forged-0000".into());
-            for _ in 0..60 {
-                c.control([0.6, -0.3, 1.3], 0, true);
-            }
-            let alert = c.alert("SESSION_MISMATCH");
-            assert_eq!(alert["session_id"], real.as_str());
-            c.session = real;
-            std::thread::sleep(Duration::from_millis(300));
-            let after = ee(&c.state());
-            assert!(dist(before, after) < 0.005, "forged frames moved the arm");
-            c.ui("DISCONNECT");
-            c.event("DISCONNECTED");
-            c.hello();
-            assert_ne!(c.session, first, "a reconnect gets a new session id");
-            let mut other = Client::open(addr);
-            other.hello();
-            assert_ne!(other.session, c.session);
-            assert_ne!(other.session, first);
-        }),
-    );
+    serve(default_scene(), move |addr| {
+        let mut c = Client::open(addr);
+        c.hello();
+        let first = c.session.clone();
+        c.start();
+        let before = ee(&c.state());
+        // A forged session id: ignored with an alert, the arm does not move.
+        let real = std::mem::replace(&mut c.session, "forged-0000".into());
+        for _ in 0..60 {
+            c.control([0.6, -0.3, 1.3], 0, true);
+        }
+        let alert = c.alert("SESSION_MISMATCH");
+        assert_eq!(alert["session_id"], real.as_str());
+        c.session = real;
+        std::thread::sleep(Duration::from_millis(300));
+        let after = ee(&c.state());
+        assert!(dist(before, after) < 0.005, "forged frames moved the arm");
+        c.ui("DISCONNECT");
+        c.event("DISCONNECTED");
+        c.hello();
+        assert_ne!(c.session, first, "a reconnect gets a new session id");
+        let mut other = Client::open(addr);
+        other.hello();
+        assert_ne!(other.session, c.session);
+        assert_ne!(other.session, first);
+    });
 }
 
 #[test]
@@ -382,129 +139,104 @@ fn heartbeat_loss_holds_the_arm_until_the_clutch_is_engaged_again() {
     let mut scene = (*default_scene()).clone();
     scene.config.heartbeat.period_ms = 100;
     scene.config.heartbeat.timeout_ms = 400;
-    let (mut app, addr) = teleop_app(Arc::new(scene));
-    drive(
-        &mut app,
-        std::thread::spawn(move || {
-            let mut c = Client::open(addr);
-            c.hello();
-            c.ui("START");
-            c.event("STARTED");
-            // Control frames but no heartbeats: after 400 ms the arm holds.
-            let t0 = Instant::now();
-            c.stream([0.5, 0.25, 1.25], 0, true, 0.2, false);
-            c.alert("NET_TIMEOUT");
-            assert!(t0.elapsed() >= Duration::from_millis(380));
-            // The next state frames carry the alert too (one queued before it may still be in flight).
-            let held = c.until("a state frame with NET_TIMEOUT", |v| {
-                v["msg_type"] == "state_frame" && alerts(v).contains(&"NET_TIMEOUT".to_string())
-            });
-            assert_eq!(
-                held["payload"]["sim_state"], "RUNNING",
-                "the sim keeps running"
-            );
-            std::thread::sleep(Duration::from_millis(200));
-            let a = ee(&c.state());
-            c.stream([0.35, -0.25, 1.3], 0, true, 0.5, false);
-            let b = ee(&c.state());
-            assert!(dist(a, b) < 0.01, "held arm moved {} m", dist(a, b));
-            // Heartbeats return, clutch still held: still holding.
-            c.stream([0.35, -0.25, 1.3], 0, true, 0.5, true);
-            let b2 = ee(&c.state());
-            assert!(
-                dist(a, b2) < 0.01,
-                "control resumed without re-engaging the clutch"
-            );
-            // Release and engage again: control resumes.
-            c.stream([0.35, -0.25, 1.3], 0, false, 0.1, true);
-            let last = c.stream([0.35, -0.25, 1.3], 0, true, 1.5, true);
-            assert!(
-                dist(ee(&last), [0.35, -0.25, 1.3]) < 0.01,
-                "control did not resume: {:?}",
-                ee(&last)
-            );
-            assert!(!alerts(&last).contains(&"NET_TIMEOUT".to_string()));
-        }),
-    );
+    serve(Arc::new(scene), move |addr| {
+        let mut c = Client::started(addr);
+        // Control frames but no heartbeats: after 400 ms the arm holds.
+        let t0 = Instant::now();
+        c.stream([0.5, 0.25, 1.25], 0, true, 0.2, false);
+        c.alert("NET_TIMEOUT");
+        assert!(t0.elapsed() >= Duration::from_millis(380));
+        // The next state frames carry the alert too (one queued before it may still be in flight).
+        let held = c.until("a state frame with NET_TIMEOUT", |v| {
+            v["msg_type"] == "state_frame" && alerts(v).contains(&"NET_TIMEOUT".to_string())
+        });
+        assert_eq!(
+            held["payload"]["sim_state"], "RUNNING",
+            "the sim keeps running"
+        );
+        std::thread::sleep(Duration::from_millis(200));
+        let a = ee(&c.state());
+        c.stream([0.35, -0.25, 1.3], 0, true, 0.5, false);
+        let b = ee(&c.state());
+        assert!(dist(a, b) < 0.01, "held arm moved {} m", dist(a, b));
+        // Heartbeats return, clutch still held: still holding.
+        c.stream([0.35, -0.25, 1.3], 0, true, 0.5, true);
+        let b2 = ee(&c.state());
+        assert!(
+            dist(a, b2) < 0.01,
+            "control resumed without re-engaging the clutch"
+        );
+        // Release and engage again: control resumes.
+        c.stream([0.35, -0.25, 1.3], 0, false, 0.1, true);
+        let last = c.stream([0.35, -0.25, 1.3], 0, true, 1.5, true);
+        assert!(
+            dist(ee(&last), [0.35, -0.25, 1.3]) < 0.01,
+            "control did not resume: {:?}",
+            ee(&last)
+        );
+        assert!(!alerts(&last).contains(&"NET_TIMEOUT".to_string()));
+    });
 }
 
 #[test]
 fn clutch_gates_control() {
-    let (mut app, addr) = teleop_app(default_scene());
-    drive(
-        &mut app,
-        std::thread::spawn(move || {
-            let mut c = Client::open(addr);
-            c.hello();
-            c.ui("START");
-            c.event("STARTED");
-            let start = ee(&c.state());
-            let off = c.stream([0.4, 0.2, 1.2], 0, false, 0.8, true);
-            assert!(
-                dist(start, ee(&off)) < 0.005,
-                "the arm moved with the clutch off"
-            );
-            let on = c.stream([0.4, 0.2, 1.2], 0, true, 1.5, true);
-            assert!(dist(ee(&on), [0.4, 0.2, 1.2]) < 0.01, "{:?}", ee(&on));
-        }),
-    );
+    serve(default_scene(), move |addr| {
+        let mut c = Client::started(addr);
+        let start = ee(&c.state());
+        let off = c.stream([0.4, 0.2, 1.2], 0, false, 0.8, true);
+        assert!(
+            dist(start, ee(&off)) < 0.005,
+            "the arm moved with the clutch off"
+        );
+        let on = c.stream([0.4, 0.2, 1.2], 0, true, 1.5, true);
+        assert!(dist(ee(&on), [0.4, 0.2, 1.2]) < 0.01, "{:?}", ee(&on));
+    });
 }
 
 #[test]
 fn workspace_and_table_limits_clamp_with_alerts() {
-    let (mut app, addr) = teleop_app(default_scene());
-    drive(
-        &mut app,
-        std::thread::spawn(move || {
-            let mut c = Client::open(addr);
-            c.hello();
-            c.ui("START");
-            c.event("STARTED");
-            // x short of the box (min 0.15): clamped onto its face.
-            c.control([-0.2, 0.0, 1.2], 0, true);
-            c.alert("WORKSPACE_LIMIT");
-            let s = c.stream([-0.2, 0.0, 1.2], 0, true, 1.5, true);
-            assert!(alerts(&s).contains(&"WORKSPACE_LIMIT".to_string()));
-            assert!(dist(ee(&s), [0.15, 0.0, 1.2]) < 0.01, "{:?}", ee(&s));
-            // Inside the box but into the table: held at the clearance height (1.0 + clearance).
-            let clearance = default_scene().config.control.limits.table_clearance_m as f64;
-            c.control([0.5, 0.0, 1.0], 0, true);
-            c.alert("TABLE_CLEARANCE");
-            let s = c.stream([0.5, 0.0, 1.0], 0, true, 1.5, true);
-            assert!(alerts(&s).contains(&"TABLE_CLEARANCE".to_string()));
-            assert!(
-                dist(ee(&s), [0.5, 0.0, 1.0 + clearance]) < 0.01,
-                "{:?} (clearance {clearance})",
-                ee(&s)
-            );
-            // Back inside: no alerts.
-            let s = c.stream([0.5, 0.0, 1.2], 0, true, 0.5, true);
-            assert!(alerts(&s).is_empty(), "{:?}", alerts(&s));
-        }),
-    );
+    serve(default_scene(), move |addr| {
+        let mut c = Client::started(addr);
+        // x short of the box (min 0.15): clamped onto its face.
+        c.control([-0.2, 0.0, 1.2], 0, true);
+        c.alert("WORKSPACE_LIMIT");
+        let s = c.stream([-0.2, 0.0, 1.2], 0, true, 1.5, true);
+        assert!(alerts(&s).contains(&"WORKSPACE_LIMIT".to_string()));
+        assert!(dist(ee(&s), [0.15, 0.0, 1.2]) < 0.01, "{:?}", ee(&s));
+        // Inside the box but into the table: held at the clearance height (1.0 + clearance).
+        let clearance = default_scene().config.control.limits.table_clearance_m as f64;
+        c.control([0.5, 0.0, 1.0], 0, true);
+        c.alert("TABLE_CLEARANCE");
+        let s = c.stream([0.5, 0.0, 1.0], 0, true, 1.5, true);
+        assert!(alerts(&s).contains(&"TABLE_CLEARANCE".to_string()));
+        assert!(
+            dist(ee(&s), [0.5, 0.0, 1.0 + clearance]) < 0.01,
+            "{:?} (clearance {clearance})",
+            ee(&s)
+        );
+        // Back inside: no alerts.
+        let s = c.stream([0.5, 0.0, 1.2], 0, true, 0.5, true);
+        assert!(alerts(&s).is_empty(), "{:?}", alerts(&s));
+    });
 }
 
 #[test]
 fn state_frames_at_60_hz_with_monotonic_seq() {
-    let (mut app, addr) = teleop_app(default_scene());
-    let (frames, seqs, secs) = drive(
-        &mut app,
-        std::thread::spawn(move || {
-            let mut c = Client::open(addr);
-            c.hello();
-            c.state();
-            let t0 = Instant::now();
-            let mut frames = 0;
-            while t0.elapsed() < Duration::from_secs(3) {
-                if c.recv()["msg_type"] == "state_frame" {
-                    frames += 1;
-                }
+    let (frames, seqs, secs) = serve(default_scene(), move |addr| {
+        let mut c = Client::open(addr);
+        c.hello();
+        c.state();
+        let t0 = Instant::now();
+        let mut frames = 0;
+        while t0.elapsed() < Duration::from_secs(3) {
+            if c.recv()["msg_type"] == "state_frame" {
+                frames += 1;
             }
-            let secs = t0.elapsed().as_secs_f64();
-            let seqs: Vec<u64> = c.log.iter().map(|v| v["seq"].as_u64().unwrap()).collect();
-            (frames, seqs, secs)
-        }),
-    );
+        }
+        let secs = t0.elapsed().as_secs_f64();
+        let seqs: Vec<u64> = c.log.iter().map(|v| v["seq"].as_u64().unwrap()).collect();
+        (frames, seqs, secs)
+    });
     // The limiter never sends faster than 60 Hz; how close to 60 it gets depends on how fast
     // this (debug, possibly loaded) machine runs frames, so only a stream that keeps flowing is
     // asserted below it. `armsim bench teleop` measures the rate itself.
@@ -522,81 +254,72 @@ fn state_frames_at_60_hz_with_monotonic_seq() {
 
 #[test]
 fn observers_watch_but_cannot_control() {
-    let (mut app, addr) = teleop_app(default_scene());
-    drive(
-        &mut app,
-        std::thread::spawn(move || {
-            let mut ctl = Client::open(addr);
-            ctl.hello();
-            let mut obs = Client::open(addr);
-            let hello = obs.hello();
-            assert_eq!(hello["payload"]["extensions"]["role"], "observer");
-            obs.ui("START");
-            obs.alert("NOT_CONTROLLER");
-            obs.state();
-            ctl.ui("START");
-            ctl.event("STARTED");
-            // Observers hear about session changes too.
-            obs.event("STARTED");
-            let before = ee(&obs.state());
-            for _ in 0..30 {
-                obs.control([0.6, -0.3, 1.3], 0, true);
-            }
-            obs.alert("NOT_CONTROLLER");
-            std::thread::sleep(Duration::from_millis(300));
-            let after = ee(&obs.state());
-            assert!(dist(before, after) < 0.005, "an observer moved the arm");
-        }),
-    );
+    serve(default_scene(), move |addr| {
+        let mut ctl = Client::open(addr);
+        ctl.hello();
+        let mut obs = Client::open(addr);
+        let hello = obs.hello();
+        assert_eq!(hello["payload"]["extensions"]["role"], "observer");
+        obs.ui("START");
+        obs.alert("NOT_CONTROLLER");
+        obs.state();
+        ctl.start();
+        // Observers hear about session changes too.
+        obs.event("STARTED");
+        let before = ee(&obs.state());
+        for _ in 0..30 {
+            obs.control([0.6, -0.3, 1.3], 0, true);
+        }
+        obs.alert("NOT_CONTROLLER");
+        std::thread::sleep(Duration::from_millis(300));
+        let after = ee(&obs.state());
+        assert!(dist(before, after) < 0.005, "an observer moved the arm");
+    });
 }
 
 #[test]
 fn malformed_input_is_answered_and_the_connection_stays_usable() {
-    let (mut app, addr) = teleop_app(default_scene());
-    drive(
-        &mut app,
-        std::thread::spawn(move || {
-            // Wrong path: refused at the HTTP handshake.
-            let err = tungstenite::connect(format!("ws://{addr}/nope")).unwrap_err();
-            assert!(err.to_string().contains("404"), "{err}");
+    serve(default_scene(), move |addr| {
+        // Wrong path: refused at the HTTP handshake.
+        let err = tungstenite::connect(format!("ws://{addr}/nope")).unwrap_err();
+        assert!(err.to_string().contains("404"), "{err}");
 
-            let mut c = Client::open(addr);
-            c.send(
-                "ui_cmd",
-                json!({"command": "CONNECT", "requested_scene_config_id": "other_scene"}),
-            );
-            c.alert("SCENE_MISMATCH");
-            c.heartbeat();
-            c.alert("NOT_CONNECTED");
-            c.hello();
-            c.send_raw("{ this is not json".into());
-            c.alert("MALFORMED_MESSAGE");
-            c.send_raw(r#"{"schema_version":"0.9","msg_type":"heartbeat","seq":1,"t_send_ms":1,"session_id":"","payload":{}}"#.into());
-            c.alert("SCHEMA_VERSION");
-            c.send("teleport", json!({}));
-            c.alert("UNKNOWN_MSG_TYPE");
-            c.send(
-                "heartbeat",
-                json!({"t_origin_ms": 1, "pad": "x".repeat(100_000)}),
-            );
-            c.alert("MESSAGE_TOO_LARGE");
-            c.send_raw(format!(
-                r#"{{"schema_version":"1.0.0-revA","msg_type":"control_frame","seq":99,"t_send_ms":1,"session_id":"{}","payload":{{"frame_id":"vp_operator_anchor","left_target_pos_m":[1e999,0,1],"left_grip":{{"mode":"binary","value":0}},"clutch_enabled":true}}}}"#,
-                c.session
-            ));
-            c.alert("MALFORMED_MESSAGE");
-            c.ws.send(Message::Binary(vec![1, 2, 3].into())).unwrap();
-            c.alert("MALFORMED_MESSAGE");
-            // Still usable: a heartbeat is acknowledged with its origin time echoed exactly.
-            c.send(
-                "heartbeat",
-                json!({"t_origin_ms": 1_700_000_000_123_456u64}),
-            );
-            let ack = c.until("heartbeat_ack", |v| v["msg_type"] == "heartbeat_ack");
-            assert_eq!(ack["payload"]["t_origin_ms"], 1_700_000_000_123_456u64);
-            assert!(ack["payload"]["rtt_ms_est"].as_f64().unwrap() >= 0.0);
-        }),
-    );
+        let mut c = Client::open(addr);
+        c.send(
+            "ui_cmd",
+            json!({"command": "CONNECT", "requested_scene_config_id": "other_scene"}),
+        );
+        c.alert("SCENE_MISMATCH");
+        c.heartbeat();
+        c.alert("NOT_CONNECTED");
+        c.hello();
+        c.send_raw("{ this is not json".into());
+        c.alert("MALFORMED_MESSAGE");
+        c.send_raw(r#"{"schema_version":"0.9","msg_type":"heartbeat","seq":1,"t_send_ms":1,"session_id":"","payload":{}}"#.into());
+        c.alert("SCHEMA_VERSION");
+        c.send("teleport", json!({}));
+        c.alert("UNKNOWN_MSG_TYPE");
+        c.send(
+            "heartbeat",
+            json!({"t_origin_ms": 1, "pad": "x".repeat(100_000)}),
+        );
+        c.alert("MESSAGE_TOO_LARGE");
+        c.send_raw(format!(
+            r#"{{"schema_version":"1.0.0-revA","msg_type":"control_frame","seq":99,"t_send_ms":1,"session_id":"{}","payload":{{"frame_id":"vp_operator_anchor","left_target_pos_m":[1e999,0,1],"left_grip":{{"mode":"binary","value":0}},"clutch_enabled":true}}}}"#,
+            c.session
+        ));
+        c.alert("MALFORMED_MESSAGE");
+        c.ws.send(Message::Binary(vec![1, 2, 3].into())).unwrap();
+        c.alert("MALFORMED_MESSAGE");
+        // Still usable: a heartbeat is acknowledged with its origin time echoed exactly.
+        c.send(
+            "heartbeat",
+            json!({"t_origin_ms": 1_700_000_000_123_456u64}),
+        );
+        let ack = c.until("heartbeat_ack", |v| v["msg_type"] == "heartbeat_ack");
+        assert_eq!(ack["payload"]["t_origin_ms"], 1_700_000_000_123_456u64);
+        assert!(ack["payload"]["rtt_ms_est"].as_f64().unwrap() >= 0.0);
+    });
 }
 
 #[test]
@@ -618,303 +341,196 @@ fn a_port_in_use_is_a_clear_error() {
 
 #[test]
 fn after_a_reset_an_unclutched_arm_stays_where_the_reset_put_it() {
-    let (mut app, addr) = teleop_app(default_scene());
-    drive(
-        &mut app,
-        std::thread::spawn(move || {
-            let mut c = Client::open(addr);
-            c.hello();
-            c.ui("START");
-            c.event("STARTED");
-            c.stream([0.4, 0.2, 1.2], 0, true, 1.5, true);
-            c.ui("RESET");
-            let reset = c.event("RESET_DONE");
-            let home = ee(&c.state_after(&reset));
-            c.ui("START");
-            c.event("STARTED");
-            // Clutch off: the arm must hold the reset posture, not return to the old target.
-            let held = c.stream([0.4, 0.2, 1.2], 0, false, 1.0, true);
-            assert!(
-                dist(home, ee(&held)) < 0.005,
-                "the arm moved from {home:?} to {:?} with the clutch off",
-                ee(&held)
-            );
-        }),
-    );
+    serve(default_scene(), move |addr| {
+        let mut c = Client::started(addr);
+        c.stream([0.4, 0.2, 1.2], 0, true, 1.5, true);
+        c.ui("RESET");
+        let reset = c.event("RESET_DONE");
+        let home = ee(&c.state_after(&reset));
+        c.start();
+        // Clutch off: the arm must hold the reset posture, not return to the old target.
+        let held = c.stream([0.4, 0.2, 1.2], 0, false, 1.0, true);
+        assert!(
+            dist(home, ee(&held)) < 0.005,
+            "the arm moved from {home:?} to {:?} with the clutch off",
+            ee(&held)
+        );
+    });
 }
 
 #[test]
 fn trickling_handshakes_never_keep_a_real_client_out() {
     use std::io::{Read, Write};
-    let (mut app, addr) = teleop_app(default_scene());
-    drive(
-        &mut app,
-        std::thread::spawn(move || {
-            // More half-sent requests than the server takes connections.
-            let mut tricklers: Vec<TcpStream> = (0..300)
-                .map(|_| {
-                    let mut s = TcpStream::connect(addr).expect("connects");
-                    s.write_all(b"GET /ws HTTP/1.1\r\n").unwrap();
-                    s
-                })
-                .collect();
-            let mut c = Client::open(addr);
-            let hello = c.hello();
-            assert_eq!(hello["payload"]["extensions"]["role"], "controller");
-            drop(tricklers.drain(..));
+    serve(default_scene(), move |addr| {
+        // More half-sent requests than the server takes connections.
+        let mut tricklers: Vec<TcpStream> = (0..300)
+            .map(|_| {
+                let mut s = TcpStream::connect(addr).expect("connects");
+                s.write_all(b"GET /ws HTTP/1.1\r\n").unwrap();
+                s
+            })
+            .collect();
+        let mut c = Client::open(addr);
+        let hello = c.hello();
+        assert_eq!(hello["payload"]["extensions"]["role"], "controller");
+        drop(tricklers.drain(..));
 
-            // One deadline for the whole handshake, however the bytes trickle in.
-            let mut slow = TcpStream::connect(addr).expect("connects");
-            slow.set_read_timeout(Some(Duration::from_millis(300)))
-                .unwrap();
-            let request = b"GET /ws HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\n";
-            let mut b = [0u8; 256];
-            for (sent, byte) in request.iter().enumerate() {
-                if slow.write_all(&[*byte]).is_err() {
-                    return sent;
-                }
-                match slow.read(&mut b) {
-                    Ok(0) => return sent,
-                    Ok(_) => {}
-                    Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {}
-                    Err(_) => return sent,
-                }
+        // One deadline for the whole handshake, however the bytes trickle in.
+        let mut slow = TcpStream::connect(addr).expect("connects");
+        slow.set_read_timeout(Some(Duration::from_millis(300)))
+            .unwrap();
+        let request = b"GET /ws HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\n";
+        let mut b = [0u8; 256];
+        for (sent, byte) in request.iter().enumerate() {
+            if slow.write_all(&[*byte]).is_err() {
+                return sent;
             }
-            panic!(
-                "a handshake trickling for {} s was never cut off",
-                request.len() * 3 / 10
-            );
-        }),
-    );
+            match slow.read(&mut b) {
+                Ok(0) => return sent,
+                Ok(_) => {}
+                Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {}
+                Err(_) => return sent,
+            }
+        }
+        panic!(
+            "a handshake trickling for {} s was never cut off",
+            request.len() * 3 / 10
+        );
+    });
 }
 
 #[test]
 fn a_huge_finite_target_is_refused_and_the_next_frames_still_steer() {
-    let (mut app, addr) = teleop_app(default_scene());
-    drive(
-        &mut app,
-        std::thread::spawn(move || {
-            let mut c = Client::open(addr);
-            c.hello();
-            c.ui("START");
-            c.event("STARTED");
-            c.stream([0.45, 0.1, 1.2], 0, true, 0.3, true);
-            c.control([1e37, 0.0, 1.2], 0, true);
-            let alert = c.alert("BAD_CONTROL_FRAME");
-            let message = alert["payload"]["extensions"]["alert"]["message"].to_string();
-            assert!(message.contains("outside the world"), "{message}");
-            let last = c.stream([0.4, -0.15, 1.15], 0, true, 1.5, true);
-            assert!(
-                dist(ee(&last), [0.4, -0.15, 1.15]) < 0.01,
-                "valid frames after a huge one did not steer: {:?}",
-                ee(&last)
-            );
-        }),
-    );
-}
-
-fn step_of(state: &Value) -> u64 {
-    state["payload"]["extensions"]["step"].as_u64().unwrap()
-}
-
-fn last_seq(state: &Value) -> u64 {
-    state["payload"]["extensions"]["last_control_seq"]
-        .as_u64()
-        .unwrap()
-}
-
-impl Client {
-    /// Streams control frames (a heartbeat every tenth) until a state frame stamped at
-    /// `until_step` or later arrives; returns every state frame seen. Paced by the state frames,
-    /// not by the wall clock.
-    fn stream_until_step(&mut self, target: [f64; 3], clutch: bool, until_step: u64) -> Vec<Value> {
-        let mut frames = Vec::new();
-        for n in 0.. {
-            self.control(target, 0, clutch);
-            if n % 10 == 0 {
-                self.heartbeat();
-            }
-            let s = self.state();
-            let done = step_of(&s) >= until_step;
-            frames.push(s);
-            if done {
-                break;
-            }
-        }
-        frames
-    }
-
-    /// Sends two messages in one flush, so the server reads them together.
-    fn send_pair(&mut self, a: (&str, Value), b: (&str, Value)) {
-        for (msg_type, payload) in [a, b] {
-            let env = self.envelope(msg_type, payload);
-            self.ws.write(Message::text(env)).expect("write");
-        }
-        self.ws.flush().expect("flush");
-    }
-
-    /// Reads (sending a heartbeat after each message, so this session stays live) until an
-    /// ALERT with `code` arrives.
-    fn alert_keeping_alive(&mut self, code: &str) -> Value {
-        let deadline = Instant::now() + Duration::from_secs(10);
-        loop {
-            assert!(Instant::now() < deadline, "no {code} within 10 s");
-            let v = self.recv();
-            self.heartbeat();
-            if v["msg_type"] == "sim_event"
-                && v["payload"]["event"] == "ALERT"
-                && v["payload"]["extensions"]["alert"]["code"] == code
-            {
-                return v;
-            }
-        }
-    }
-}
-
-fn frame_payload(target: [f64; 3]) -> Value {
-    json!({
-        "frame_id": "vp_operator_anchor",
-        "left_target_pos_m": target,
-        "left_grip": {"mode": "binary", "value": 0},
-        "clutch_enabled": true,
-        "alerts": []
-    })
+    serve(default_scene(), move |addr| {
+        let mut c = Client::started(addr);
+        c.stream([0.45, 0.1, 1.2], 0, true, 0.3, true);
+        c.control([1e37, 0.0, 1.2], 0, true);
+        let alert = c.alert("BAD_CONTROL_FRAME");
+        let message = alert["payload"]["extensions"]["alert"]["message"].to_string();
+        assert!(message.contains("outside the world"), "{message}");
+        let last = c.stream([0.4, -0.15, 1.15], 0, true, 1.5, true);
+        assert!(
+            dist(ee(&last), [0.4, -0.15, 1.15]) < 0.01,
+            "valid frames after a huge one did not steer: {:?}",
+            ee(&last)
+        );
+    });
 }
 
 #[test]
 fn a_control_frame_right_after_start_applies() {
-    let (mut app, addr) = teleop_app(default_scene());
-    drive(
-        &mut app,
-        std::thread::spawn(move || {
-            let mut c = Client::open(addr);
-            c.hello();
-            // As reported: after a RESET, START and a control frame back to back.
-            c.ui("START");
-            c.event("STARTED");
-            c.ui("RESET");
-            c.event("RESET_DONE");
-            c.send_pair(
-                ("ui_cmd", json!({ "command": "START" })),
-                ("control_frame", frame_payload([0.45, 0.1, 1.2])),
-            );
-            let seq = c.seq;
-            c.event("STARTED");
-            let first = c.state();
-            // 0.2 s of sim time later the frame must be the one the arm follows.
-            let mut s = first.clone();
-            while step_of(&s) < step_of(&first) + 48 {
-                s = c.state();
-            }
-            assert_eq!(
-                last_seq(&s),
-                seq,
-                "the control frame after START was dropped"
-            );
-            assert!(
-                !c.saw_alert("CONTROL_IGNORED"),
-                "refused: {:?}",
-                c.log
-                    .iter()
-                    .filter(|v| v["payload"]["event"] == "ALERT")
-                    .collect::<Vec<_>>()
-            );
-        }),
-    );
+    serve(default_scene(), move |addr| {
+        let mut c = Client::open(addr);
+        c.hello();
+        // As reported: after a RESET, START and a control frame back to back.
+        c.start();
+        c.ui("RESET");
+        c.event("RESET_DONE");
+        c.send_pair(
+            ("ui_cmd", json!({ "command": "START" })),
+            ("control_frame", control_payload([0.45, 0.1, 1.2], 0, true)),
+        );
+        let seq = c.seq;
+        c.event("STARTED");
+        let first = c.state();
+        // 0.2 s of sim time later the frame must be the one the arm follows.
+        let mut s = first.clone();
+        while step_of(&s) < step_of(&first) + 48 {
+            s = c.state();
+        }
+        assert_eq!(
+            last_seq(&s),
+            seq,
+            "the control frame after START was dropped"
+        );
+        assert!(
+            !c.saw_alert("CONTROL_IGNORED"),
+            "refused: {:?}",
+            c.log
+                .iter()
+                .filter(|v| v["payload"]["event"] == "ALERT")
+                .collect::<Vec<_>>()
+        );
+    });
 }
 
 #[test]
 fn a_new_session_never_moves_the_arm_before_its_start() {
-    let (mut app, addr) = teleop_app(default_scene());
-    drive(
-        &mut app,
-        std::thread::spawn(move || {
-            let mut a = Client::open(addr);
-            a.hello();
-            a.ui("START");
-            a.event("STARTED");
-            let s = a.state();
-            a.stream_until_step([0.45, 0.2, 1.2], true, step_of(&s) + 120);
-            // The controller leaves mid-run: the simulation stays RUNNING for everyone else.
-            a.ui("DISCONNECT");
-            a.event("DISCONNECTED");
+    serve(default_scene(), move |addr| {
+        let mut a = Client::started(addr);
+        let s = a.state();
+        a.stream_until_step([0.45, 0.2, 1.2], true, step_of(&s) + 120);
+        // The controller leaves mid-run: the simulation stays RUNNING for everyone else.
+        a.ui("DISCONNECT");
+        a.event("DISCONNECTED");
 
-            let mut b = Client::open(addr);
-            let hello = b.hello();
-            assert_eq!(hello["payload"]["extensions"]["role"], "controller");
-            assert_eq!(
-                hello["payload"]["sim_state"], "IDLE",
-                "CONNECTED comes with IDLE"
-            );
-            let s0 = b.state();
-            assert_eq!(s0["payload"]["sim_state"], "IDLE");
-            let before = ee(&s0);
-            // Control frames without START, for half a second of sim time: ignored.
-            let frames = b.stream_until_step([0.6, -0.3, 1.3], true, step_of(&s0) + 120);
-            let last = frames.last().unwrap();
-            assert!(
-                dist(before, ee(last)) < 0.005,
-                "the arm moved {} m before START",
-                dist(before, ee(last))
-            );
-            assert_eq!(last_seq(last), 0);
-            assert!(frames.iter().all(|f| f["payload"]["sim_state"] == "IDLE"));
-            assert!(b.saw_alert("CONTROL_IGNORED"));
-            // After its START it controls the arm.
-            b.ui("START");
-            let started = b.event("STARTED");
-            assert_eq!(started["payload"]["sim_state"], "RUNNING");
-            let s1 = b.state();
-            let frames = b.stream_until_step([0.6, -0.3, 1.3], true, step_of(&s1) + 120);
-            let last = frames.last().unwrap();
-            assert_eq!(last["payload"]["sim_state"], "RUNNING");
-            assert!(last_seq(last) > 0);
-            assert!(dist(before, ee(last)) > 0.05, "START did not give control");
-        }),
-    );
+        let mut b = Client::open(addr);
+        let hello = b.hello();
+        assert_eq!(hello["payload"]["extensions"]["role"], "controller");
+        assert_eq!(
+            hello["payload"]["sim_state"], "IDLE",
+            "CONNECTED comes with IDLE"
+        );
+        let s0 = b.state();
+        assert_eq!(s0["payload"]["sim_state"], "IDLE");
+        let before = ee(&s0);
+        // Control frames without START, for half a second of sim time: ignored.
+        let frames = b.stream_until_step([0.6, -0.3, 1.3], true, step_of(&s0) + 120);
+        let last = frames.last().unwrap();
+        assert!(
+            dist(before, ee(last)) < 0.005,
+            "the arm moved {} m before START",
+            dist(before, ee(last))
+        );
+        assert_eq!(last_seq(last), 0);
+        assert!(frames.iter().all(|f| f["payload"]["sim_state"] == "IDLE"));
+        assert!(b.saw_alert("CONTROL_IGNORED"));
+        // After its START it controls the arm.
+        b.ui("START");
+        let started = b.event("STARTED");
+        assert_eq!(started["payload"]["sim_state"], "RUNNING");
+        let s1 = b.state();
+        let frames = b.stream_until_step([0.6, -0.3, 1.3], true, step_of(&s1) + 120);
+        let last = frames.last().unwrap();
+        assert_eq!(last["payload"]["sim_state"], "RUNNING");
+        assert!(last_seq(last) > 0);
+        assert!(dist(before, ee(last)) > 0.05, "START did not give control");
+    });
 }
 
 #[test]
 fn when_the_controller_leaves_the_longest_connected_observer_is_promoted() {
-    let (mut app, addr) = teleop_app(default_scene());
-    drive(
-        &mut app,
-        std::thread::spawn(move || {
-            let mut ctl = Client::open(addr);
-            ctl.hello();
-            ctl.ui("START");
-            ctl.event("STARTED");
-            let mut first = Client::open(addr);
-            assert_eq!(first.hello()["payload"]["extensions"]["role"], "observer");
-            let mut second = Client::open(addr);
-            assert_eq!(second.hello()["payload"]["extensions"]["role"], "observer");
-            // The controller's socket closes without DISCONNECT.
-            drop(ctl);
-            let promoted = first.alert_keeping_alive("PROMOTED");
-            assert_eq!(promoted["payload"]["extensions"]["role"], "controller");
-            // It has not sent START yet: IDLE for it, although the simulation runs.
-            assert_eq!(promoted["payload"]["sim_state"], "IDLE");
-            let after = first.state();
-            // The other observer hears nothing of the kind, up to a frame stamped later.
-            let mut s = second.state();
-            while step_of(&s) <= step_of(&after) {
-                s = second.state();
-            }
-            assert!(!second.saw_alert("PROMOTED"));
-            assert_eq!(
-                s["payload"]["sim_state"], "RUNNING",
-                "observers see the sim"
-            );
-            second.control([0.6, -0.3, 1.3], 0, true);
-            second.alert("NOT_CONTROLLER");
-            // The promoted one controls after its START.
-            first.ui("START");
-            first.event("STARTED");
-            let s1 = first.state();
-            let frames = first.stream_until_step([0.5, 0.0, 1.2], true, step_of(&s1) + 48);
-            assert!(last_seq(frames.last().unwrap()) > 0);
-        }),
-    );
+    serve(default_scene(), move |addr| {
+        let ctl = Client::started(addr);
+        let mut first = Client::open(addr);
+        assert_eq!(first.hello()["payload"]["extensions"]["role"], "observer");
+        let mut second = Client::open(addr);
+        assert_eq!(second.hello()["payload"]["extensions"]["role"], "observer");
+        // The controller's socket closes without DISCONNECT.
+        drop(ctl);
+        let promoted = first.alert_keeping_alive("PROMOTED");
+        assert_eq!(promoted["payload"]["extensions"]["role"], "controller");
+        // It has not sent START yet: IDLE for it, although the simulation runs.
+        assert_eq!(promoted["payload"]["sim_state"], "IDLE");
+        let after = first.state();
+        // The other observer hears nothing of the kind, up to a frame stamped later.
+        let mut s = second.state();
+        while step_of(&s) <= step_of(&after) {
+            s = second.state();
+        }
+        assert!(!second.saw_alert("PROMOTED"));
+        assert_eq!(
+            s["payload"]["sim_state"], "RUNNING",
+            "observers see the sim"
+        );
+        second.control([0.6, -0.3, 1.3], 0, true);
+        second.alert("NOT_CONTROLLER");
+        // The promoted one controls after its START.
+        first.start();
+        let s1 = first.state();
+        let frames = first.stream_until_step([0.5, 0.0, 1.2], true, step_of(&s1) + 48);
+        assert!(last_seq(frames.last().unwrap()) > 0);
+    });
 }
 
 #[test]
@@ -924,33 +540,25 @@ fn a_frozen_controller_is_demoted_after_the_grace_period() {
     scene.config.heartbeat.period_ms = 100;
     scene.config.heartbeat.timeout_ms = 1000;
     scene.config.extensions.armsim.controller_grace_s = 0.5;
-    let (mut app, addr) = teleop_app(Arc::new(scene));
-    drive(
-        &mut app,
-        std::thread::spawn(move || {
-            let mut frozen = Client::open(addr);
-            frozen.hello();
-            frozen.ui("START");
-            frozen.event("STARTED");
-            let mut obs = Client::open(addr);
-            assert_eq!(obs.hello()["payload"]["extensions"]["role"], "observer");
-            // `frozen` now sends and reads nothing (as under SIGSTOP); its socket stays open.
-            let promoted = obs.alert_keeping_alive("PROMOTED");
-            assert_eq!(promoted["payload"]["extensions"]["role"], "controller");
-            obs.ui("START");
-            obs.event("STARTED");
-            let s1 = obs.state();
-            let frames = obs.stream_until_step([0.5, 0.0, 1.2], true, step_of(&s1) + 48);
-            assert!(
-                last_seq(frames.last().unwrap()) > 0,
-                "the promoted observer controls"
-            );
-            // What the frozen client finds when it wakes up: timed out, then demoted.
-            frozen.alert("NET_TIMEOUT");
-            let demoted = frozen.alert("DEMOTED");
-            assert_eq!(demoted["payload"]["extensions"]["role"], "observer");
-        }),
-    );
+    serve(Arc::new(scene), move |addr| {
+        let mut frozen = Client::started(addr);
+        let mut obs = Client::open(addr);
+        assert_eq!(obs.hello()["payload"]["extensions"]["role"], "observer");
+        // `frozen` now sends and reads nothing (as under SIGSTOP); its socket stays open.
+        let promoted = obs.alert_keeping_alive("PROMOTED");
+        assert_eq!(promoted["payload"]["extensions"]["role"], "controller");
+        obs.start();
+        let s1 = obs.state();
+        let frames = obs.stream_until_step([0.5, 0.0, 1.2], true, step_of(&s1) + 48);
+        assert!(
+            last_seq(frames.last().unwrap()) > 0,
+            "the promoted observer controls"
+        );
+        // What the frozen client finds when it wakes up: timed out, then demoted.
+        frozen.alert("NET_TIMEOUT");
+        let demoted = frozen.alert("DEMOTED");
+        assert_eq!(demoted["payload"]["extensions"]["role"], "observer");
+    });
 }
 
 #[test]
@@ -960,24 +568,17 @@ fn fast_moves_keep_the_tool_above_the_clearance_and_joints_within_their_speed() 
     let floor = f64::from(scene.config.table.top_height_m + limits.table_clearance_m);
     let max_speed = f64::from(limits.max_joint_speed_rad_s);
     let arm_joints = scene.arm_joints();
-    let (mut app, addr) = teleop_app(scene);
-    let frames = drive(
-        &mut app,
-        std::thread::spawn(move || {
-            let mut c = Client::open(addr);
-            c.hello();
-            c.ui("START");
-            c.event("STARTED");
-            let s = c.state();
-            let start = [0.3, -0.3, 1.08];
-            let settled = c.stream_until_step(start, true, step_of(&s) + 2 * 240);
-            let at = ee(settled.last().unwrap());
-            assert!(dist(at, start) < 0.01, "start not reached: {at:?}");
-            // The hand jumps 0.4 m along x at the same height.
-            let s = c.state();
-            c.stream_until_step([0.7, -0.3, 1.08], true, step_of(&s) + 3 * 240)
-        }),
-    );
+    let frames = serve(scene, move |addr| {
+        let mut c = Client::started(addr);
+        let s = c.state();
+        let start = [0.3, -0.3, 1.08];
+        let settled = c.stream_until_step(start, true, step_of(&s) + 2 * 240);
+        let at = ee(settled.last().unwrap());
+        assert!(dist(at, start) < 0.01, "start not reached: {at:?}");
+        // The hand jumps 0.4 m along x at the same height.
+        let s = c.state();
+        c.stream_until_step([0.7, -0.3, 1.08], true, step_of(&s) + 3 * 240)
+    });
     let mut lowest = f64::MAX;
     let mut fastest = 0.0f64;
     for f in &frames {

@@ -4,19 +4,22 @@
 //! run for context (a cycle is `cycle_steps` steps).
 
 use std::fmt;
-use std::io::{Read, Write};
+use std::io::{self, Read, Write};
 use std::net::{SocketAddr, TcpStream};
 use std::sync::Arc;
 use std::thread;
 use std::time::{Duration, Instant};
 
-use super::{BenchError, ROUNDS, median};
-use crate::headless;
-use crate::protocol::sexp::plugin::{self, SexpOptions};
-use crate::scene::Scene;
-use crate::session::SessionCommand;
-use crate::sim::{ClockMode, SimWorld};
-use crate::{SimOptions, headless_app};
+use armsim::headless;
+use armsim::protocol::sexp::framing::{FrameDecoder, encode_frame};
+use armsim::protocol::sexp::plugin::{self, SexpOptions};
+use armsim::protocol::sexp::{self, Sexp};
+use armsim::scene::Scene;
+use armsim::session::SessionCommand;
+use armsim::sim::ClockMode;
+use armsim::{SimOptions, headless_app};
+
+use super::{BenchError, ROUNDS, bare_steps, median};
 
 #[derive(Clone, Debug)]
 pub struct AgentBenchReport {
@@ -70,12 +73,7 @@ pub fn run(
     let mut bare = Vec::with_capacity(ROUNDS);
     for _ in 0..ROUNDS {
         sync.push(round(&scene, cycles, cycle_steps)?);
-        let mut world = SimWorld::new(&scene);
-        let t0 = Instant::now();
-        for _ in 0..cycles * u64::from(cycle_steps) {
-            world.physics.step();
-        }
-        bare.push(t0.elapsed());
+        bare.push(bare_steps(&scene, cycles * u64::from(cycle_steps)));
     }
     Ok(AgentBenchReport {
         scene_id: scene.config.scene_id.clone(),
@@ -110,32 +108,25 @@ fn round(scene: &Arc<Scene>, cycles: u64, cycle_steps: u32) -> Result<Duration, 
         .take(3)
         .map(|&j| scene.robot.joints[j].name.clone())
         .collect();
-    let client = thread::spawn(move || -> std::io::Result<Duration> {
+    let client = thread::spawn(move || -> io::Result<Duration> {
         let mut s = TcpStream::connect(agent)?;
         s.set_nodelay(true)?;
-        let send = |s: &mut TcpStream, text: &str| -> std::io::Result<()> {
-            let mut frame = (text.len() as u32).to_be_bytes().to_vec();
-            frame.extend_from_slice(text.as_bytes());
-            s.write_all(&frame)
-        };
-        let mut buf = Vec::new();
-        let mut recv = |s: &mut TcpStream| -> std::io::Result<()> {
-            let mut len = [0u8; 4];
-            s.read_exact(&mut len)?;
-            buf.resize(u32::from_be_bytes(len) as usize, 0);
-            s.read_exact(&mut buf)
-        };
-        send(&mut s, &format!("(init {robot} bench 1)"))?;
-        recv(&mut s)?;
+        let mut decoder = FrameDecoder::default();
+        let init = ["init", &robot, "bench", "1"].map(Sexp::atom);
+        send(&mut s, &[Sexp::list(init)])?;
+        recv(&mut s, &mut decoder)?;
         let t0 = Instant::now();
         for cycle in 0..cycles {
-            let v = (cycle as f64 / 60.0).sin() * 10.0;
-            let msg: String = joints
+            let v = Sexp::fixed((cycle as f64 / 60.0).sin() * 10.0, 2).map_err(io::Error::other)?;
+            let msg: Vec<Sexp> = joints
                 .iter()
-                .map(|j| format!("({j} {v:.2} 0 200 10 0)"))
+                .map(|j| {
+                    let gains = ["0", "200", "10", "0"].map(Sexp::atom);
+                    Sexp::list([Sexp::atom(j.as_str()), v.clone()].into_iter().chain(gains))
+                })
                 .collect();
             send(&mut s, &msg)?;
-            recv(&mut s)?;
+            recv(&mut s, &mut decoder)?;
         }
         Ok(t0.elapsed())
     });
@@ -149,4 +140,27 @@ fn round(scene: &Arc<Scene>, cycles: u64, cycle_steps: u32) -> Result<Duration, 
         .join()
         .map_err(|_| BenchError::Client("the agent thread panicked".into()))?
         .map_err(BenchError::from)
+}
+
+/// Sends `exprs` as one spec-001 message (length prefix and payload in one write).
+fn send(s: &mut TcpStream, exprs: &[Sexp]) -> io::Result<()> {
+    let mut payload = Vec::new();
+    sexp::write_all(exprs, &mut payload);
+    let mut frame = Vec::with_capacity(payload.len() + 4);
+    encode_frame(&payload, &mut frame).map_err(io::Error::other)?;
+    s.write_all(&frame)
+}
+
+/// Reads until `decoder` has one whole message; returns its payload.
+fn recv(s: &mut TcpStream, decoder: &mut FrameDecoder) -> io::Result<Vec<u8>> {
+    let mut chunk = [0u8; 4096];
+    loop {
+        if let Some(frame) = decoder.next_frame().map_err(io::Error::other)? {
+            return Ok(frame);
+        }
+        match s.read(&mut chunk)? {
+            0 => return Err(io::ErrorKind::UnexpectedEof.into()),
+            n => decoder.push(&chunk[..n]),
+        }
+    }
 }

@@ -9,13 +9,16 @@ use std::sync::Arc;
 use std::thread;
 use std::time::{Duration, Instant};
 
-use super::{BenchError, ROUNDS, median};
-use crate::headless;
-use crate::protocol::lockstep::codec::{encode_velocities, frame_sizes};
-use crate::protocol::lockstep::plugin;
-use crate::scene::Scene;
-use crate::sim::{ClockMode, SimWorld};
-use crate::{SimOptions, headless_app};
+use armsim::headless;
+use armsim::protocol::lockstep::codec::{
+    decode_state, encode_state, encode_velocities, frame_sizes,
+};
+use armsim::protocol::lockstep::plugin;
+use armsim::scene::Scene;
+use armsim::sim::{ClockMode, SimWorld};
+use armsim::{SimOptions, headless_app};
+
+use super::{BenchError, ROUNDS, bare_steps, median};
 
 #[derive(Clone, Debug)]
 pub struct LockstepBenchReport {
@@ -98,12 +101,7 @@ pub fn run(scene: Arc<Scene>, steps: u64) -> Result<LockstepBenchReport, BenchEr
     for _ in 0..ROUNDS {
         lockstep.push(lockstep_round(&scene, joints, steps)?);
         ping_pong.push(ping_pong_round(joints, steps)?);
-        let mut world = SimWorld::new(&scene);
-        let t0 = Instant::now();
-        for _ in 0..steps {
-            world.physics.step();
-        }
-        bare.push(t0.elapsed());
+        bare.push(bare_steps(&scene, steps));
     }
     Ok(LockstepBenchReport {
         scene_id: scene.config.scene_id.clone(),
@@ -139,7 +137,7 @@ fn lockstep_round(scene: &Arc<Scene>, joints: usize, steps: u64) -> Result<Durat
         stream.read_exact(&mut frame)?;
         let t0 = Instant::now();
         for _ in 0..steps {
-            let step = u64::from_be_bytes(frame[..8].try_into().expect("8 bytes"));
+            let (step, _) = decode_state(&frame, joints).map_err(std::io::Error::other)?;
             let v = (step as f32 / 10.0).sin();
             answer.clear();
             encode_velocities(&vec![v; joints], &mut answer);
@@ -168,7 +166,8 @@ fn ping_pong_round(joints: usize, steps: u64) -> Result<Duration, BenchError> {
     let server = thread::spawn(move || -> std::io::Result<()> {
         let (mut stream, _) = listener.accept()?;
         stream.set_nodelay(true)?;
-        let frame = vec![0u8; frame_len];
+        let mut frame = Vec::with_capacity(frame_len);
+        encode_state(0, &vec![0.0; joints], &mut frame);
         let mut answer = vec![0u8; answer_len];
         stream.write_all(&frame)?;
         for _ in 0..steps {
@@ -180,7 +179,8 @@ fn ping_pong_round(joints: usize, steps: u64) -> Result<Duration, BenchError> {
     let mut stream = TcpStream::connect(addr)?;
     stream.set_nodelay(true)?;
     let mut frame = vec![0u8; frame_len];
-    let answer = vec![0u8; answer_len];
+    let mut answer = Vec::with_capacity(answer_len);
+    encode_velocities(&vec![0.0; joints], &mut answer);
     stream.read_exact(&mut frame)?;
     let t0 = Instant::now();
     for _ in 0..steps {

@@ -11,17 +11,17 @@ use std::fmt;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use crate::headless::finish_setup;
-use crate::scene::Scene;
-use crate::session::SessionCommand;
-use crate::sim::{self, SimWorld};
-use crate::{SimOptions, headless_app};
+use armsim::headless::finish_setup;
+use armsim::scene::Scene;
+use armsim::session::SessionCommand;
+use armsim::sim::{self, SimWorld};
+use armsim::{SimOptions, headless_app};
 
 /// Rounds per measurement; the median is reported so one descheduled round does not skew it.
-pub(crate) const ROUNDS: usize = 5;
+pub const ROUNDS: usize = 5;
 
 /// The median of `ROUNDS` timings.
-pub(crate) fn median(mut times: Vec<Duration>) -> Duration {
+pub fn median(mut times: Vec<Duration>) -> Duration {
     times.sort_unstable();
     times[times.len() / 2]
 }
@@ -80,6 +80,17 @@ pub enum BenchError {
     Client(String),
 }
 
+/// The baseline every benchmark compares with: `steps` steps of a fresh world of `scene` by
+/// `PhysicsWorld::step` alone, no ECS around it.
+pub fn bare_steps(scene: &Scene, steps: u64) -> Duration {
+    let mut world = SimWorld::new(scene);
+    let t0 = Instant::now();
+    for _ in 0..steps {
+        world.physics.step();
+    }
+    t0.elapsed()
+}
+
 /// Steps `scene` `steps` times per round through the ECS (session RUNNING, every step-path
 /// system in place) and through `PhysicsWorld::step` alone, alternating rounds.
 pub fn run(scene: Arc<Scene>, steps: u64) -> Result<BenchReport, BenchError> {
@@ -97,12 +108,7 @@ pub fn run(scene: Arc<Scene>, steps: u64) -> Result<BenchReport, BenchError> {
         sim::run_steps(&mut app, steps);
         ecs.push(t0.elapsed());
 
-        let mut world = SimWorld::new(&scene);
-        let t0 = Instant::now();
-        for _ in 0..steps {
-            world.physics.step();
-        }
-        bare.push(t0.elapsed());
+        bare.push(bare_steps(&scene, steps));
     }
     Ok(BenchReport {
         scene_id: scene.config.scene_id.clone(),

@@ -6,16 +6,17 @@ use std::fmt;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use super::{BenchError, ROUNDS, median};
-use crate::headless::finish_setup;
-use crate::scene::Scene;
-use crate::session::SessionCommand;
-use crate::sim;
-use crate::trajectory::plugin::{finish_recording, start_recording};
-use crate::trajectory::{
+use armsim::headless::finish_setup;
+use armsim::scene::Scene;
+use armsim::session::SessionCommand;
+use armsim::sim;
+use armsim::trajectory::plugin::{finish_recording, start_recording};
+use armsim::trajectory::{
     ActionFrame, BodyState, Demo, JointValues, StateFrame, Trajectories, load, save,
 };
-use crate::{SimOptions, headless_app};
+use armsim::{SimOptions, headless_app};
+
+use super::{BenchError, ROUNDS, median};
 
 #[derive(Clone, Debug)]
 pub struct RecordBenchReport {

@@ -10,16 +10,17 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::thread;
 use std::time::{Duration, Instant};
 
+use armsim::headless;
+use armsim::protocol::teleop::envelope;
+use armsim::protocol::teleop::plugin::{self, TeleopOptions};
+use armsim::scene::Scene;
+use armsim::sim::{ClockMode, SimClock};
+use armsim::{SimOptions, headless_app};
 use serde_json::{Value, json};
 use tungstenite::stream::MaybeTlsStream;
 use tungstenite::{Message, WebSocket};
 
 use super::BenchError;
-use crate::headless;
-use crate::protocol::teleop::plugin::{self, TeleopOptions};
-use crate::scene::Scene;
-use crate::sim::{ClockMode, SimClock};
-use crate::{SimOptions, headless_app};
 
 #[derive(Clone, Debug)]
 pub struct TeleopBenchReport {
@@ -94,12 +95,9 @@ impl Session {
 
     fn send(&mut self, msg_type: &str, payload: Value) -> Result<(), BenchError> {
         self.seq += 1;
-        let env = json!({
-            "schema_version": "1.0.0-revA", "msg_type": msg_type, "seq": self.seq,
-            "t_send_ms": 0, "session_id": self.id, "payload": payload, "extensions": {}
-        });
+        let env = envelope::encode(msg_type, self.seq, 0, &self.id, &payload);
         self.ws
-            .send(Message::text(env.to_string()))
+            .send(Message::text(env))
             .map_err(|e| BenchError::Client(format!("send: {e}")))
     }
 

@@ -5,7 +5,9 @@
 use bevy::prelude::*;
 
 use crate::scene::PauseBehavior;
-use crate::sim::{JointCommand, JointTargets, Sim, SimClock, SimScene, SimWorld};
+use crate::sim::{
+    JointCommand, JointTargets, Sim, SimClock, SimScene, SimStep, SimSystems, SimWorld,
+};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
 pub enum SessionState {
@@ -230,12 +232,73 @@ impl AlertLog {
 #[derive(SystemSet, Debug, Clone, PartialEq, Eq, Hash)]
 pub struct SessionSystems;
 
+/// Adds the session on top of the sim's plugin (which it needs: the hold posture starts as the
+/// world's initial commands). The sim never looks at the session: the session applies control
+/// in `SimSystems::Apply`, checks the state after `SimSystems::Physics`, and tells the clock
+/// when it is paused or in error (`SimClock::set_paused`, `set_error_stop`).
 pub(crate) fn plugin(app: &mut App) {
-    app.init_resource::<ArmOwner>()
+    let hold = app.world().resource::<Sim>().0.commands().to_vec();
+    let pause_behavior = app
+        .world()
+        .resource::<SimScene>()
+        .0
+        .config
+        .control
+        .pause_behavior;
+    app.insert_resource(Session::new(pause_behavior, hold))
+        .init_resource::<ArmOwner>()
         .init_resource::<AlertLog>()
         .add_message::<SessionCommand>()
         .add_message::<SessionEvent>()
-        .add_systems(First, handle_session_commands.in_set(SessionSystems));
+        .add_systems(First, handle_session_commands.in_set(SessionSystems))
+        .add_systems(
+            SimStep,
+            (
+                apply_control.in_set(SimSystems::Apply),
+                check_state
+                    .after(SimSystems::Physics)
+                    .before(SimSystems::Referee),
+            ),
+        );
+}
+
+/// Tells the clock what the session means for stepping. Called wherever the state changes, so
+/// the clock is never a frame behind.
+fn sync_clock(session: &Session, clock: &mut SimClock) {
+    clock.set_paused(session.state == SessionState::Paused);
+    clock.set_error_stop(session.state == SessionState::Error);
+}
+
+/// Pushes the controller's targets (RUNNING) or the hold posture (otherwise) into the motors.
+fn apply_control(targets: Res<JointTargets>, session: Res<Session>, mut sim: ResMut<Sim>) {
+    let commands = match session.state() {
+        SessionState::Running => &targets.commands,
+        _ => session.hold_commands(),
+    };
+    for (i, &cmd) in commands.iter().enumerate() {
+        // Inputs are validated where they enter; a refusal here only means a shorter vector.
+        let _ = sim.0.set_command(i, cmd);
+    }
+}
+
+/// The physics guard, right after the Rapier step: a non-finite state puts the session in
+/// ERROR, and the clock's error stop ends the frame after this step.
+fn check_state(sim: Res<Sim>, mut clock: ResMut<SimClock>, mut session: ResMut<Session>) {
+    if session.state() == SessionState::Error {
+        return;
+    }
+    // Any body, not only the arm: a cube gone NaN would otherwise hang in every later frame.
+    let why = if !sim.0.joint_positions().iter().all(|q| q.is_finite()) {
+        Some("physics produced a non-finite joint state".to_string())
+    } else {
+        sim.0
+            .non_finite_body()
+            .map(|body| format!("physics produced a non-finite state for {body}"))
+    };
+    if let Some(why) = why {
+        fail(&mut session, &sim.0, why);
+        sync_clock(&session, &mut clock);
+    }
 }
 
 #[allow(clippy::too_many_arguments)] // a Bevy system: one argument per resource it touches
@@ -314,6 +377,7 @@ fn handle_session_commands(
             });
         }
     }
+    sync_clock(&session, &mut clock);
 }
 
 fn start(session: &mut Session) {
@@ -334,6 +398,7 @@ fn pause(session: &mut Session, world: &SimWorld) {
 }
 
 /// Puts the session in ERROR (from the physics guard or a protocol), latching the hold posture.
+/// The clock's error stop follows at the guard or at the next `SessionSystems` run.
 pub fn fail(session: &mut Session, world: &SimWorld, why: String) {
     error!("session error: {why}");
     session.latch_hold(world);

@@ -48,6 +48,13 @@ pub struct SimClock {
     pub waiting_for_external: bool,
     /// Upper bound on the steps of any one frame (a headless run's remaining steps).
     pub max_steps_this_frame: u32,
+    /// Simulation time is frozen: frames run only the queued single steps. The clock does not
+    /// decide this; whoever owns the run state (the session) sets it, as avian's
+    /// `Time<Physics>::pause` does, so the sim needs no knowledge of who paused it.
+    paused: bool,
+    /// Error stop: the state went bad (set by the session on ERROR), so a frame ends after the
+    /// step it is running rather than stepping on.
+    error_stop: bool,
     accumulator: f64,
     pending_single_steps: u32,
     last_frame: Option<Instant>,
@@ -86,6 +93,8 @@ impl Default for SimClock {
             frame_wall_budget: Duration::from_millis(12),
             waiting_for_external: false,
             max_steps_this_frame: u32::MAX,
+            paused: false,
+            error_stop: false,
             accumulator: 0.0,
             pending_single_steps: 0,
             last_frame: None,
@@ -104,7 +113,26 @@ impl SimClock {
         }
     }
 
-    /// Queues single steps to run while paused.
+    /// Freezes (true) or resumes (false) simulation time; while frozen only queued single
+    /// steps run.
+    pub fn set_paused(&mut self, paused: bool) {
+        self.paused = paused;
+    }
+
+    pub fn is_paused(&self) -> bool {
+        self.paused
+    }
+
+    /// Raises (true) or clears (false) the error stop: while raised, a frame ends after the
+    /// step it is running.
+    pub fn set_error_stop(&mut self, stop: bool) {
+        self.error_stop = stop;
+    }
+
+    pub fn is_error_stopped(&self) -> bool {
+        self.error_stop
+    }
+
     /// Queues single steps (paused). At most `MAX_PENDING_STEPS` wait at once, so a flood of
     /// requests cannot queue hours of work.
     pub fn request_steps(&mut self, n: u32) {

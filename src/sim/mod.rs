@@ -19,7 +19,6 @@ pub use armsim_core::sim::*;
 pub use clock::{ClockMode, SimClock, StepGate};
 
 use crate::scene::Scene;
-use crate::session::{self, Session, SessionState};
 
 /// The scene the world was built from; reset rebuilds from it.
 #[derive(Resource, Clone)]
@@ -30,8 +29,8 @@ pub struct SimScene(pub Arc<Scene>);
 pub struct Sim(pub SimWorld);
 
 /// What the arm's controller (a protocol client, the panel's sliders, a test) wants, in robot
-/// joint order. Applied only while the session is RUNNING; otherwise the session's hold posture
-/// is applied instead.
+/// joint order. The session applies it in `SimSystems::Apply` while RUNNING, and its hold
+/// posture otherwise.
 #[derive(Resource, Debug, Clone)]
 pub struct JointTargets {
     pub commands: Vec<JointCommand>,
@@ -78,16 +77,16 @@ pub struct GatePoll;
 #[derive(SystemSet, Debug, Clone, PartialEq, Eq, Hash)]
 pub struct ClockSystems;
 
-/// Builds the world for `scene` and registers the clock, the step schedule and the session.
+/// Builds the world for `scene` and registers the clock and the step schedule. What the arm
+/// follows (`JointTargets` or a hold posture) and what counts as a failed state are decided by
+/// whoever adds systems to `SimSystems::Apply` and after `SimSystems::Physics` (the session);
+/// the sim only reads the clock's pause and error-stop flags.
 pub fn plugin_for(scene: Arc<Scene>) -> impl Fn(&mut App) {
     move |app: &mut App| {
         let world = SimWorld::new(&scene);
-        let hold = world.commands().to_vec();
-        let pause_behavior = scene.config.control.pause_behavior;
         app.insert_resource(JointTargets {
-            commands: hold.clone(),
+            commands: world.commands().to_vec(),
         })
-        .insert_resource(Session::new(pause_behavior, hold))
         .insert_resource(Sim(world))
         .insert_resource(SimScene(scene.clone()))
         .init_resource::<SimClock>()
@@ -107,17 +106,13 @@ pub fn plugin_for(scene: Arc<Scene>) -> impl Fn(&mut App) {
             )
                 .chain(),
         );
-        schedule.add_systems((
-            apply_targets.in_set(SimSystems::Apply),
-            physics_step.in_set(SimSystems::Physics),
-        ));
+        schedule.add_systems(physics_step.in_set(SimSystems::Physics));
         app.add_schedule(schedule);
         let mut poll = Schedule::new(GatePoll);
         poll.set_executor(SingleThreadedExecutor::new());
         app.add_schedule(poll);
         app.add_systems(Update, drive_clock.in_set(ClockSystems));
         app.add_systems(Startup, log_scene_notes);
-        session::plugin(app);
     }
 }
 
@@ -146,8 +141,7 @@ pub fn run_steps(app: &mut App, n: u64) {
 
 /// Decides how many steps this frame gets and runs them.
 fn drive_clock(world: &mut World) {
-    let state = world.resource::<Session>().state();
-    let paused = state == SessionState::Paused;
+    let paused = world.resource::<SimClock>().is_paused();
     let gated = world.resource::<StepGate>().is_gated();
     let budget = world.resource_mut::<SimClock>().begin_frame(paused, gated);
     let started = Instant::now();
@@ -164,7 +158,7 @@ fn drive_clock(world: &mut World) {
         world.resource_mut::<SimClock>().waiting_for_external = false;
         step_once(world);
         ran += 1;
-        if world.resource::<Session>().state() == SessionState::Error {
+        if world.resource::<SimClock>().is_error_stopped() {
             break;
         }
     }
@@ -192,32 +186,7 @@ fn wait_for_gate(world: &mut World, started: Instant, budget: std::time::Duratio
     }
 }
 
-fn apply_targets(targets: Res<JointTargets>, session: Res<Session>, mut sim: ResMut<Sim>) {
-    let commands = match session.state() {
-        SessionState::Running => &targets.commands,
-        _ => session.hold_commands(),
-    };
-    for (i, &cmd) in commands.iter().enumerate() {
-        // Inputs are validated where they enter; a refusal here only means a shorter vector.
-        let _ = sim.0.set_command(i, cmd);
-    }
-}
-
-fn physics_step(mut sim: ResMut<Sim>, mut clock: ResMut<SimClock>, mut session: ResMut<Session>) {
+fn physics_step(mut sim: ResMut<Sim>, mut clock: ResMut<SimClock>) {
     sim.0.step();
     clock.advance();
-    if session.state() == SessionState::Error {
-        return;
-    }
-    // Any body, not only the arm: a cube gone NaN would otherwise hang in every later frame.
-    let why = if !sim.0.joint_positions().iter().all(|q| q.is_finite()) {
-        Some("physics produced a non-finite joint state".to_string())
-    } else {
-        sim.0
-            .non_finite_body()
-            .map(|body| format!("physics produced a non-finite state for {body}"))
-    };
-    if let Some(why) = why {
-        session::fail(&mut session, &sim.0, why);
-    }
 }

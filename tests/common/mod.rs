@@ -3,6 +3,9 @@
 
 #![allow(dead_code)]
 
+pub mod sexp;
+pub mod teleop;
+
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -25,12 +28,15 @@ pub fn gripper4_scene() -> Arc<Scene> {
     Arc::new(load_scene(&asset("assets/scenes/gripper4.json")).expect("gripper4 scene loads"))
 }
 
+/// A headless app on `scene` with `clock`, not set up yet: servers are added before
+/// `finish_setup`.
+pub fn headless(scene: Arc<Scene>, clock: ClockMode) -> App {
+    armsim::headless_app(scene, &SimOptions { clock })
+}
+
 /// A headless app on `scene` in manual clock mode, set up and ready to step.
 pub fn app_for(scene: Arc<Scene>) -> App {
-    let options = SimOptions {
-        clock: ClockMode::Manual,
-    };
-    let mut app = armsim::headless_app(scene, &options);
+    let mut app = headless(scene, ClockMode::Manual);
     finish_setup(&mut app);
     app.update();
     app
