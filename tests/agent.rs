@@ -95,6 +95,17 @@ fn atom_in(msg: &[Sexp], head: &str, sub: &str) -> String {
     v.unwrap().as_atom().unwrap().to_string()
 }
 
+/// Whether `msg` carries a `(referee (code <code>) …)` event.
+fn referee_says(msg: &[Sexp], code: &str) -> bool {
+    msg.iter().any(|e| {
+        e.is("referee")
+            && e.find("code")
+                .and_then(|c| c.arg(0))
+                .and_then(|a| a.as_atom())
+                == Some(code)
+    })
+}
+
 /// Whether `msg` is the `(ok <head>)` answer to a command with that head.
 fn is_ok(msg: &[Sexp], head: &str) -> bool {
     find(msg, "ok").is_some_and(|ok| ok.arg(0).and_then(|a| a.as_atom()) == Some(head))
@@ -400,15 +411,7 @@ fn the_rule_book_scores_and_puts_back_fallen_cubes() {
             m.send("(kickOff)");
             // Pushed into the goal zone (centre 0.45, 0.3; half size 0.08): slides in and rests.
             m.send("(cube (n cube_red)(pos 0.45 0.25 1.026)(vel 0 0.6 0))");
-            let scored = m.until("SCORED", |msg| {
-                msg.iter().any(|e| {
-                    e.is("referee")
-                        && e.find("code")
-                            .and_then(|c| c.arg(0))
-                            .and_then(|a| a.as_atom())
-                            == Some("SCORED")
-                })
-            });
+            let scored = m.until("SCORED", |msg| referee_says(msg, "SCORED"));
             let score = find(&scored, "GS")
                 .unwrap()
                 .find("score")
@@ -423,13 +426,7 @@ fn the_rule_book_scores_and_puts_back_fallen_cubes() {
             // Off the table: put back where the scene had it.
             m.send("(cube (n cube_blue)(pos 1.5 0.0 1.2))");
             let replaced = m.until("OBJECT_REPLACED", |msg| {
-                msg.iter().any(|e| {
-                    e.is("referee")
-                        && e.find("code")
-                            .and_then(|c| c.arg(0))
-                            .and_then(|a| a.as_atom())
-                            == Some("OBJECT_REPLACED")
-                })
+                referee_says(msg, "OBJECT_REPLACED")
             });
             let _ = replaced;
             let back = m.until("cube_blue back", |msg| {
