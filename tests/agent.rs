@@ -46,8 +46,18 @@ fn serve<T: Send + 'static>(
     sync: bool,
     client: impl FnOnce(SocketAddr, SocketAddr) -> T + Send + 'static,
 ) -> T {
+    serve_then_inspect(clock, sync, client).1
+}
+
+/// [`serve`], handing back the app too, for a test that looks at the world afterwards.
+fn serve_then_inspect<T: Send + 'static>(
+    clock: ClockMode,
+    sync: bool,
+    client: impl FnOnce(SocketAddr, SocketAddr) -> T + Send + 'static,
+) -> (App, T) {
     let (mut app, agent, monitor) = sexp_app(clock, sync);
-    drive(&mut app, std::thread::spawn(move || client(agent, monitor)))
+    let out = drive(&mut app, std::thread::spawn(move || client(agent, monitor)));
+    (app, out)
 }
 
 fn find<'a>(msg: &'a [Sexp], head: &str) -> Option<&'a Sexp> {
@@ -325,10 +335,10 @@ fn a_disconnect_mid_cycle_does_not_stall() {
 
 #[test]
 fn monitor_commands_change_the_world() {
-    let (mut app, _, monitor) = sexp_app(ClockMode::RealTime { speed: 1.0 }, false);
-    drive(
-        &mut app,
-        std::thread::spawn(move || {
+    let (app, ()) = serve_then_inspect(
+        ClockMode::RealTime { speed: 1.0 },
+        false,
+        move |_, monitor| {
             let mut m = Peer::open(monitor);
             let first = m.recv().unwrap();
             assert_eq!(atom_in(&first, "state", ""), "IDLE");
@@ -392,7 +402,7 @@ fn monitor_commands_change_the_world() {
             m.send("(pause))(start)");
             m.until("an error", |msg| find(msg, "error").is_some());
             ok(&mut m, "(killsim)");
-        }),
+        },
     );
     assert!(
         app.should_exit().is_some(),
@@ -546,10 +556,10 @@ fn a_message_of_a_million_bytes_of_expressions_costs_one_error() {
 
 #[test]
 fn huge_finite_numbers_are_refused_and_never_poison_the_world() {
-    let (mut app, agent, monitor) = sexp_app(ClockMode::RealTime { speed: 1.0 }, false);
-    drive(
-        &mut app,
-        std::thread::spawn(move || {
+    let (app, ()) = serve_then_inspect(
+        ClockMode::RealTime { speed: 1.0 },
+        false,
+        move |agent, monitor| {
             let mut m = Peer::open(monitor);
             m.send("(cube (n cube_blue)(pos 3e38 0.1 1.2))");
             let err = m.until("an error", |msg| is_error(msg).is_some());
@@ -572,7 +582,7 @@ fn huge_finite_numbers_are_refused_and_never_poison_the_world() {
             a.send("(shoulder_pan 10 0 3e38 0 0)");
             let err = a.until("an error", |msg| is_error(msg).is_some());
             assert!(is_error(&err).unwrap().contains("ignored"), "{err:?}");
-        }),
+        },
     );
     assert_ne!(state(&app), armsim::session::SessionState::Error);
 }
