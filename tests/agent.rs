@@ -46,8 +46,18 @@ fn serve<T: Send + 'static>(
     sync: bool,
     client: impl FnOnce(SocketAddr, SocketAddr) -> T + Send + 'static,
 ) -> T {
+    serve_then_inspect(clock, sync, client).1
+}
+
+/// [`serve`], handing back the app too, for a test that looks at the world afterwards.
+fn serve_then_inspect<T: Send + 'static>(
+    clock: ClockMode,
+    sync: bool,
+    client: impl FnOnce(SocketAddr, SocketAddr) -> T + Send + 'static,
+) -> (App, T) {
     let (mut app, agent, monitor) = sexp_app(clock, sync);
-    drive(&mut app, std::thread::spawn(move || client(agent, monitor)))
+    let out = drive(&mut app, std::thread::spawn(move || client(agent, monitor)));
+    (app, out)
 }
 
 fn find<'a>(msg: &'a [Sexp], head: &str) -> Option<&'a Sexp> {
@@ -93,6 +103,17 @@ fn atom_in(msg: &[Sexp], head: &str, sub: &str) -> String {
         e.find(sub).and_then(|s| s.arg(0))
     };
     v.unwrap().as_atom().unwrap().to_string()
+}
+
+/// Whether `msg` carries a `(referee (code <code>) …)` event.
+fn referee_says(msg: &[Sexp], code: &str) -> bool {
+    msg.iter().any(|e| {
+        e.is("referee")
+            && e.find("code")
+                .and_then(|c| c.arg(0))
+                .and_then(|a| a.as_atom())
+                == Some(code)
+    })
 }
 
 /// Whether `msg` is the `(ok <head>)` answer to a command with that head.
@@ -314,10 +335,10 @@ fn a_disconnect_mid_cycle_does_not_stall() {
 
 #[test]
 fn monitor_commands_change_the_world() {
-    let (mut app, _, monitor) = sexp_app(ClockMode::RealTime { speed: 1.0 }, false);
-    drive(
-        &mut app,
-        std::thread::spawn(move || {
+    let (app, ()) = serve_then_inspect(
+        ClockMode::RealTime { speed: 1.0 },
+        false,
+        move |_, monitor| {
             let mut m = Peer::open(monitor);
             let first = m.recv().unwrap();
             assert_eq!(atom_in(&first, "state", ""), "IDLE");
@@ -381,7 +402,7 @@ fn monitor_commands_change_the_world() {
             m.send("(pause))(start)");
             m.until("an error", |msg| find(msg, "error").is_some());
             ok(&mut m, "(killsim)");
-        }),
+        },
     );
     assert!(
         app.should_exit().is_some(),
@@ -400,15 +421,7 @@ fn the_rule_book_scores_and_puts_back_fallen_cubes() {
             m.send("(kickOff)");
             // Pushed into the goal zone (centre 0.45, 0.3; half size 0.08): slides in and rests.
             m.send("(cube (n cube_red)(pos 0.45 0.25 1.026)(vel 0 0.6 0))");
-            let scored = m.until("SCORED", |msg| {
-                msg.iter().any(|e| {
-                    e.is("referee")
-                        && e.find("code")
-                            .and_then(|c| c.arg(0))
-                            .and_then(|a| a.as_atom())
-                            == Some("SCORED")
-                })
-            });
+            let scored = m.until("SCORED", |msg| referee_says(msg, "SCORED"));
             let score = find(&scored, "GS")
                 .unwrap()
                 .find("score")
@@ -423,13 +436,7 @@ fn the_rule_book_scores_and_puts_back_fallen_cubes() {
             // Off the table: put back where the scene had it.
             m.send("(cube (n cube_blue)(pos 1.5 0.0 1.2))");
             let replaced = m.until("OBJECT_REPLACED", |msg| {
-                msg.iter().any(|e| {
-                    e.is("referee")
-                        && e.find("code")
-                            .and_then(|c| c.arg(0))
-                            .and_then(|a| a.as_atom())
-                            == Some("OBJECT_REPLACED")
-                })
+                referee_says(msg, "OBJECT_REPLACED")
             });
             let _ = replaced;
             let back = m.until("cube_blue back", |msg| {
@@ -549,10 +556,10 @@ fn a_message_of_a_million_bytes_of_expressions_costs_one_error() {
 
 #[test]
 fn huge_finite_numbers_are_refused_and_never_poison_the_world() {
-    let (mut app, agent, monitor) = sexp_app(ClockMode::RealTime { speed: 1.0 }, false);
-    drive(
-        &mut app,
-        std::thread::spawn(move || {
+    let (app, ()) = serve_then_inspect(
+        ClockMode::RealTime { speed: 1.0 },
+        false,
+        move |agent, monitor| {
             let mut m = Peer::open(monitor);
             m.send("(cube (n cube_blue)(pos 3e38 0.1 1.2))");
             let err = m.until("an error", |msg| is_error(msg).is_some());
@@ -575,7 +582,7 @@ fn huge_finite_numbers_are_refused_and_never_poison_the_world() {
             a.send("(shoulder_pan 10 0 3e38 0 0)");
             let err = a.until("an error", |msg| is_error(msg).is_some());
             assert!(is_error(&err).unwrap().contains("ignored"), "{err:?}");
-        }),
+        },
     );
     assert_ne!(state(&app), armsim::session::SessionState::Error);
 }

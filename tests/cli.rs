@@ -20,6 +20,29 @@ fn armsim() -> Command {
     cmd
 }
 
+/// Writes the default scene, changed by `edit`, to a fresh temporary file, runs one headless step
+/// on it and returns the run's output.
+fn one_step_on_edited_scene(
+    name: &str,
+    edit: impl FnOnce(&mut serde_json::Value, &std::path::Path),
+) -> std::process::Output {
+    let dir = std::env::temp_dir().join(format!("armsim-cli-{name}-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join(format!("{name}.json"));
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut scene: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(root.join("assets/scenes/default_scene.json")).unwrap(),
+    )
+    .unwrap();
+    edit(&mut scene, root);
+    std::fs::write(&path, scene.to_string()).unwrap();
+    armsim()
+        .args(["--headless", "--steps", "1", "--scene"])
+        .arg(&path)
+        .output()
+        .expect("armsim runs")
+}
+
 /// Runs `armsim args…`, asserts it succeeded (showing its stderr if not) and returns its stdout.
 fn run_ok(args: &[&str]) -> String {
     let out = armsim().args(args).output().expect("armsim runs");
@@ -53,25 +76,10 @@ fn headless_duration_stops_at_sim_time() {
 
 #[test]
 fn bad_scene_exits_non_zero_with_its_errors() {
-    let dir = std::env::temp_dir().join(format!("armsim-cli-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let path = dir.join("bad.json");
-    let mut scene: serde_json::Value = serde_json::from_str(
-        &std::fs::read_to_string(
-            std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-                .join("assets/scenes/default_scene.json"),
-        )
-        .unwrap(),
-    )
-    .unwrap();
-    scene["schema_version"] = "0.9".into();
-    scene["surprise"] = true.into();
-    std::fs::write(&path, scene.to_string()).unwrap();
-    let out = armsim()
-        .args(["--headless", "--steps", "1", "--scene"])
-        .arg(&path)
-        .output()
-        .expect("armsim runs");
+    let out = one_step_on_edited_scene("bad", |scene, _| {
+        scene["schema_version"] = "0.9".into();
+        scene["surprise"] = true.into();
+    });
     assert_eq!(out.status.code(), Some(2));
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(stderr.contains("$.schema_version"), "{stderr}");
@@ -242,31 +250,19 @@ fn logs_to_a_pipe_carry_no_colour() {
 fn telespace_scene_forms_load_with_a_note() {
     // TeleSpace's own scene_config.json writes the anchor transform flat (16 numbers, row by row)
     // and leaves out the filter's d_cutoff.
-    let dir = std::env::temp_dir().join(format!("armsim-cli-ts-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let path = dir.join("telespace_like.json");
-    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
-    let mut scene: serde_json::Value = serde_json::from_str(
-        &std::fs::read_to_string(root.join("assets/scenes/default_scene.json")).unwrap(),
-    )
-    .unwrap();
-    scene["robot"]["mjcf_path"] = root
-        .join("assets/robots/arm6.xml")
-        .to_string_lossy()
-        .into_owned()
-        .into();
-    scene["frames"]["vp_operator_anchor"]["t_sim_from_vp_anchor"] =
-        serde_json::json!([1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1]);
-    scene["control"]["filter"]["params"]
-        .as_object_mut()
-        .unwrap()
-        .remove("d_cutoff");
-    std::fs::write(&path, scene.to_string()).unwrap();
-    let out = armsim()
-        .args(["--headless", "--steps", "1", "--scene"])
-        .arg(&path)
-        .output()
-        .expect("armsim runs");
+    let out = one_step_on_edited_scene("telespace_like", |scene, root| {
+        scene["robot"]["mjcf_path"] = root
+            .join("assets/robots/arm6.xml")
+            .to_string_lossy()
+            .into_owned()
+            .into();
+        scene["frames"]["vp_operator_anchor"]["t_sim_from_vp_anchor"] =
+            serde_json::json!([1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1]);
+        scene["control"]["filter"]["params"]
+            .as_object_mut()
+            .unwrap()
+            .remove("d_cutoff");
+    });
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{stderr}");
     assert!(

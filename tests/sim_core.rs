@@ -3,8 +3,8 @@
 
 mod common;
 
-use armsim::session::{SessionCommand, SessionState};
-use armsim::sim::{JointCommand, SimClock, run_steps};
+use armsim::session::{Session, SessionCommand, SessionState};
+use armsim::sim::{ClockMode, JointCommand, Sim, SimClock, run_steps};
 use common::*;
 use glam::Vec3;
 
@@ -284,4 +284,44 @@ fn a_non_finite_cube_puts_the_session_in_error() {
         .find(|e| e.code == "ERROR")
         .expect("an ERROR entry in the alert log");
     assert!(entry.text.contains("cube_red"), "{}", entry.text);
+}
+
+#[test]
+fn the_session_paces_the_clock_only_through_its_pause_and_error_stop_flags() {
+    // Fast: without the flags every frame would run a frame budget's worth of steps.
+    let mut app = headless(default_scene(), ClockMode::Fast);
+    armsim::headless::finish_setup(&mut app);
+    let clock = |app: &bevy::prelude::App| {
+        let c = app.world().resource::<SimClock>();
+        (c.steps, c.is_paused(), c.is_error_stopped())
+    };
+    command(&mut app, SessionCommand::Pause);
+    let (steps, paused, stopped) = clock(&app);
+    assert!(paused && !stopped);
+    app.update();
+    assert_eq!(clock(&app).0, steps, "no step while paused");
+    command(&mut app, SessionCommand::Step(3));
+    assert_eq!(
+        clock(&app).0,
+        steps + 3,
+        "exactly the single steps asked for"
+    );
+    command(&mut app, SessionCommand::Start);
+    assert!(!clock(&app).1);
+    app.world_mut()
+        .resource_scope(|world, mut session: bevy::prelude::Mut<Session>| {
+            armsim::session::fail(&mut session, &world.resource::<Sim>().0, "test".into());
+        });
+    app.update();
+    let (steps, _, stopped) = clock(&app);
+    assert!(stopped, "ERROR raises the error stop");
+    app.update();
+    assert_eq!(
+        clock(&app).0,
+        steps + 1,
+        "in ERROR a frame ends after one step"
+    );
+    command(&mut app, SessionCommand::Reset);
+    let (_, paused, stopped) = clock(&app);
+    assert!(!paused && !stopped, "a reset clears both");
 }

@@ -56,8 +56,7 @@ fn connect_start_and_reach_targets_within_a_centimetre() {
 #[test]
 fn pause_freezes_and_reset_restores_the_scene() {
     serve(default_scene(), move |addr| {
-        let mut c = Client::open(addr);
-        c.hello();
+        let mut c = Client::connected(addr);
         let initial = c.state();
         c.start();
         c.stream([0.45, 0.2, 1.2], 0, true, 1.0, true);
@@ -107,8 +106,7 @@ fn pause_freezes_and_reset_restores_the_scene() {
 #[test]
 fn sessions_are_fresh_and_forged_ids_are_ignored() {
     serve(default_scene(), move |addr| {
-        let mut c = Client::open(addr);
-        c.hello();
+        let mut c = Client::connected(addr);
         let first = c.session.clone();
         c.start();
         let before = ee(&c.state());
@@ -127,8 +125,7 @@ fn sessions_are_fresh_and_forged_ids_are_ignored() {
         c.event("DISCONNECTED");
         c.hello();
         assert_ne!(c.session, first, "a reconnect gets a new session id");
-        let mut other = Client::open(addr);
-        other.hello();
+        let other = Client::connected(addr);
         assert_ne!(other.session, c.session);
         assert_ne!(other.session, first);
     });
@@ -223,8 +220,7 @@ fn workspace_and_table_limits_clamp_with_alerts() {
 #[test]
 fn state_frames_at_60_hz_with_monotonic_seq() {
     let (frames, seqs, secs) = serve(default_scene(), move |addr| {
-        let mut c = Client::open(addr);
-        c.hello();
+        let mut c = Client::connected(addr);
         c.state();
         let t0 = Instant::now();
         let mut frames = 0;
@@ -255,8 +251,7 @@ fn state_frames_at_60_hz_with_monotonic_seq() {
 #[test]
 fn observers_watch_but_cannot_control() {
     serve(default_scene(), move |addr| {
-        let mut ctl = Client::open(addr);
-        ctl.hello();
+        let mut ctl = Client::connected(addr);
         let mut obs = Client::open(addr);
         let hello = obs.hello();
         assert_eq!(hello["payload"]["extensions"]["role"], "observer");
@@ -420,8 +415,7 @@ fn a_huge_finite_target_is_refused_and_the_next_frames_still_steer() {
 #[test]
 fn a_control_frame_right_after_start_applies() {
     serve(default_scene(), move |addr| {
-        let mut c = Client::open(addr);
-        c.hello();
+        let mut c = Client::connected(addr);
         // As reported: after a RESET, START and a control frame back to back.
         c.start();
         c.ui("RESET");

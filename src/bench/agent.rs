@@ -17,9 +17,8 @@ use armsim::protocol::sexp::{self, Sexp};
 use armsim::scene::Scene;
 use armsim::session::SessionCommand;
 use armsim::sim::ClockMode;
-use armsim::{SimOptions, headless_app};
 
-use super::{BenchError, ROUNDS, bare_steps, median};
+use super::{BenchError, ROUNDS, app_on, bare_steps, median};
 
 #[derive(Clone, Debug)]
 pub struct AgentBenchReport {
@@ -85,12 +84,7 @@ pub fn run(
 }
 
 fn round(scene: &Arc<Scene>, cycles: u64, cycle_steps: u32) -> Result<Duration, BenchError> {
-    let mut app = headless_app(
-        scene.clone(),
-        &SimOptions {
-            clock: ClockMode::Fast,
-        },
-    );
+    let mut app = app_on(scene, ClockMode::Fast);
     let (agent, _) = plugin::add(
         &mut app,
         SexpOptions {

@@ -16,9 +16,8 @@ use armsim::protocol::lockstep::codec::{
 use armsim::protocol::lockstep::plugin;
 use armsim::scene::Scene;
 use armsim::sim::{ClockMode, SimWorld};
-use armsim::{SimOptions, headless_app};
 
-use super::{BenchError, ROUNDS, bare_steps, median};
+use super::{BenchError, ROUNDS, app_on, bare_steps, median};
 
 #[derive(Clone, Debug)]
 pub struct LockstepBenchReport {
@@ -116,12 +115,7 @@ pub fn run(scene: Arc<Scene>, steps: u64) -> Result<LockstepBenchReport, BenchEr
 /// A headless sim serving lockstep on an ephemeral loopback port, driven by a client thread
 /// running the example client's loop (read a frame, answer `sin(step / 10)` for every joint).
 fn lockstep_round(scene: &Arc<Scene>, joints: usize, steps: u64) -> Result<Duration, BenchError> {
-    let mut app = headless_app(
-        scene.clone(),
-        &SimOptions {
-            clock: ClockMode::Fast,
-        },
-    );
+    let mut app = app_on(scene, ClockMode::Fast);
     let addr = plugin::add(
         &mut app,
         SocketAddr::from(([127, 0, 0, 1], 0)),

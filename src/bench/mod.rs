@@ -14,8 +14,9 @@ use std::time::{Duration, Instant};
 use armsim::headless::finish_setup;
 use armsim::scene::Scene;
 use armsim::session::SessionCommand;
-use armsim::sim::{self, SimWorld};
+use armsim::sim::{self, ClockMode, SimWorld};
 use armsim::{SimOptions, headless_app};
+use bevy::app::App;
 
 /// Rounds per measurement; the median is reported so one descheduled round does not skew it.
 pub const ROUNDS: usize = 5;
@@ -78,6 +79,11 @@ pub enum BenchError {
     Io(#[from] std::io::Error),
     #[error("{0}")]
     Client(String),
+}
+
+/// A headless app on `scene` with `clock`, not set up yet (servers are added first).
+pub fn app_on(scene: &Arc<Scene>, clock: ClockMode) -> App {
+    headless_app(scene.clone(), &SimOptions { clock })
 }
 
 /// The baseline every benchmark compares with: `steps` steps of a fresh world of `scene` by

@@ -15,12 +15,11 @@ use armsim::protocol::teleop::envelope;
 use armsim::protocol::teleop::plugin::{self, TeleopOptions};
 use armsim::scene::Scene;
 use armsim::sim::{ClockMode, SimClock};
-use armsim::{SimOptions, headless_app};
 use serde_json::{Value, json};
 use tungstenite::stream::MaybeTlsStream;
 use tungstenite::{Message, WebSocket};
 
-use super::BenchError;
+use super::{BenchError, app_on};
 
 #[derive(Clone, Debug)]
 pub struct TeleopBenchReport {
@@ -146,12 +145,7 @@ pub fn run(
     if samples == 0 {
         return Err(BenchError::NoSteps);
     }
-    let mut app = headless_app(
-        scene.clone(),
-        &SimOptions {
-            clock: ClockMode::RealTime { speed: 1.0 },
-        },
-    );
+    let mut app = app_on(&scene, ClockMode::RealTime { speed: 1.0 });
     let addr = plugin::add(
         &mut app,
         TeleopOptions {

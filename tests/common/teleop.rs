@@ -159,10 +159,16 @@ impl Client {
         self.send("ui_cmd", json!({ "command": command }));
     }
 
-    /// A session that has connected and started: the controller, if nobody else is.
-    pub fn started(addr: SocketAddr) -> Self {
+    /// A session that has sent CONNECT and read its CONNECTED.
+    pub fn connected(addr: SocketAddr) -> Self {
         let mut c = Self::open(addr);
         c.hello();
+        c
+    }
+
+    /// A session that has connected and started: the controller, if nobody else is.
+    pub fn started(addr: SocketAddr) -> Self {
+        let mut c = Self::connected(addr);
         c.start();
         c
     }
