@@ -7,6 +7,7 @@
 use std::collections::{BTreeMap, VecDeque};
 use std::io;
 use std::net::SocketAddr;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use bevy::app::AppExit;
@@ -23,10 +24,11 @@ use super::sexp::Sexp;
 use crate::protocol::core::{
     Codec, CommandAdapter, LatestCommand, ProtocolTick, ProtocolTime, Transport,
 };
+use crate::protocol::registry::{ConnKey, Connections, Counters, Protocol, Role};
 use crate::referee::plugin::{LoggedEvent, Referee};
 use crate::robot::{Pose, RobotModel};
 use crate::session::{
-    AlertLog, ArmOwner, Session, SessionCommand, SessionEvent, SessionState, SessionSystems,
+    AlertLog, Session, SessionCommand, SessionEvent, SessionState, SessionSystems,
 };
 use crate::sim::{
     GatePoll, JointCommand, JointTargets, SIM_DT, Sim, SimClock, SimStep, SimSystems, StepGate,
@@ -34,7 +36,15 @@ use crate::sim::{
 };
 
 /// The protocol name in logs and arm ownership.
-pub const PROTOCOL: &str = "agent";
+pub const PROTOCOL: &str = Protocol::Agent.as_str();
+
+fn agent_key(conn: u64) -> ConnKey {
+    ConnKey::new(Protocol::Agent, conn)
+}
+
+fn monitor_key(conn: u64) -> ConnKey {
+    ConnKey::new(Protocol::Monitor, conn)
+}
 
 /// A connection must send `(init …)` within this time.
 const INIT_TIMEOUT: Duration = Duration::from_secs(10);
@@ -198,8 +208,8 @@ pub struct AgentConn {
     pub peer: SocketAddr,
     pub role: AgentRole,
     pub opened: Instant,
-    pub msgs_in: u64,
-    pub msgs_out: u64,
+    /// Shared with the connection registry.
+    pub counters: Arc<Counters>,
     out: Sender<Out>,
     inbox: VecDeque<Vec<Sexp>>,
     gate: Option<u64>,
@@ -219,7 +229,7 @@ pub struct AgentConn {
 impl AgentConn {
     fn send(&mut self, bytes: Vec<u8>) {
         if self.out.try_send(Out::Frame(bytes)).is_ok() {
-            self.msgs_out += 1;
+            self.counters.count_out();
         }
     }
 
@@ -259,8 +269,8 @@ impl AgentPort {
 pub struct MonitorConn {
     pub peer: SocketAddr,
     pub opened: Instant,
-    pub msgs_in: u64,
-    pub msgs_out: u64,
+    /// Shared with the connection registry.
+    pub counters: Arc<Counters>,
     out: Sender<Out>,
     referee_cursor: u64,
     /// A world frame is due (just connected, or a command changed something while paused).
@@ -309,6 +319,11 @@ pub fn add(
             .0
             .gripper_joint();
         let n = robot.joints.len();
+        crate::protocol::registry::add_listener(
+            app,
+            Protocol::Agent,
+            format!("agents {addr}{}", if options.sync { " (sync)" } else { "" }),
+        );
         info!(
             "agent: listening on {addr} (robot {}, {} mode, {cycle} steps per cycle)",
             robot.name,
@@ -354,6 +369,7 @@ pub fn add(
             },
         )?;
         info!("monitor: listening on {addr}");
+        crate::protocol::registry::add_listener(app, Protocol::Monitor, format!("monitors {addr}"));
         app.insert_resource(MonitorPort {
             addr,
             conns: BTreeMap::new(),
@@ -406,7 +422,7 @@ fn send_perception(
 #[allow(clippy::too_many_arguments)]
 fn agent_events(
     mut port: ResMut<AgentPort>,
-    mut owner: ResMut<ArmOwner>,
+    mut owner: ResMut<Connections>,
     mut gate: ResMut<StepGate>,
     mut targets: ResMut<JointTargets>,
     sim: Res<Sim>,
@@ -421,10 +437,14 @@ fn agent_events(
     // The state this batch's messages meet: a claim below starts an IDLE session before any
     // step, so effectors sent right after `(init)` are not refused as "not running".
     let mut state = session.state();
-    if owner.take_revoked(PROTOCOL)
+    for conn in owner.take_kicks(Protocol::Agent) {
+        port.disconnect(conn);
+    }
+    if owner.take_revoked(Protocol::Agent)
         && let Some(conn) = port.active.take()
         && let Some(agent) = port.conns.get_mut(&conn)
     {
+        owner.set_role(agent_key(conn), Role::Pending, None);
         agent.refuse("control of the arm was revoked from the panel");
         if let Some(id) = agent.gate.take() {
             gate.unregister(id);
@@ -438,14 +458,21 @@ fn agent_events(
     while let Ok(event) = port.events.try_recv() {
         match event {
             NetEvent::Opened { conn, peer, out } => {
+                let counters = Arc::new(Counters::default());
+                owner.open(
+                    agent_key(conn),
+                    peer,
+                    Role::Pending,
+                    counters.clone(),
+                    false,
+                );
                 port.conns.insert(
                     conn,
                     AgentConn {
                         peer,
                         role: AgentRole::Pending,
                         opened: Instant::now(),
-                        msgs_in: 0,
-                        msgs_out: 0,
+                        counters,
                         out,
                         inbox: VecDeque::new(),
                         gate: None,
@@ -463,7 +490,7 @@ fn agent_events(
                 let Some(agent) = port.conns.get_mut(&conn) else {
                     continue;
                 };
-                agent.msgs_in += 1;
+                agent.counters.count_in();
                 // While its init waits for the arm, what an agent sends next waits with it.
                 if agent.role != AgentRole::Pending || agent.parked_init.is_some() {
                     if agent.parked_init.is_none() {
@@ -491,13 +518,13 @@ fn agent_events(
                 agent.parked_init = Some((exprs, Instant::now()));
             }
             NetEvent::Closed { conn, reason } => {
+                owner.close(agent_key(conn), &reason, t, &mut log);
                 if let Some(agent) = port.conns.remove(&conn) {
                     if let Some(id) = agent.gate {
                         gate.unregister(id);
                     }
                     if port.active == Some(conn) {
                         port.active = None;
-                        owner.release(PROTOCOL);
                         port.tick.forget_command();
                         port.tick.adapter_mut().clear();
                         targets.commands = session.hold_posture(&sim.0);
@@ -548,7 +575,7 @@ fn agent_events(
 
 /// What handling an `(init …)` touches besides the port.
 struct InitWorld<'a, 'w> {
-    owner: &'a mut ArmOwner,
+    owner: &'a mut Connections,
     gate: &'a mut StepGate,
     sim: &'a Sim,
     referee: &'a Referee,
@@ -586,7 +613,7 @@ fn try_init(
         }
     };
     let label = format!("{} ({team} {number})", agent.peer);
-    if port.active.is_some() || !world.owner.claim(PROTOCOL, &label) {
+    if port.active.is_some() || !world.owner.claim(agent_key(conn), &label) {
         if since.elapsed() < CLAIM_GRACE {
             agent.parked_init = Some((exprs, since));
             return;
@@ -621,11 +648,11 @@ fn try_init(
             ""
         }
     );
-    world.log.push(
+    world.owner.announce(
+        agent_key(conn),
         t,
-        PROTOCOL,
-        "CONNECTED",
-        format!("{label} controls the arm"),
+        world.log,
+        &format!("{label} controls the arm"),
     );
     // The first perception goes out now, so a sync agent can answer cycle 1.
     send_perception(agent, world.sim, world.referee, world.clock, *world.state);
@@ -721,7 +748,7 @@ fn check_init(exprs: &[Sexp], robot: &str) -> Result<(String, String), String> {
 fn agent_gate(
     mut port: ResMut<AgentPort>,
     mut gate: ResMut<StepGate>,
-    mut owner: ResMut<ArmOwner>,
+    mut owner: ResMut<Connections>,
     mut targets: ResMut<JointTargets>,
     sim: Res<Sim>,
     session: Res<Session>,
@@ -754,7 +781,8 @@ fn agent_gate(
         agent.owed = 0;
         agent.role = AgentRole::Pending;
         port.active = None;
-        owner.release(PROTOCOL);
+        owner.release(agent_key(conn));
+        owner.set_role(agent_key(conn), Role::Pending, None);
         port.tick.forget_command();
         port.tick.adapter_mut().clear();
         targets.commands = session.hold_posture(&sim.0);
@@ -848,6 +876,8 @@ fn agent_publish(
 #[allow(clippy::too_many_arguments)]
 fn monitor_events(
     mut port: ResMut<MonitorPort>,
+    mut registry: ResMut<Connections>,
+    mut log: ResMut<AlertLog>,
     mut sim: ResMut<Sim>,
     mut referee: ResMut<Referee>,
     clock: Res<SimClock>,
@@ -855,16 +885,26 @@ fn monitor_events(
     mut exit: MessageWriter<AppExit>,
 ) {
     let port = &mut *port;
+    for conn in registry.take_kicks(Protocol::Monitor) {
+        port.disconnect(conn);
+    }
     while let Ok(event) = port.events.try_recv() {
         match event {
             NetEvent::Opened { conn, peer, out } => {
+                let counters = Arc::new(Counters::default());
+                registry.open(
+                    monitor_key(conn),
+                    peer,
+                    Role::Observer,
+                    counters.clone(),
+                    false,
+                );
                 port.conns.insert(
                     conn,
                     MonitorConn {
                         peer,
                         opened: Instant::now(),
-                        msgs_in: 0,
-                        msgs_out: 0,
+                        counters,
                         out,
                         // A monitor sees the referee's recent history on connect.
                         referee_cursor: 0,
@@ -872,14 +912,15 @@ fn monitor_events(
                     },
                 );
             }
-            NetEvent::Closed { conn, .. } => {
+            NetEvent::Closed { conn, reason } => {
+                registry.close(monitor_key(conn), &reason, clock.sim_time, &mut log);
                 port.conns.remove(&conn);
             }
             NetEvent::Message { conn, exprs } => {
                 let Some(m) = port.conns.get_mut(&conn) else {
                     continue;
                 };
-                m.msgs_in += 1;
+                m.counters.count_in();
                 if exprs.len() > MAX_MONITOR_COMMANDS {
                     let reason = format!(
                         "{} commands in one message; only the first {MAX_MONITOR_COMMANDS} run",
@@ -887,7 +928,7 @@ fn monitor_events(
                     );
                     warn!("monitor: {}: {reason}", m.peer);
                     if m.out.try_send(Out::Frame(error_payload(&reason))).is_ok() {
-                        m.msgs_out += 1;
+                        m.counters.count_out();
                     }
                 }
                 let mut refused = 0usize;
@@ -917,7 +958,7 @@ fn monitor_events(
                         }
                     };
                     if m.out.try_send(Out::Frame(bytes)).is_ok() {
-                        m.msgs_out += 1;
+                        m.counters.count_out();
                     }
                 }
                 if refused > 1 {
@@ -1044,6 +1085,6 @@ fn send_world(
     let bytes = payload(&world_frame(&sim.0, &info));
     m.dirty = false;
     if m.out.try_send(Out::Frame(bytes)).is_ok() {
-        m.msgs_out += 1;
+        m.counters.count_out();
     }
 }
