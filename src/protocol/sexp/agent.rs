@@ -1,17 +1,22 @@
-//! The agent port of spec 001: one agent controls the arm through per-joint PD effectors,
-//! perceptions every cycle, sync mode through the `StepGate`. Effectors go through the spec-000
-//! core: each message is decoded once, and the adapter turns the latest effector of every joint
-//! into a torque on every step from the measured state.
+//! The agent port of spec 001, the ECS side: one agent controls the arm through per-joint PD
+//! effectors, perceptions every cycle, sync mode through the `StepGate`. Who is pending and who
+//! controls, inits, queues and sync accounting are the pure machine in [`super::agents`]; this
+//! bridge moves the threads' events into it and applies its actions. Effectors go through the
+//! spec-000 core: each message is decoded once, and the adapter turns the latest effector of
+//! every joint into a torque on every step from the measured state.
 
-use std::collections::{BTreeMap, VecDeque};
+use std::collections::BTreeMap;
 use std::io;
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use bevy::ecs::system::SystemParam;
 use bevy::prelude::*;
 use crossbeam_channel::{Receiver, Sender};
 
+pub use super::agents::AgentRole;
+use super::agents::{AgentAction, AgentCtx, AgentInput, Agents, AgentsConfig};
 use super::messages::{Effectors, JointEffector, parse_effectors, perception};
 use super::plugin::{SexpOptions, game_info};
 use super::server::{self, NetEvent, Out, PortLimits, error_payload, payload};
@@ -19,7 +24,7 @@ use super::sexp::Sexp;
 use crate::protocol::core::{
     Codec, CommandAdapter, LatestCommand, ProtocolTick, ProtocolTime, Transport,
 };
-use crate::protocol::registry::{ConnKey, Connections, Counters, Protocol, Role};
+use crate::protocol::registry::{self, ArmOf, ConnKey, Connections, Counters, Protocol, Role};
 use crate::referee::plugin::{LoggedEvent, Referee};
 use crate::robot::RobotModel;
 use crate::session::{
@@ -152,36 +157,16 @@ impl Transport for MessageSlot {
     fn publish(&mut self, _msg: Vec<u8>) {}
 }
 
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum AgentRole {
-    /// Connected, `(init …)` not yet received.
-    Pending,
-    Active {
-        team: String,
-        number: String,
-    },
-}
-
+/// The channels to one agent connection's threads, and what the bridge keeps per connection.
 pub struct AgentConn {
     pub peer: SocketAddr,
-    pub role: AgentRole,
-    pub opened: Instant,
     /// Shared with the connection registry.
     pub counters: Arc<Counters>,
     out: Sender<Out>,
-    inbox: VecDeque<Vec<Sexp>>,
+    /// Its source in the `StepGate` (sync mode, while it controls).
     gate: Option<u64>,
-    /// Perceptions sent whose answers have not been consumed yet (sync mode: one message per
-    /// perception; usually 0 or 1, 2 after a session change sent an extra perception).
-    owed: usize,
-    waiting_since: Instant,
-    /// The session state effectors were last refused in, so the agent is told once per stretch.
-    warned: Option<SessionState>,
     steps_in_cycle: u32,
     referee_cursor: u64,
-    init_timed_out: bool,
-    /// An `(init …)` waiting for the arm's current owner to leave, and since when.
-    parked_init: Option<(Vec<Sexp>, Instant)>,
 }
 
 impl AgentConn {
@@ -200,12 +185,11 @@ impl AgentConn {
 #[derive(Resource)]
 pub struct AgentPort {
     pub addr: SocketAddr,
-    pub conns: BTreeMap<u64, AgentConn>,
     pub sync: bool,
     pub cycle_steps: u32,
+    conns: BTreeMap<u64, AgentConn>,
+    agents: Agents,
     events: Receiver<NetEvent>,
-    active: Option<u64>,
-    sync_timeout: Duration,
     tick: ProtocolTick<EffectorCodec, TorqueAdapter>,
     slot: MessageSlot,
 }
@@ -213,13 +197,136 @@ pub struct AgentPort {
 impl AgentPort {
     /// The agent controlling the arm.
     pub fn active(&self) -> Option<u64> {
-        self.active
+        self.agents.active()
+    }
+
+    /// The agents' state machine (roles, inits, queues).
+    pub fn agents(&self) -> &Agents {
+        &self.agents
     }
 
     /// Closes an agent's connection (the panel's disconnect button).
     pub fn disconnect(&mut self, conn: u64) {
         if let Some(c) = self.conns.get_mut(&conn) {
             c.refuse("disconnected from the panel");
+        }
+    }
+
+    /// Hands `input` to the machine, with the arm as the registry holds it; `state` is the
+    /// session state this batch's messages meet (a claim starts an IDLE session).
+    fn feed(
+        &mut self,
+        conns: &mut Connections,
+        state: &mut SessionState,
+        input: Option<AgentInput>,
+    ) {
+        let mut arm = ArmOf {
+            conns,
+            protocol: Protocol::Agent,
+        };
+        let mut ctx = AgentCtx {
+            now: Instant::now(),
+            state: *state,
+            arm: &mut arm,
+        };
+        match input {
+            Some(input) => self.agents.handle(input, &mut ctx),
+            None => self.agents.end_batch(&mut ctx),
+        }
+        *state = ctx.state;
+    }
+}
+
+/// What the agent bridge's systems touch besides the port.
+#[derive(SystemParam)]
+struct AgentFx<'w> {
+    conns: ResMut<'w, Connections>,
+    gate: ResMut<'w, StepGate>,
+    targets: ResMut<'w, JointTargets>,
+    sim: Res<'w, Sim>,
+    referee: Res<'w, Referee>,
+    clock: Res<'w, SimClock>,
+    session: Res<'w, Session>,
+    log: ResMut<'w, AlertLog>,
+    commands: MessageWriter<'w, SessionCommand>,
+}
+
+/// Does what the machine asked, in order; `state` is the session state the batch left.
+fn apply(port: &mut AgentPort, fx: &mut AgentFx, state: SessionState) {
+    let t = fx.clock.sim_time;
+    while let Some(action) = port.agents.poll() {
+        match action {
+            AgentAction::Refuse { conn, reason } => {
+                if let Some(c) = port.conns.get_mut(&conn) {
+                    warn!("agent: refusing {}: {reason}", c.peer);
+                    c.refuse(&reason);
+                }
+            }
+            AgentAction::Warn { conn, text } => {
+                if let Some(c) = port.conns.get_mut(&conn) {
+                    info!("agent: {}: effectors not applied: {text}", c.peer);
+                    c.send(payload(&[Sexp::list([
+                        Sexp::atom("warning"),
+                        Sexp::atom(text),
+                    ])]));
+                }
+            }
+            AgentAction::Claimed { conn, label } => {
+                let Some(c) = port.conns.get_mut(&conn) else {
+                    continue;
+                };
+                if port.sync {
+                    c.gate = Some(fx.gate.register(format!("agent {}", c.peer)));
+                }
+                // The client that claims the arm starts the session (one rule for every
+                // protocol); a pause from the panel stays a pause.
+                fx.commands.write(SessionCommand::StartOnClaim);
+                port.tick.reset_command();
+                port.tick.adapter_mut().clear();
+                port.slot = MessageSlot::default();
+                info!(
+                    "agent: {label} controls {}{}",
+                    fx.sim.0.robot.name,
+                    if port.sync {
+                        "; each cycle waits for its message"
+                    } else {
+                        ""
+                    }
+                );
+                fx.conns.announce(
+                    agent_key(conn),
+                    t,
+                    &mut fx.log,
+                    &format!("{label} controls the arm"),
+                );
+                // The first perception goes out now, so a sync agent can answer cycle 1.
+                send_perception(port, conn, &fx.sim, &fx.referee, &fx.clock, state);
+            }
+            AgentAction::Dropped { conn } => {
+                if let Some(id) = port.conns.get_mut(&conn).and_then(|c| c.gate.take()) {
+                    fx.gate.unregister(id);
+                }
+                fx.conns.set_role(agent_key(conn), Role::Pending, None);
+                port.tick.forget_command();
+                port.tick.adapter_mut().clear();
+                fx.targets.commands = fx.session.hold_posture(&fx.sim.0);
+            }
+            AgentAction::Closed { conn, reason } => {
+                if let Some(id) = port.conns.remove(&conn).and_then(|c| c.gate) {
+                    fx.gate.unregister(id);
+                }
+                fx.conns.close(agent_key(conn), &reason, t, &mut fx.log);
+            }
+            AgentAction::Ready { conn } => {
+                if let Some(id) = port.conns.get(&conn).and_then(|c| c.gate) {
+                    fx.gate.mark_ready(id);
+                }
+            }
+            AgentAction::Log { code, text } => {
+                warn!("agent: {code}: {text}");
+                fx.log.push(t, PROTOCOL, code, text);
+            }
+            AgentAction::Note(text) => info!("agent: {text}"),
         }
     }
 }
@@ -246,7 +353,7 @@ pub(super) fn add(
         .0
         .gripper_joint();
     let n = robot.joints.len();
-    crate::protocol::registry::add_listener(
+    registry::add_listener(
         app,
         Protocol::Agent,
         format!("agents {addr}{}", if options.sync { " (sync)" } else { "" }),
@@ -256,14 +363,21 @@ pub(super) fn add(
         robot.name,
         if options.sync { "sync" } else { "real-time" }
     );
+    let agents = Agents::new(AgentsConfig {
+        robot: robot.name.clone(),
+        sync: options.sync,
+        sync_timeout: options.sync_timeout,
+        init_timeout: INIT_TIMEOUT,
+        claim_grace: CLAIM_GRACE,
+        max_inbox: MAX_INBOX,
+    });
     app.insert_resource(AgentPort {
         addr,
-        conns: BTreeMap::new(),
         sync: options.sync,
         cycle_steps: cycle,
+        conns: BTreeMap::new(),
+        agents,
         events,
-        active: None,
-        sync_timeout: options.sync_timeout,
         tick: ProtocolTick::new(
             EffectorCodec {
                 robot: robot.clone(),
@@ -287,64 +401,44 @@ pub(super) fn add(
     Ok(addr)
 }
 
+/// Sends a perception to `conn` (the active agent) and starts its cycle: its answer is owed.
 fn send_perception(
-    agent: &mut AgentConn,
+    port: &mut AgentPort,
+    conn: u64,
     world: &Sim,
     referee: &Referee,
     clock: &SimClock,
     session: SessionState,
 ) {
+    let Some(agent) = port.conns.get_mut(&conn) else {
+        return;
+    };
     let events: Vec<&LoggedEvent> = referee.since(agent.referee_cursor).collect();
     agent.referee_cursor = referee.last_seq();
     let info = game_info(referee, clock, session, &events);
     let bytes = payload(&perception(&world.0, &info));
     agent.send(bytes);
     agent.steps_in_cycle = 0;
-    agent.owed += 1;
-    agent.waiting_since = Instant::now();
+    port.agents.perception_sent(Instant::now());
 }
 
-#[allow(clippy::too_many_arguments)]
-fn agent_events(
-    mut port: ResMut<AgentPort>,
-    mut owner: ResMut<Connections>,
-    mut gate: ResMut<StepGate>,
-    mut targets: ResMut<JointTargets>,
-    sim: Res<Sim>,
-    referee: Res<Referee>,
-    clock: Res<SimClock>,
-    session: Res<Session>,
-    mut log: ResMut<AlertLog>,
-    mut commands: MessageWriter<SessionCommand>,
-) {
+/// The connection threads' events through the machine (in `First`, and between steps).
+fn agent_events(mut port: ResMut<AgentPort>, mut fx: AgentFx) {
     let port = &mut *port;
-    let t = clock.sim_time;
-    // The state this batch's messages meet: a claim below starts an IDLE session before any
-    // step, so effectors sent right after `(init)` are not refused as "not running".
-    let mut state = session.state();
-    for conn in owner.take_kicks(Protocol::Agent) {
+    for conn in fx.conns.take_kicks(Protocol::Agent) {
         port.disconnect(conn);
     }
-    if owner.take_revoked(Protocol::Agent)
-        && let Some(conn) = port.active.take()
-        && let Some(agent) = port.conns.get_mut(&conn)
-    {
-        owner.set_role(agent_key(conn), Role::Pending, None);
-        agent.refuse("control of the arm was revoked from the panel");
-        if let Some(id) = agent.gate.take() {
-            gate.unregister(id);
-        }
-        agent.role = AgentRole::Pending;
-        port.tick.forget_command();
-        port.tick.adapter_mut().clear();
-        targets.commands = session.hold_posture(&sim.0);
-        log.push(t, PROTOCOL, "REVOKED", format!("{} dropped", agent.peer));
+    // The state this batch's messages meet: a claim below starts an IDLE session before any
+    // step, so effectors sent right after `(init)` are not refused as "not running".
+    let mut state = fx.session.state();
+    if fx.conns.take_revoked(Protocol::Agent) {
+        port.feed(&mut fx.conns, &mut state, Some(AgentInput::Revoked));
     }
     while let Ok(event) = port.events.try_recv() {
-        match event {
+        let input = match event {
             NetEvent::Opened { conn, peer, out } => {
                 let counters = Arc::new(Counters::default());
-                owner.open(
+                fx.conns.open(
                     agent_key(conn),
                     peer,
                     Role::Pending,
@@ -355,219 +449,27 @@ fn agent_events(
                     conn,
                     AgentConn {
                         peer,
-                        role: AgentRole::Pending,
-                        opened: Instant::now(),
                         counters,
                         out,
-                        inbox: VecDeque::new(),
                         gate: None,
-                        owed: 0,
-                        waiting_since: Instant::now(),
-                        warned: None,
                         steps_in_cycle: 0,
-                        referee_cursor: referee.last_seq(),
-                        init_timed_out: false,
-                        parked_init: None,
+                        referee_cursor: fx.referee.last_seq(),
                     },
                 );
+                AgentInput::Opened { conn, peer }
             }
             NetEvent::Message { conn, exprs } => {
-                let Some(agent) = port.conns.get_mut(&conn) else {
-                    continue;
-                };
-                agent.counters.count_in();
-                // While its init waits for the arm, what an agent sends next waits with it.
-                if agent.role != AgentRole::Pending || agent.parked_init.is_some() {
-                    if agent.parked_init.is_none() {
-                        warn_if_ignored(agent, &exprs, state);
-                    }
-                    if agent.inbox.len() >= MAX_INBOX {
-                        if port.sync {
-                            // More than one message per cycle, for long: it will never catch up.
-                            warn!(
-                                "agent: {} is {MAX_INBOX} messages ahead of the cycle; dropping it",
-                                agent.peer
-                            );
-                            agent.refuse(&format!(
-                                "sync mode takes one message per cycle; {MAX_INBOX} are queued"
-                            ));
-                            continue;
-                        }
-                        // Real time while paused: the oldest effectors are superseded anyway.
-                        agent.inbox.pop_front();
-                    }
-                    agent.inbox.push_back(exprs);
-                    continue;
+                if let Some(c) = port.conns.get(&conn) {
+                    c.counters.count_in();
                 }
-                // Taken after the batch, so a close already in it frees the arm first.
-                agent.parked_init = Some((exprs, Instant::now()));
+                AgentInput::Message { conn, exprs }
             }
-            NetEvent::Closed { conn, reason } => {
-                owner.close(agent_key(conn), &reason, t, &mut log);
-                if let Some(agent) = port.conns.remove(&conn) {
-                    if let Some(id) = agent.gate {
-                        gate.unregister(id);
-                    }
-                    if port.active == Some(conn) {
-                        port.active = None;
-                        port.tick.forget_command();
-                        port.tick.adapter_mut().clear();
-                        targets.commands = session.hold_posture(&sim.0);
-                        info!(
-                            "agent: {} gone ({reason}); the arm follows pause_behavior",
-                            agent.peer
-                        );
-                    }
-                }
-            }
-        }
-    }
-    // This batch's inits, and those that waited for an owner who has left since (or who stays:
-    // refused after the grace).
-    let parked: Vec<(u64, Vec<Sexp>, Instant)> = port
-        .conns
-        .iter_mut()
-        .filter_map(|(&conn, a)| a.parked_init.take().map(|(e, since)| (conn, e, since)))
-        .collect();
-    for (conn, exprs, since) in parked {
-        let mut world = InitWorld {
-            owner: &mut owner,
-            gate: &mut gate,
-            sim: &sim,
-            referee: &referee,
-            clock: &clock,
-            state: &mut state,
-            commands: &mut commands,
-            log: &mut log,
+            NetEvent::Closed { conn, reason } => AgentInput::Closed { conn, reason },
         };
-        try_init(port, conn, exprs, since, &mut world);
+        port.feed(&mut fx.conns, &mut state, Some(input));
     }
-    // A connection that never says who it is would hold a thread and a socket forever.
-    for agent in port.conns.values_mut() {
-        if agent.role == AgentRole::Pending
-            && !agent.init_timed_out
-            && agent.opened.elapsed() >= INIT_TIMEOUT
-        {
-            agent.init_timed_out = true;
-            warn!(
-                "agent: {} sent no (init …) within {INIT_TIMEOUT:?}; closing",
-                agent.peer
-            );
-            agent.refuse("no (init <model> <team> <number>) within 10 s");
-        }
-    }
-}
-
-/// What handling an `(init …)` touches besides the port.
-struct InitWorld<'a, 'w> {
-    owner: &'a mut Connections,
-    gate: &'a mut StepGate,
-    sim: &'a Sim,
-    referee: &'a Referee,
-    clock: &'a SimClock,
-    /// The session state this batch's messages meet (a claim starts an IDLE session).
-    state: &'a mut SessionState,
-    commands: &'a mut MessageWriter<'w, SessionCommand>,
-    log: &'a mut AlertLog,
-}
-
-/// Takes `conn`'s `(init …)` (first sent at `since`): the agent gets the arm, or is refused,
-/// or, while the arm's owner may be a client that has just gone (its close not yet seen), the
-/// init waits up to [`CLAIM_GRACE`] for the arm to come free.
-fn try_init(
-    port: &mut AgentPort,
-    conn: u64,
-    exprs: Vec<Sexp>,
-    since: Instant,
-    world: &mut InitWorld<'_, '_>,
-) {
-    let t = world.clock.sim_time;
-    let robot = &world.sim.0.robot.name;
-    let Some(agent) = port.conns.get_mut(&conn) else {
-        return;
-    };
-    let (team, number) = match check_init(&exprs, robot) {
-        Ok(ok) => ok,
-        Err(reason) => {
-            warn!("agent: refusing {}: {reason}", agent.peer);
-            world
-                .log
-                .push(t, PROTOCOL, "REFUSED", format!("{}: {reason}", agent.peer));
-            agent.refuse(&reason);
-            return;
-        }
-    };
-    let label = format!("{} ({team} {number})", agent.peer);
-    if port.active.is_some() || !world.owner.claim(agent_key(conn), &label) {
-        if since.elapsed() < CLAIM_GRACE {
-            agent.parked_init = Some((exprs, since));
-            return;
-        }
-        let reason = format!(
-            "the arm is already controlled by {}",
-            world.owner.describe()
-        );
-        warn!("agent: refusing {}: {reason}", agent.peer);
-        agent.refuse(&reason);
-        return;
-    }
-    agent.role = AgentRole::Active { team, number };
-    if port.sync {
-        agent.gate = Some(world.gate.register(format!("agent {}", agent.peer)));
-    }
-    port.active = Some(conn);
-    // The client that claims the arm starts the session (one rule for every protocol); a pause
-    // from the panel stays a pause.
-    world.commands.write(SessionCommand::StartOnClaim);
-    if *world.state == SessionState::Idle {
-        *world.state = SessionState::Running;
-    }
-    port.tick.reset_command();
-    port.tick.adapter_mut().clear();
-    port.slot = MessageSlot::default();
-    info!(
-        "agent: {label} controls {robot}{}",
-        if port.sync {
-            "; each cycle waits for its message"
-        } else {
-            ""
-        }
-    );
-    world.owner.announce(
-        agent_key(conn),
-        t,
-        world.log,
-        &format!("{label} controls the arm"),
-    );
-    // The first perception goes out now, so a sync agent can answer cycle 1.
-    send_perception(agent, world.sim, world.referee, world.clock, *world.state);
-}
-
-/// Effectors only apply while the session is RUNNING. Told once per stretch of another state,
-/// with `(warning …)`, so the agent knows why the arm does not follow (a pause from the panel,
-/// a reset, an error); `(syn)` alone is not an effector.
-fn warn_if_ignored(agent: &mut AgentConn, exprs: &[Sexp], state: SessionState) {
-    if state == SessionState::Running {
-        agent.warned = None;
-        return;
-    }
-    if agent.warned == Some(state) || exprs.iter().all(|e| e.is("syn")) {
-        return;
-    }
-    agent.warned = Some(state);
-    let why = match state {
-        SessionState::Paused => "the session is PAUSED; effectors apply when it runs again",
-        SessionState::Idle => {
-            "the session is IDLE (reset); effectors apply once it is started (panel Start or the monitor's (start))"
-        }
-        SessionState::Error => "the session is in ERROR; effectors apply after a reset and a start",
-        SessionState::Running => return,
-    };
-    info!("agent: {}: effectors not applied: {why}", agent.peer);
-    agent.send(payload(&[Sexp::list([
-        Sexp::atom("warning"),
-        Sexp::atom(why),
-    ])]));
+    port.feed(&mut fx.conns, &mut state, None);
+    apply(port, &mut fx, state);
 }
 
 /// A pause, reset or error reaches the agent at once, as a perception carrying the new
@@ -588,117 +490,37 @@ fn agent_session_events(
         }
     }
     let port = &mut *port;
-    let Some(agent) = port.active.and_then(|c| port.conns.get_mut(&c)) else {
+    let Some(conn) = port.agents.active() else {
         return;
     };
     if started {
-        // The next stretch out of RUNNING gets its own warning.
-        agent.warned = None;
+        port.agents.session_started();
     }
     // Resuming needs no extra word: the cycles, and their perceptions, come back by themselves.
     if stopped {
-        send_perception(agent, &sim, &referee, &clock, session.state());
-    }
-}
-
-/// `(init <model> <team> <number>)` for this robot.
-fn check_init(exprs: &[Sexp], robot: &str) -> Result<(String, String), String> {
-    let Some(first) = exprs.first() else {
-        return Err("the first message must be (init <model> <team> <number>)".into());
-    };
-    if !first.is("init") {
-        return Err(format!(
-            "the first message must be (init <model> <team> <number>), got {first}"
-        ));
-    }
-    let args: Vec<&str> = first.args().iter().filter_map(Sexp::as_atom).collect();
-    match args.as_slice() {
-        [model, team, number] if first.args().len() == 3 => {
-            if *model == robot {
-                Ok((team.to_string(), number.to_string()))
-            } else {
-                Err(format!(
-                    "unknown model {model:?}; this scene's robot is {robot:?}"
-                ))
-            }
-        }
-        _ => Err(format!(
-            "(init <model> <team> <number>) expected, got {first}"
-        )),
+        send_perception(port, conn, &sim, &referee, &clock, session.state());
     }
 }
 
 /// Sync mode, between steps: the step that starts a cycle needs the agent's message; a silent
 /// agent is dropped after the timeout so it never stalls the simulation.
-fn agent_gate(
-    mut port: ResMut<AgentPort>,
-    mut gate: ResMut<StepGate>,
-    mut owner: ResMut<Connections>,
-    mut targets: ResMut<JointTargets>,
-    sim: Res<Sim>,
-    session: Res<Session>,
-) {
+fn agent_gate(mut port: ResMut<AgentPort>, mut fx: AgentFx) {
     let port = &mut *port;
-    let Some(conn) = port.active else {
-        return;
-    };
-    let timeout = port.sync_timeout;
-    let Some(agent) = port.conns.get_mut(&conn) else {
-        return;
-    };
-    let Some(id) = agent.gate else {
-        return;
-    };
-    if agent.inbox.len() >= agent.owed {
-        gate.mark_ready(id);
-    } else if agent.waiting_since.elapsed() >= timeout {
-        warn!(
-            "agent: {} sent nothing for {:.1} s in sync mode; dropping it",
-            agent.peer,
-            timeout.as_secs_f64()
-        );
-        agent.refuse(&format!(
-            "sync mode: no message for {:.1} s; dropped",
-            timeout.as_secs_f64()
-        ));
-        gate.unregister(id);
-        agent.gate = None;
-        agent.owed = 0;
-        agent.role = AgentRole::Pending;
-        port.active = None;
-        owner.release(agent_key(conn));
-        owner.set_role(agent_key(conn), Role::Pending, None);
-        port.tick.forget_command();
-        port.tick.adapter_mut().clear();
-        targets.commands = session.hold_posture(&sim.0);
-    }
+    let mut state = fx.session.state();
+    port.feed(&mut fx.conns, &mut state, Some(AgentInput::GatePoll));
+    apply(port, &mut fx, state);
 }
 
-/// Step phase Sample: the message this step applies. In sync mode the step that starts a cycle
-/// takes exactly one message; otherwise everything that arrived is applied in order.
+/// Step phase Sample: the messages this step applies (see [`Agents::take_batch`]), each
+/// decoded and merged once, in arrival order.
 fn agent_sample(mut port: ResMut<AgentPort>) {
     let port = &mut *port;
-    let Some(conn) = port.active else {
+    let Some(conn) = port.agents.active() else {
         return;
     };
-    let sync = port.sync;
-    let Some(agent) = port.conns.get_mut(&conn) else {
-        return;
-    };
-    let mut batch = Vec::new();
-    if sync {
-        // The answers to every perception sent so far, in order (the gate waited for them).
-        let n = agent.owed.min(agent.inbox.len());
-        batch.extend(agent.inbox.drain(..n));
-        agent.owed -= n;
-    } else {
-        agent.owed = 0;
-        batch.extend(agent.inbox.drain(..));
-    }
-    for msg in batch {
+    for msg in port.agents.take_batch() {
         port.slot.latest.set(msg);
         port.tick.sample(&mut port.slot);
-        // The merge into the per-joint table happens here, once per message, in arrival order.
         let problems = port
             .tick
             .latest_command()
@@ -721,7 +543,7 @@ fn agent_sample(mut port: ResMut<AgentPort>) {
 
 /// Step phase Adapt: the effectors become torques from this step's measured state.
 fn agent_adapt(mut port: ResMut<AgentPort>, sim: Res<Sim>, mut targets: ResMut<JointTargets>) {
-    if port.active.is_none() {
+    if port.agents.active().is_none() {
         return;
     }
     let (q, qd) = crate::state::joint_state(&sim.0);
@@ -745,7 +567,7 @@ fn agent_publish(
 ) {
     let port = &mut *port;
     port.tick.advance();
-    let Some(conn) = port.active else {
+    let Some(conn) = port.agents.active() else {
         return;
     };
     let cycle = port.cycle_steps;
@@ -754,6 +576,6 @@ fn agent_publish(
     };
     agent.steps_in_cycle += 1;
     if agent.steps_in_cycle >= cycle {
-        send_perception(agent, &sim, &referee, &clock, session.state());
+        send_perception(port, conn, &sim, &referee, &clock, session.state());
     }
 }
