@@ -317,7 +317,7 @@ pub fn add(app: &mut App, options: TeleopOptions) -> io::Result<SocketAddr> {
     Ok(addr)
 }
 
-#[allow(clippy::too_many_arguments)]
+/// The connection threads' events through the sessions' machine, then its actions.
 fn handle_events(mut server: ResMut<TeleopServer>, mut fx: Effects) {
     let server = &mut *server;
     server.stamp = [fx.clock.episode, fx.clock.steps];

@@ -350,7 +350,7 @@ impl Sessions {
                 if let Some(c) = self.conns.get_mut(&conn) {
                     c.refused += 1;
                     if c.refused <= 5 || c.refused % 100 == 0 {
-                        let text = format!("{}: message #{} refused: {message}", c.peer, c.refused);
+                        let text = format!("{}: {message}", c.peer);
                         self.actions.push_back(Action::Log { code, text });
                     }
                 }
