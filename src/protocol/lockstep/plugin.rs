@@ -11,6 +11,7 @@ use std::io;
 use std::net::SocketAddr;
 use std::sync::Arc;
 
+use bevy::ecs::system::SystemParam;
 use bevy::prelude::*;
 use crossbeam_channel::Receiver;
 
@@ -160,46 +161,45 @@ pub fn add(
 /// The protocol name in logs and arm ownership.
 pub const PROTOCOL: &str = Protocol::Lockstep.as_str();
 
-#[allow(clippy::too_many_arguments)]
-fn handle_events(
-    mut server: ResMut<LockstepServer>,
-    mut conns: ResMut<Connections>,
-    mut gate: ResMut<StepGate>,
-    sim: Res<Sim>,
-    session: Res<Session>,
-    mut targets: ResMut<JointTargets>,
-    mut commands: MessageWriter<SessionCommand>,
-    mut log: ResMut<AlertLog>,
-    clock: Res<SimClock>,
-) {
-    let t = clock.sim_time;
-    let revoked = conns.take_revoked(Protocol::Lockstep);
-    let kicked = !conns.take_kicks(Protocol::Lockstep).is_empty();
-    if (revoked || kicked || std::mem::take(&mut server.drop_requested))
-        && let Some(client) = drop_client(&mut server, &mut gate, &session, &sim, &mut targets)
-    {
+/// What the bridge's event systems touch besides the server.
+#[derive(SystemParam)]
+struct LockstepFx<'w> {
+    conns: ResMut<'w, Connections>,
+    gate: ResMut<'w, StepGate>,
+    sim: Res<'w, Sim>,
+    session: Res<'w, Session>,
+    targets: ResMut<'w, JointTargets>,
+    commands: MessageWriter<'w, SessionCommand>,
+    log: ResMut<'w, AlertLog>,
+    clock: Res<'w, SimClock>,
+}
+
+/// The client's connection and the panel's requests: a client claims the arm on connect (or is
+/// refused), and is dropped when it goes, or when the panel revokes or disconnects it.
+fn handle_events(mut server: ResMut<LockstepServer>, mut fx: LockstepFx) {
+    let server = &mut *server;
+    let revoked = fx.conns.take_revoked(Protocol::Lockstep);
+    let kicked = !fx.conns.take_kicks(Protocol::Lockstep).is_empty();
+    if revoked || kicked || std::mem::take(&mut server.drop_requested) {
         let why = if revoked {
             "control revoked"
         } else {
             "disconnected"
         };
-        warn!("lockstep: dropping {}: {why} from the panel", client.peer);
-        conns.close(
-            key(client.id),
-            &format!("{why} from the panel"),
-            t,
-            &mut log,
-        );
+        drop_client(server, &mut fx, &format!("{why} from the panel"));
     }
     // The wait is for the first client, whatever its protocol: once another client has taken
     // the arm (an agent, a teleop headset), no lockstep client can connect, so steps go on.
-    if conns.owner().is_some_and(|(p, _)| p != Protocol::Lockstep)
+    if fx
+        .conns
+        .owner()
+        .is_some_and(|(p, _)| p != Protocol::Lockstep)
         && let Some(hold) = server.first_client_hold.take()
     {
-        gate.unregister(hold);
+        fx.gate.unregister(hold);
         info!(
             "lockstep: {} took the arm first; the clock no longer waits for a lockstep client",
-            conns.describe()
+            fx.conns.describe()
         );
     }
     while let Ok(event) = server.events.try_recv() {
@@ -210,100 +210,87 @@ fn handle_events(
                 velocities,
             } => {
                 let id = server.next_id;
-                if !conns.claim(key(id), &peer.to_string()) {
+                if !fx.conns.claim(key(id), &peer.to_string()) {
                     // Dropping the channels ends the client's thread, which closes the socket.
                     warn!(
                         "lockstep: refusing {peer}: the arm is controlled by {}",
-                        conns.describe()
+                        fx.conns.describe()
                     );
                     continue;
                 }
-                let server = &mut *server;
                 server.next_id += 1;
                 let counters = Arc::new(Counters::default());
-                conns.open(key(id), peer, Role::Controller, counters.clone(), true);
+                fx.conns
+                    .open(key(id), peer, Role::Controller, counters.clone(), true);
                 let mut client = Client {
                     id,
                     peer,
                     transport: ChannelTransport::new(velocities, frames),
-                    gate: gate.register(format!("lockstep {peer}")),
+                    gate: fx.gate.register(format!("lockstep {peer}")),
                     counters,
                 };
                 if let Some(hold) = server.first_client_hold.take() {
-                    gate.unregister(hold);
+                    fx.gate.unregister(hold);
                 }
                 // A new transport's tokens start over; the counter does not.
                 server.tick.reset_command();
                 // The angles now, before the step this client pays for (counter 0 on the first
                 // connection: the scene as loaded).
-                server
-                    .tick
-                    .publish(&mut client.transport, &crate::state::joint_state(&sim.0).0);
+                server.tick.publish(
+                    &mut client.transport,
+                    &crate::state::joint_state(&fx.sim.0).0,
+                );
                 client.counters.count_out();
                 info!(
                     "lockstep: {peer} controls the arm from step {}; the clock now waits for its answers",
                     server.tick.time().ticks
                 );
                 server.client = Some(client);
-                conns.announce(key(id), t, &mut log, &format!("{peer} controls the arm"));
-                commands.write(SessionCommand::StartOnClaim);
+                let t = fx.clock.sim_time;
+                fx.conns
+                    .announce(key(id), t, &mut fx.log, &format!("{peer} controls the arm"));
+                fx.commands.write(SessionCommand::StartOnClaim);
             }
             LockstepEvent::Disconnected { peer, reason } => {
-                if server.client.as_ref().is_some_and(|c| c.peer == peer)
-                    && let Some(client) =
-                        drop_client(&mut server, &mut gate, &session, &sim, &mut targets)
-                {
-                    warn!("lockstep: {peer} gone ({reason}); the arm follows pause_behavior");
-                    conns.close(key(client.id), &reason, t, &mut log);
+                if server.client.as_ref().is_some_and(|c| c.peer == peer) {
+                    drop_client(server, &mut fx, &reason);
                 }
             }
         }
     }
 }
 
-/// Drops the client (the arm follows `pause_behavior`) and returns it; its registry entry is
-/// the caller's to close.
-fn drop_client(
-    server: &mut LockstepServer,
-    gate: &mut StepGate,
-    session: &Session,
-    sim: &Sim,
-    targets: &mut JointTargets,
-) -> Option<Client> {
-    let client = server.client.take()?;
-    gate.unregister(client.gate);
-    server.tick.forget_command();
-    targets.commands = session.hold_posture(&sim.0);
-    Some(client)
-}
-
-/// Between steps: has the client answered? A decoded answer opens the gate for one step.
-#[allow(clippy::too_many_arguments)]
-fn poll_answer(
-    mut server: ResMut<LockstepServer>,
-    mut conns: ResMut<Connections>,
-    mut gate: ResMut<StepGate>,
-    session: Res<Session>,
-    sim: Res<Sim>,
-    mut targets: ResMut<JointTargets>,
-    mut log: ResMut<AlertLog>,
-    clock: Res<SimClock>,
-) {
-    let server_ref = &mut *server;
-    let Some(client) = server_ref.client.as_mut() else {
+/// Drops the client, if any, for `reason`: it leaves the gate, the arm follows
+/// `pause_behavior` and is free again, and its close is logged.
+fn drop_client(server: &mut LockstepServer, fx: &mut LockstepFx, reason: &str) {
+    let Some(client) = server.client.take() else {
         return;
     };
-    match server_ref.tick.sample(&mut client.transport) {
+    fx.gate.unregister(client.gate);
+    server.tick.forget_command();
+    fx.targets.commands = fx.session.hold_posture(&fx.sim.0);
+    warn!(
+        "lockstep: dropping {} ({reason}); the arm follows pause_behavior",
+        client.peer
+    );
+    let t = fx.clock.sim_time;
+    fx.conns.close(key(client.id), reason, t, &mut fx.log);
+}
+
+/// Between steps: has the client answered? A decoded answer opens the gate for one step; one
+/// that cannot be decoded drops the client.
+fn poll_answer(mut server: ResMut<LockstepServer>, mut fx: LockstepFx) {
+    let server = &mut *server;
+    let Some(client) = server.client.as_mut() else {
+        return;
+    };
+    match server.tick.sample(&mut client.transport) {
         SampleOutcome::Decoded { .. } => {
             client.counters.count_in();
-            gate.mark_ready(client.gate);
+            fx.gate.mark_ready(client.gate);
         }
         SampleOutcome::DecodeError { error, .. } => {
-            let peer = client.peer;
-            let id = client.id;
-            drop_client(&mut server, &mut gate, &session, &sim, &mut targets);
-            warn!("lockstep: dropping {peer}: {error}");
-            conns.close(key(id), &error.to_string(), clock.sim_time, &mut log);
+            drop_client(server, &mut fx, &error.to_string());
         }
         SampleOutcome::NoMessage | SampleOutcome::Unchanged => {}
     }
