@@ -51,6 +51,7 @@ pub struct ConnKey {
 }
 
 impl ConnKey {
+    /// The key of `protocol`'s connection number `id`.
     pub fn new(protocol: Protocol, id: u64) -> Self {
         Self { protocol, id }
     }
@@ -123,10 +124,12 @@ pub struct Connection {
 }
 
 impl Connection {
+    /// Messages received so far.
     pub fn msgs_in(&self) -> u64 {
         Counters::load(&self.counters.msgs_in)
     }
 
+    /// Messages sent so far.
     pub fn msgs_out(&self) -> u64 {
         Counters::load(&self.counters.msgs_out)
     }
@@ -266,10 +269,12 @@ impl Connections {
             .map(|(k, c)| (k.id, c))
     }
 
+    /// Live connections, all protocols.
     pub fn len(&self) -> usize {
         self.entries.len()
     }
 
+    /// No live connection.
     pub fn is_empty(&self) -> bool {
         self.entries.is_empty()
     }

@@ -163,6 +163,7 @@ pub fn check_init(exprs: &[Sexp], robot: &str) -> Result<(String, String), Strin
 }
 
 impl Agents {
+    /// No connections yet.
     pub fn new(config: AgentsConfig) -> Self {
         Self {
             config,
@@ -182,6 +183,7 @@ impl Agents {
         self.active
     }
 
+    /// One connection's state.
     pub fn conn(&self, conn: u64) -> Option<&AgentState> {
         self.conns.get(&conn)
     }

@@ -208,6 +208,7 @@ pub fn alert_ext(code: &str, message: &str) -> Map<String, Value> {
 }
 
 impl Sessions {
+    /// No connections yet.
     pub fn new(config: SessionsConfig) -> Self {
         Self {
             config,
@@ -245,6 +246,7 @@ impl Sessions {
             .is_some_and(SessionConn::timed_out)
     }
 
+    /// One connection's state.
     pub fn conn(&self, conn: u64) -> Option<&SessionConn> {
         self.conns.get(&conn)
     }
