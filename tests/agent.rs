@@ -626,6 +626,8 @@ fn a_teleop_observer_never_takes_the_arm_from_a_reconnecting_agent() {
     );
     assert_eq!(role, "observer");
     assert_eq!(refusals, 0, "a teleop observer took the arm from the agent");
-    let owner = app.world().resource::<armsim::session::ArmOwner>();
-    assert_ne!(owner.owner().map(|(p, _)| p), Some("teleop"));
+    let owner = app
+        .world()
+        .resource::<armsim::protocol::registry::Connections>();
+    assert_ne!(owner.owner().map(|(p, _)| p.as_str()), Some("teleop"));
 }

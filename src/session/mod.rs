@@ -116,66 +116,6 @@ impl Session {
     }
 }
 
-/// Who controls the arm: one client of one protocol at a time, first come (DESIGN §4). Others
-/// observe. Protocols claim on connect and release when their client goes.
-#[derive(Resource, Debug, Default, Clone)]
-pub struct ArmOwner {
-    owner: Option<(&'static str, String)>,
-    /// Control taken away from the panel, not yet noticed by its protocol.
-    revoked: Option<&'static str>,
-}
-
-impl ArmOwner {
-    /// Takes control for `client` of `protocol`; false if someone else has it.
-    pub fn claim(&mut self, protocol: &'static str, client: &str) -> bool {
-        if self.owner.is_some() {
-            return false;
-        }
-        info!("{protocol} client {client} controls the arm");
-        self.owner = Some((protocol, client.to_string()));
-        true
-    }
-
-    /// Gives control back if `protocol` has it.
-    pub fn release(&mut self, protocol: &'static str) {
-        if self.owner.as_ref().is_some_and(|(p, _)| *p == protocol) {
-            self.owner = None;
-        }
-    }
-
-    /// The protocol and client in control.
-    pub fn owner(&self) -> Option<(&'static str, &str)> {
-        self.owner.as_ref().map(|(p, c)| (*p, c.as_str()))
-    }
-
-    /// Takes control away from whoever has it (the panel's Revoke). Their protocol notices
-    /// through [`ArmOwner::take_revoked`] and demotes or drops the client.
-    pub fn revoke(&mut self) {
-        if let Some((protocol, client)) = self.owner.take() {
-            warn!("control of the arm revoked from {protocol} client {client}");
-            self.revoked = Some(protocol);
-        }
-    }
-
-    /// True once if control was revoked from `protocol`.
-    pub fn take_revoked(&mut self, protocol: &'static str) -> bool {
-        if self.revoked == Some(protocol) {
-            self.revoked = None;
-            true
-        } else {
-            false
-        }
-    }
-
-    /// "teleop 127.0.0.1:50000 (session …)", or "nobody".
-    pub fn describe(&self) -> String {
-        match &self.owner {
-            Some((p, c)) => format!("{p} {c}"),
-            None => "nobody".into(),
-        }
-    }
-}
-
 /// What happened, for the panel's alerts log: limits, timeouts, connections, referee events,
 /// session changes, each with the sim time it happened at.
 #[derive(Resource, Debug, Default)]
@@ -246,7 +186,6 @@ pub(crate) fn plugin(app: &mut App) {
         .control
         .pause_behavior;
     app.insert_resource(Session::new(pause_behavior, hold))
-        .init_resource::<ArmOwner>()
         .init_resource::<AlertLog>()
         .add_message::<SessionCommand>()
         .add_message::<SessionEvent>()

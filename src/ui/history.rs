@@ -5,7 +5,7 @@ use std::collections::{BTreeMap, VecDeque};
 
 use bevy::prelude::*;
 
-use crate::protocol::teleop::plugin::TeleopServer;
+use crate::protocol::registry::{Connections, Protocol, Role};
 use crate::sim::{ClockSystems, JointCommand, Sim, SimClock};
 
 /// Seconds of wall time the plots show.
@@ -40,7 +40,7 @@ fn sample(
     time: Res<Time<Real>>,
     sim: Res<Sim>,
     clock: Res<SimClock>,
-    teleop: Option<Res<TeleopServer>>,
+    conns: Option<Res<Connections>>,
 ) {
     let t = time.elapsed_secs_f64();
     let dt = time.delta_secs_f64();
@@ -70,15 +70,14 @@ fn sample(
     while history.samples.front().is_some_and(|s| s.t < t - WINDOW_S) {
         history.samples.pop_front();
     }
-    if let Some(teleop) = teleop {
-        for c in teleop.conns.values().filter(|c| c.session_id.is_some()) {
-            let us = c.counters.rtt_us.load(std::sync::atomic::Ordering::Relaxed);
-            if us > 0 {
+    if let Some(conns) = conns {
+        for (_, c) in conns.of(Protocol::Teleop) {
+            if let (Some(rtt), false) = (c.rtt(), c.role == Role::NoSession) {
                 history
                     .rtt
                     .entry(c.peer.to_string())
                     .or_default()
-                    .push_back([t, us as f64 / 1e3]);
+                    .push_back([t, rtt.as_secs_f64() * 1e3]);
             }
         }
         for series in history.rtt.values_mut() {

@@ -12,12 +12,10 @@ use egui_plot::{Legend, Line, Plot, PlotPoints};
 
 use super::gizmos::ViewOptions;
 use super::history::History;
-use crate::protocol::lockstep::plugin::LockstepServer;
-use crate::protocol::sexp::plugin::{AgentPort, MonitorPort};
-use crate::protocol::teleop::plugin::{Role, TeleopServer};
+use crate::protocol::registry::Connections;
 use crate::referee::plugin::Referee;
 use crate::robot::Pose;
-use crate::session::{AlertLog, ArmOwner, Session, SessionCommand, SessionState};
+use crate::session::{AlertLog, Session, SessionCommand, SessionState};
 use crate::sim::{ClockMode, JointCommand, JointTargets, Sim, SimClock, SimScene, StepGate};
 use crate::trajectory::plugin::{
     Recording, Replay, ReplayMode, TrajectoryCommand, default_recording_path,
@@ -25,6 +23,7 @@ use crate::trajectory::plugin::{
 
 pub(super) fn plugin(app: &mut App) {
     app.init_resource::<PanelState>()
+        .init_resource::<Connections>()
         .add_systems(EguiPrimaryContextPass, draw_panel);
 }
 
@@ -54,7 +53,8 @@ struct SessionView<'w> {
     clock: ResMut<'w, SimClock>,
     gate: Res<'w, StepGate>,
     scene: Res<'w, SimScene>,
-    owner: ResMut<'w, ArmOwner>,
+    /// Who is connected and who controls the arm.
+    conns: ResMut<'w, Connections>,
     commands: MessageWriter<'w, SessionCommand>,
 }
 
@@ -77,21 +77,11 @@ struct Trajectories<'w> {
     requests: MessageWriter<'w, TrajectoryCommand>,
 }
 
-/// The servers that are running.
-#[derive(SystemParam)]
-struct Servers<'w> {
-    teleop: Option<Res<'w, TeleopServer>>,
-    agents: Option<ResMut<'w, AgentPort>>,
-    monitors: Option<ResMut<'w, MonitorPort>>,
-    lockstep: Option<ResMut<'w, LockstepServer>>,
-}
-
 #[allow(clippy::too_many_arguments)] // a Bevy system: each argument is one thing it reads or writes
 fn draw_panel(
     mut contexts: EguiContexts,
     mut sv: SessionView,
     mut wv: WorldView,
-    mut servers: Servers,
     mut traj: Trajectories,
     mut state: ResMut<PanelState>,
     mut camera: Query<&mut Camera, With<super::camera::OrbitCamera>>,
@@ -119,7 +109,7 @@ fn draw_panel(
                     .show(ui, |ui| monitoring_section(ui, &sv, &wv));
                 egui::CollapsingHeader::new("Connections")
                     .default_open(true)
-                    .show(ui, |ui| connections_section(ui, &mut servers));
+                    .show(ui, |ui| connections_section(ui, &mut sv.conns));
                 egui::CollapsingHeader::new("Referee")
                     .default_open(true)
                     .show(ui, |ui| referee_section(ui, &mut sv, &mut wv, &mut state));
@@ -206,9 +196,9 @@ fn session_section(ui: &mut egui::Ui, sv: &mut SessionView) {
         }
     });
     ui.horizontal(|ui| {
-        ui.label(format!("arm controlled by {}", sv.owner.describe()));
-        if sv.owner.owner().is_some() && ui.button("Revoke").clicked() {
-            sv.owner.revoke();
+        ui.label(format!("arm controlled by {}", sv.conns.describe()));
+        if sv.conns.owner().is_some() && ui.button("Revoke").clicked() {
+            sv.conns.revoke();
         }
     });
     match sv.clock.mode {
@@ -309,7 +299,7 @@ fn robot_section(
     wv: &mut WorldView,
     state: &mut PanelState,
 ) {
-    let manual = sv.owner.owner().is_none();
+    let manual = sv.conns.owner().is_none();
     let world = &wv.sim.0;
     let robot = world.robot.clone();
     let q = world.joint_positions();
@@ -403,108 +393,45 @@ fn robot_section(
     }
 }
 
-fn connections_section(ui: &mut egui::Ui, servers: &mut Servers) {
-    let mut any = false;
-    if let Some(t) = &servers.teleop {
-        ui.label(format!("teleop ws://{}{}", t.addr, t.path));
-        for (&id, c) in &t.conns {
-            any = true;
-            let load =
-                |a: &std::sync::atomic::AtomicU64| a.load(std::sync::atomic::Ordering::Relaxed);
-            let secs = c.opened.elapsed().as_secs_f64().max(1e-3);
-            let role = match (c.session_id.is_some(), c.role) {
-                (false, _) => "no session",
-                // Its frames do not apply until it sends START (its own, not the panel's).
-                (true, Role::Controller) if !c.started => "controller (no START yet)",
-                (true, role) => role.as_str(),
-            };
+/// Every protocol's listener, its connections (peer, role, connected for, messages per second,
+/// round trip and sequence where the protocol has them, a disconnect button) and its warning.
+fn connections_section(ui: &mut egui::Ui, conns: &mut Connections) {
+    let now = std::time::Instant::now();
+    let mut kicks = Vec::new();
+    let listeners: Vec<_> = conns.listeners().map(|(p, l)| (p, l.clone())).collect();
+    for (protocol, listener) in listeners {
+        ui.label(&listener.label);
+        for (id, c) in conns.of(protocol) {
+            let secs = now.saturating_duration_since(c.since).as_secs_f64();
+            let (rate_in, rate_out) = c.rates(now);
+            let mut text = format!(
+                "{} {} {secs:.0}s in {rate_in:.0}/s out {rate_out:.0}/s",
+                c.peer,
+                c.role_text()
+            );
+            if let Some(rtt) = c.rtt() {
+                text += &format!(" rtt {:.2} ms", rtt.as_secs_f64() * 1e3);
+            }
+            if let Some(seq) = c.last_seq_in() {
+                text += &format!(" seq {seq}");
+            }
             ui.horizontal(|ui| {
-                ui.small(format!(
-                    "{} {role} {:.0}s in {:.0}/s out {:.0}/s rtt {:.2} ms seq {}",
-                    c.peer,
-                    secs,
-                    load(&c.counters.msgs_in) as f64 / secs,
-                    load(&c.counters.msgs_out) as f64 / secs,
-                    load(&c.counters.rtt_us) as f64 / 1e3,
-                    load(&c.counters.last_seq_in)
-                ));
+                ui.small(text);
                 if ui.small_button("✕").on_hover_text("disconnect").clicked() {
-                    t.disconnect(id);
+                    kicks.push(crate::protocol::registry::ConnKey::new(protocol, id));
                 }
             });
         }
-        if t.net_timeout() {
-            ui.colored_label(state_colour(SessionState::Error), "controller: NET_TIMEOUT");
+        if let Some(warning) = &listener.warning {
+            ui.colored_label(state_colour(SessionState::Error), warning);
         }
     }
-    if let Some(a) = servers.agents.as_mut() {
-        ui.label(format!(
-            "agents {}{}",
-            a.addr,
-            if a.sync { " (sync)" } else { "" }
-        ));
-        let ids: Vec<u64> = a.conns.keys().copied().collect();
-        for id in ids {
-            any = true;
-            let c = &a.conns[&id];
-            let role = if a.active() == Some(id) {
-                "controller"
-            } else {
-                "pending"
-            };
-            if conn_row(ui, c.peer, role, c.opened, c.msgs_in, c.msgs_out) {
-                a.disconnect(id);
-            }
-        }
-    }
-    if let Some(m) = servers.monitors.as_mut() {
-        ui.label(format!("monitors {}", m.addr));
-        let ids: Vec<u64> = m.conns.keys().copied().collect();
-        for id in ids {
-            any = true;
-            let c = &m.conns[&id];
-            if conn_row(ui, c.peer, "observer", c.opened, c.msgs_in, c.msgs_out) {
-                m.disconnect(id);
-            }
-        }
-    }
-    if let Some(l) = servers.lockstep.as_mut() {
-        ui.label(format!("lockstep {}", l.addr));
-        if let Some(peer) = l.client() {
-            any = true;
-            ui.horizontal(|ui| {
-                ui.small(format!("{peer} controller"));
-                if ui.small_button("✕").on_hover_text("disconnect").clicked() {
-                    l.request_disconnect();
-                }
-            });
-        }
-    }
-    if !any {
+    if conns.is_empty() {
         ui.small("no clients");
     }
-}
-
-/// One client's row: peer, role, connected for, messages per second; true if its disconnect
-/// button was clicked.
-fn conn_row(
-    ui: &mut egui::Ui,
-    peer: std::net::SocketAddr,
-    role: &str,
-    opened: std::time::Instant,
-    msgs_in: u64,
-    msgs_out: u64,
-) -> bool {
-    let secs = opened.elapsed().as_secs_f64().max(1e-3);
-    ui.horizontal(|ui| {
-        ui.small(format!(
-            "{peer} {role} {secs:.0}s in {:.0}/s out {:.0}/s",
-            msgs_in as f64 / secs,
-            msgs_out as f64 / secs
-        ));
-        ui.small_button("✕").on_hover_text("disconnect").clicked()
-    })
-    .inner
+    for key in kicks {
+        conns.kick(key);
+    }
 }
 
 fn referee_section(

@@ -9,7 +9,9 @@
 
 use std::io;
 use std::net::SocketAddr;
+use std::sync::Arc;
 
+use bevy::ecs::system::SystemParam;
 use bevy::prelude::*;
 use crossbeam_channel::Receiver;
 
@@ -18,7 +20,8 @@ use super::server::{self, LockstepConfig, LockstepEvent};
 use crate::protocol::tick::{
     ChannelTransport, Codec, CommandAdapter, ProtocolTick, ProtocolTime, SampleOutcome,
 };
-use crate::session::{AlertLog, ArmOwner, Session, SessionCommand, SessionSystems};
+use crate::protocol::registry::{ConnKey, Connections, Counters, Protocol, Role};
+use crate::session::{AlertLog, Session, SessionCommand, SessionSystems};
 use crate::sim::{
     GatePoll, JointCommand, JointTargets, SIM_DT, Sim, SimClock, SimStep, SimSystems, StepGate,
 };
@@ -69,9 +72,16 @@ impl CommandAdapter for VelocityAdapter {
 }
 
 struct Client {
+    /// The client's number in the registry.
+    id: u64,
     peer: SocketAddr,
     transport: ChannelTransport<Vec<f32>, Vec<u8>>,
     gate: u64,
+    counters: Arc<Counters>,
+}
+
+fn key(id: u64) -> ConnKey {
+    ConnKey::new(Protocol::Lockstep, id)
 }
 
 /// The lockstep server as the ECS sees it: its address, the accept thread's events, and the
@@ -86,6 +96,8 @@ pub struct LockstepServer {
     tick: ProtocolTick<LockstepCodec, VelocityAdapter>,
     /// The held gate source that keeps the clock still until the first client connects.
     first_client_hold: Option<u64>,
+    /// The next client's number in the registry.
+    next_id: u64,
 }
 
 impl LockstepServer {
@@ -122,6 +134,7 @@ pub fn add(
     info!(
         "lockstep: listening on {addr} ({joints} joints per frame); the simulation waits for the first client"
     );
+    crate::protocol::registry::add_listener(app, Protocol::Lockstep, format!("lockstep {addr}"));
     // "Pause until a client connects" (spec 003): steps wait, frames (and the window) go on.
     let hold = app
         .world_mut()
@@ -134,6 +147,7 @@ pub fn add(
         drop_requested: false,
         tick: ProtocolTick::new(LockstepCodec { joints }, VelocityAdapter, SIM_DT),
         first_client_hold: Some(hold),
+        next_id: 1,
     })
     // Before the session handles commands, so the Start sent on connect precedes every step the
     // client pays for (same inputs, same trajectory, however the answers are timed).
@@ -145,49 +159,47 @@ pub fn add(
 }
 
 /// The protocol name in logs and arm ownership.
-pub const PROTOCOL: &str = "lockstep";
+pub const PROTOCOL: &str = Protocol::Lockstep.as_str();
 
-#[allow(clippy::too_many_arguments)]
-fn handle_events(
-    mut server: ResMut<LockstepServer>,
-    mut owner: ResMut<ArmOwner>,
-    mut gate: ResMut<StepGate>,
-    sim: Res<Sim>,
-    session: Res<Session>,
-    mut targets: ResMut<JointTargets>,
-    mut commands: MessageWriter<SessionCommand>,
-    mut log: ResMut<AlertLog>,
-    clock: Res<SimClock>,
-) {
-    let t = clock.sim_time;
-    let revoked = owner.take_revoked(PROTOCOL);
-    if (revoked || std::mem::take(&mut server.drop_requested))
-        && let Some(peer) = server.client()
-    {
-        drop_client(&mut server, &mut gate, &session, &sim, &mut targets);
-        owner.release(PROTOCOL);
+/// What the bridge's event systems touch besides the server.
+#[derive(SystemParam)]
+struct LockstepFx<'w> {
+    conns: ResMut<'w, Connections>,
+    gate: ResMut<'w, StepGate>,
+    sim: Res<'w, Sim>,
+    session: Res<'w, Session>,
+    targets: ResMut<'w, JointTargets>,
+    commands: MessageWriter<'w, SessionCommand>,
+    log: ResMut<'w, AlertLog>,
+    clock: Res<'w, SimClock>,
+}
+
+/// The client's connection and the panel's requests: a client claims the arm on connect (or is
+/// refused), and is dropped when it goes, or when the panel revokes or disconnects it.
+fn handle_events(mut server: ResMut<LockstepServer>, mut fx: LockstepFx) {
+    let server = &mut *server;
+    let revoked = fx.conns.take_revoked(Protocol::Lockstep);
+    let kicked = !fx.conns.take_kicks(Protocol::Lockstep).is_empty();
+    if revoked || kicked || std::mem::take(&mut server.drop_requested) {
         let why = if revoked {
             "control revoked"
         } else {
             "disconnected"
         };
-        warn!("lockstep: dropping {peer}: {why} from the panel");
-        log.push(
-            t,
-            PROTOCOL,
-            "DISCONNECTED",
-            format!("{peer}: {why} from the panel"),
-        );
+        drop_client(server, &mut fx, &format!("{why} from the panel"));
     }
     // The wait is for the first client, whatever its protocol: once another client has taken
     // the arm (an agent, a teleop headset), no lockstep client can connect, so steps go on.
-    if owner.owner().is_some_and(|(p, _)| p != PROTOCOL)
+    if fx
+        .conns
+        .owner()
+        .is_some_and(|(p, _)| p != Protocol::Lockstep)
         && let Some(hold) = server.first_client_hold.take()
     {
-        gate.unregister(hold);
+        fx.gate.unregister(hold);
         info!(
             "lockstep: {} took the arm first; the clock no longer waits for a lockstep client",
-            owner.describe()
+            fx.conns.describe()
         );
     }
     while let Ok(event) = server.events.try_recv() {
@@ -197,84 +209,88 @@ fn handle_events(
                 frames,
                 velocities,
             } => {
-                if !owner.claim(PROTOCOL, &peer.to_string()) {
+                let id = server.next_id;
+                if !fx.conns.claim(key(id), &peer.to_string()) {
                     // Dropping the channels ends the client's thread, which closes the socket.
                     warn!(
                         "lockstep: refusing {peer}: the arm is controlled by {}",
-                        owner.describe()
+                        fx.conns.describe()
                     );
                     continue;
                 }
-                let server = &mut *server;
+                server.next_id += 1;
+                let counters = Arc::new(Counters::default());
+                fx.conns
+                    .open(key(id), peer, Role::Controller, counters.clone(), true);
                 let mut client = Client {
+                    id,
                     peer,
                     transport: ChannelTransport::new(velocities, frames),
-                    gate: gate.register(format!("lockstep {peer}")),
+                    gate: fx.gate.register(format!("lockstep {peer}")),
+                    counters,
                 };
                 if let Some(hold) = server.first_client_hold.take() {
-                    gate.unregister(hold);
+                    fx.gate.unregister(hold);
                 }
                 // A new transport's tokens start over; the counter does not.
                 server.tick.reset_command();
                 // The angles now, before the step this client pays for (counter 0 on the first
                 // connection: the scene as loaded).
-                server
-                    .tick
-                    .publish(&mut client.transport, &crate::state::joint_state(&sim.0).0);
-                server.client = Some(client);
+                server.tick.publish(
+                    &mut client.transport,
+                    &crate::state::joint_state(&fx.sim.0).0,
+                );
+                client.counters.count_out();
                 info!(
                     "lockstep: {peer} controls the arm from step {}; the clock now waits for its answers",
                     server.tick.time().ticks
                 );
-                log.push(t, PROTOCOL, "CONNECTED", format!("{peer} controls the arm"));
-                commands.write(SessionCommand::StartOnClaim);
+                server.client = Some(client);
+                let t = fx.clock.sim_time;
+                fx.conns
+                    .announce(key(id), t, &mut fx.log, &format!("{peer} controls the arm"));
+                fx.commands.write(SessionCommand::StartOnClaim);
             }
             LockstepEvent::Disconnected { peer, reason } => {
                 if server.client.as_ref().is_some_and(|c| c.peer == peer) {
-                    drop_client(&mut server, &mut gate, &session, &sim, &mut targets);
-                    owner.release(PROTOCOL);
-                    warn!("lockstep: {peer} gone ({reason}); the arm follows pause_behavior");
-                    log.push(t, PROTOCOL, "DISCONNECTED", format!("{peer} ({reason})"));
+                    drop_client(server, &mut fx, &reason);
                 }
             }
         }
     }
 }
 
-fn drop_client(
-    server: &mut LockstepServer,
-    gate: &mut StepGate,
-    session: &Session,
-    sim: &Sim,
-    targets: &mut JointTargets,
-) {
-    if let Some(client) = server.client.take() {
-        gate.unregister(client.gate);
-        server.tick.forget_command();
-        targets.commands = session.hold_posture(&sim.0);
-    }
-}
-
-/// Between steps: has the client answered? A decoded answer opens the gate for one step.
-fn poll_answer(
-    mut server: ResMut<LockstepServer>,
-    mut owner: ResMut<ArmOwner>,
-    mut gate: ResMut<StepGate>,
-    session: Res<Session>,
-    sim: Res<Sim>,
-    mut targets: ResMut<JointTargets>,
-) {
-    let server_ref = &mut *server;
-    let Some(client) = server_ref.client.as_mut() else {
+/// Drops the client, if any, for `reason`: it leaves the gate, the arm follows
+/// `pause_behavior` and is free again, and its close is logged.
+fn drop_client(server: &mut LockstepServer, fx: &mut LockstepFx, reason: &str) {
+    let Some(client) = server.client.take() else {
         return;
     };
-    match server_ref.tick.sample(&mut client.transport) {
-        SampleOutcome::Decoded { .. } => gate.mark_ready(client.gate),
+    fx.gate.unregister(client.gate);
+    server.tick.forget_command();
+    fx.targets.commands = fx.session.hold_posture(&fx.sim.0);
+    warn!(
+        "lockstep: dropping {} ({reason}); the arm follows pause_behavior",
+        client.peer
+    );
+    let t = fx.clock.sim_time;
+    fx.conns.close(key(client.id), reason, t, &mut fx.log);
+}
+
+/// Between steps: has the client answered? A decoded answer opens the gate for one step; one
+/// that cannot be decoded drops the client.
+fn poll_answer(mut server: ResMut<LockstepServer>, mut fx: LockstepFx) {
+    let server = &mut *server;
+    let Some(client) = server.client.as_mut() else {
+        return;
+    };
+    match server.tick.sample(&mut client.transport) {
+        SampleOutcome::Decoded { .. } => {
+            client.counters.count_in();
+            fx.gate.mark_ready(client.gate);
+        }
         SampleOutcome::DecodeError { error, .. } => {
-            let peer = client.peer;
-            drop_client(&mut server, &mut gate, &session, &sim, &mut targets);
-            owner.release(PROTOCOL);
-            warn!("lockstep: dropping {peer}: {error}");
+            drop_client(server, &mut fx, &error.to_string());
         }
         SampleOutcome::NoMessage | SampleOutcome::Unchanged => {}
     }
@@ -301,4 +317,5 @@ fn publish(mut server: ResMut<LockstepServer>, sim: Res<Sim>) {
     server
         .tick
         .publish(&mut client.transport, &crate::state::joint_state(&sim.0).0);
+    client.counters.count_out();
 }

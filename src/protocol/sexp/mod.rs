@@ -1,8 +1,12 @@
 //! Spec 001: length-prefixed S-expression agent and monitor ports. The expression type, the
 //! `framing` and the `messages` are `armsim_core`'s (re-exported); `server` is the socket
-//! threads and `plugin` the ECS bridge (agents, sync mode, monitors).
+//! threads, `agents` the agent connections' state machine, `agent` and `monitor` the two ports'
+//! ECS bridges and `plugin` their options and start-up.
 
 pub use armsim_core::protocol::sexp::*;
 
+pub mod agent;
+pub mod agents;
+pub mod monitor;
 pub mod plugin;
 pub mod server;

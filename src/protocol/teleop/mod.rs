@@ -1,8 +1,10 @@
 //! Spec 004 (revA): headset teleoperation over WebSocket JSON. `envelope`, `filter` and
 //! `control` (the sans-IO wire format and control pipeline) are `armsim_core`'s, re-exported;
-//! `server` is the socket threads and `plugin` the ECS bridge.
+//! `server` is the socket threads, `sessions` the connections' state machine (roles, START,
+//! heartbeats) and `plugin` the ECS bridge.
 
 pub use armsim_core::protocol::teleop::*;
 
 pub mod plugin;
 pub mod server;
+pub mod sessions;

@@ -1,13 +1,9 @@
-//! The ECS side of revA (spec 004): sessions and roles, the global session commands, the control
-//! pipeline in the step path (through the spec-000 core), heartbeat watchdog, and state frames
+//! The ECS side of revA (spec 004): a thin bridge between the connection threads, the
+//! sessions' state machine ([`Sessions`], roles and START, heartbeat watchdog, hand-over) and the
+//! simulation. It moves the threads' events into the machine and applies the actions it asks for
+//! (events to queue, session commands, control frames, the hold posture, the alert log); it runs
+//! the control pipeline in the step path (through the spec-000 core) and publishes state frames
 //! at a fixed wall-clock rate to every session. Sockets stay on the server's threads.
-//!
-//! Each teleop session has its own started / not-started state on top of the global session:
-//! a controller's frames apply only once it has sent START (since its CONNECT, its promotion or
-//! the last reset), and until then it is told IDLE even where the global session runs for the
-//! panel or another protocol. The controller role passes to the longest-connected observer
-//! whenever the arm is free (controller gone, demoted after a heartbeat loss plus a grace
-//! period, revoked).
 
 use std::collections::BTreeMap;
 use std::io;
@@ -15,25 +11,32 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use bevy::ecs::system::SystemParam;
 use bevy::prelude::*;
 use crossbeam_channel::{Receiver, Sender, TrySendError};
-use serde_json::{Map, Value, json};
+use serde_json::{Map, json};
 
 use super::control::{LimitFlags, TeleopCodec, TeleopController, TeleopState, state_payload};
 use super::envelope::RefereeSummary;
-use super::envelope::{
-    ControlFrame, DEFAULT_MAX_MESSAGE, SimEventPayload, StateFramePayload, UiCommand,
-};
-use super::server::{self, ConnCounters, ServerEvent, SharedSimState, TeleopConfig, ToClient};
+use super::envelope::{ControlFrame, DEFAULT_MAX_MESSAGE, SimEventPayload, StateFramePayload};
+use super::server::{self, ServerEvent, SharedSimState, TeleopConfig, ToClient};
+use super::sessions::{Action, Ctx, Input, Sessions, SessionsConfig, alert_ext};
+pub use super::sessions::{Role, view};
 use crate::protocol::tick::{LatestCommand, ProtocolTick, SampleOutcome, Transport};
+use crate::protocol::registry::{self, ArmOf, ConnKey, Connections, Protocol};
 use crate::referee::plugin::Referee;
 use crate::session::{
-    AlertLog, ArmOwner, Session, SessionCommand, SessionEvent, SessionState, SessionSystems,
+    AlertLog, Session, SessionCommand, SessionEvent, SessionState, SessionSystems,
 };
 use crate::sim::{JointTargets, SIM_DT, Sim, SimClock, SimScene, SimStep, SimSystems};
 
 /// The protocol name in logs, ownership and the panel.
-pub const PROTOCOL: &str = "teleop";
+pub const PROTOCOL: &str = Protocol::Teleop.as_str();
+
+/// A teleop connection's key in the registry.
+fn key(conn: u64) -> ConnKey {
+    ConnKey::new(Protocol::Teleop, conn)
+}
 
 /// Settings of the teleop server beyond the scene's `networking` block.
 #[derive(Clone, Debug)]
@@ -46,53 +49,17 @@ pub struct TeleopOptions {
     pub controller_grace: Option<Duration>,
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Role {
-    Controller,
-    Observer,
-}
-
-impl Role {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Role::Controller => "controller",
-            Role::Observer => "observer",
-        }
-    }
-}
-
-/// One WebSocket connection as the ECS sees it.
-pub struct Conn {
-    pub peer: SocketAddr,
-    /// Set between CONNECT and DISCONNECT.
-    pub session_id: Option<String>,
-    pub role: Role,
-    pub opened: Instant,
-    pub counters: Arc<ConnCounters>,
+/// The channels to one connection's thread.
+struct Link {
     outbox: Sender<ToClient>,
     states: Sender<Arc<StateFramePayload>>,
     states_drain: Receiver<Arc<StateFramePayload>>,
-    last_heartbeat: Instant,
-    timed_out: bool,
-    /// When the heartbeat lapsed (the grace period of a controller runs from here).
-    timed_out_at: Option<Instant>,
-    /// When its session began (CONNECT): the longest-connected observer is promoted first.
-    session_since: Instant,
-    /// This session has sent START since its CONNECT, its promotion or the last reset: only
-    /// then do its control frames apply.
-    pub started: bool,
-    /// Control was revoked from it in the panel: it is not handed control again.
-    no_promote: bool,
-    /// Rate limit of "control ignored" alerts.
-    last_ignored_alert: Option<Instant>,
-    /// Messages refused so far (the log shows only some).
-    refused: u64,
 }
 
-impl Conn {
-    fn send_event(&self, payload: SimEventPayload) {
+impl Link {
+    fn send(&self, msg: ToClient) {
         // A full queue means the client stopped reading; its write timeout will drop it.
-        let _ = self.outbox.try_send(ToClient::Event(payload));
+        let _ = self.outbox.try_send(msg);
     }
 
     fn send_state(&self, state: &Arc<StateFramePayload>) {
@@ -108,7 +75,8 @@ impl Conn {
 }
 
 /// The control slot: spec 000's transport for the controller's frames. Only frames that the
-/// plugin accepted (controller, RUNNING) are put here; state frames go out per connection.
+/// sessions accepted (controller, started, RUNNING) are put here; state frames go out per
+/// connection.
 #[derive(Default)]
 pub struct ControlSlot {
     latest: LatestCommand<(u64, ControlFrame)>,
@@ -132,16 +100,14 @@ impl Transport for ControlSlot {
 pub struct TeleopServer {
     pub addr: SocketAddr,
     pub path: String,
-    pub conns: BTreeMap<u64, Conn>,
     pub state_rate_hz: f64,
+    links: BTreeMap<u64, Link>,
+    sessions: Sessions,
     events: Receiver<ServerEvent>,
     shared: Arc<SharedSimState>,
-    controller: Option<u64>,
     tick: ProtocolTick<TeleopCodec, TeleopController>,
     slot: ControlSlot,
     next_state: Instant,
-    heartbeat_timeout: Duration,
-    controller_grace: Duration,
     alert_flags: LimitFlags,
     /// Limits met on any step since the last state frame, so a frame reports a limit the arm
     /// touched between frames too.
@@ -150,18 +116,17 @@ pub struct TeleopServer {
     /// `[episode, step]` of the clock when the events being sent happened: with the state
     /// frames' own stamp, a client can tell a frame from before an event from one after it.
     stamp: [u64; 2],
-    /// RESETs this server asked for whose RESET_DONE has not come back yet: those already
-    /// cleared every session's `started` (see `session_events`).
-    own_resets: u32,
-    /// A teleop controller left (gone, or demoted after the grace period): the next observer
-    /// takes over, unless another protocol's client takes the arm first.
-    promote_pending: bool,
 }
 
 impl TeleopServer {
     /// The connection that controls the arm, if any.
     pub fn controller(&self) -> Option<u64> {
-        self.controller
+        self.sessions.controller()
+    }
+
+    /// The sessions' state machine (roles, START, heartbeats).
+    pub fn sessions(&self) -> &Sessions {
+        &self.sessions
     }
 
     /// Limits currently shaping the controller's setpoint.
@@ -177,89 +142,106 @@ impl TeleopServer {
     /// Where the controller's latest frame asked the end effector to go (world frame), before
     /// filtering and limits.
     pub fn raw_target(&self) -> Option<Vec3> {
-        self.controller?;
+        self.controller()?;
         self.tick.latest_command().map(|c| c.target)
     }
 
     /// Whether the controller's heartbeat has lapsed.
     pub fn net_timeout(&self) -> bool {
-        self.controller
-            .and_then(|c| self.conns.get(&c))
-            .is_some_and(|c| c.timed_out)
+        self.sessions.net_timeout()
     }
 
     /// Closes a connection (the panel's disconnect button).
     pub fn disconnect(&self, conn: u64) {
-        if let Some(c) = self.conns.get(&conn) {
-            let _ = c
-                .outbox
-                .try_send(ToClient::Close("disconnected from the panel".into()));
+        if let Some(l) = self.links.get(&conn) {
+            l.send(ToClient::Close("disconnected from the panel".into()));
         }
     }
 
-    fn sessions(&self) -> impl Iterator<Item = &Conn> {
-        self.conns.values().filter(|c| c.session_id.is_some())
+    /// Hands `input` to the sessions' machine, with the arm as the registry holds it; `state`
+    /// is the session state this batch's messages meet, updated as they ask for commands.
+    fn feed(&mut self, conns: &mut Connections, state: &mut SessionState, input: Input) {
+        let mut arm = ArmOf {
+            conns,
+            protocol: Protocol::Teleop,
+        };
+        let mut ctx = Ctx {
+            now: Instant::now(),
+            state: *state,
+            arm: &mut arm,
+        };
+        self.sessions.handle(input, &mut ctx);
+        *state = ctx.state;
     }
+}
 
-    /// Sends `event` to `conn`, with the session state as that session sees it.
-    fn event(
-        &self,
-        conn: &Conn,
-        event: &'static str,
-        state: SessionState,
-        ext: Map<String, Value>,
-    ) {
-        let mut extensions = ext;
-        extensions.insert("episode".into(), json!(self.stamp[0]));
-        extensions.insert("step".into(), json!(self.stamp[1]));
-        conn.send_event(SimEventPayload {
-            event,
-            sim_state: view(conn, state).as_str(),
-            session_id: conn.session_id.clone().unwrap_or_default(),
-            extensions,
-        });
-    }
+/// What applying the machine's actions touches.
+#[derive(SystemParam)]
+struct Effects<'w> {
+    conns: ResMut<'w, Connections>,
+    log: ResMut<'w, AlertLog>,
+    commands: MessageWriter<'w, SessionCommand>,
+    targets: ResMut<'w, JointTargets>,
+    session: Res<'w, Session>,
+    sim: Res<'w, Sim>,
+    clock: Res<'w, SimClock>,
+}
 
-    fn broadcast(&self, event: &'static str, state: SessionState, ext: &Map<String, Value>) {
-        for c in self.sessions() {
-            self.event(c, event, state, ext.clone());
+/// Does what the machine asked, in order.
+fn apply(server: &mut TeleopServer, fx: &mut Effects) {
+    let t = fx.clock.sim_time;
+    while let Some(action) = server.sessions.poll() {
+        match action {
+            Action::Send { conn, event } => {
+                let SimEventPayload {
+                    event,
+                    sim_state,
+                    session_id,
+                    mut extensions,
+                } = event;
+                extensions.insert("episode".into(), json!(server.stamp[0]));
+                extensions.insert("step".into(), json!(server.stamp[1]));
+                if let Some(l) = server.links.get(&conn) {
+                    l.send(ToClient::Event(SimEventPayload {
+                        event,
+                        sim_state,
+                        session_id,
+                        extensions,
+                    }));
+                }
+            }
+            Action::EndSession(conn) => {
+                if let Some(l) = server.links.get(&conn) {
+                    l.send(ToClient::EndSession);
+                }
+            }
+            Action::Session(command) => {
+                fx.commands.write(command);
+            }
+            Action::Apply { seq, frame } => server.slot.latest.set((seq, frame)),
+            Action::NewController => {
+                server.tick.forget_command();
+                server.slot.latest.clear();
+                server.tick.adapter_mut().hand_over();
+            }
+            Action::Hold => fx.targets.commands = fx.session.hold_posture(&fx.sim.0),
+            Action::Disengage { hold } => server.tick.adapter_mut().disengage(hold),
+            Action::ForgetControl => {
+                server.tick.forget_command();
+                server.slot.latest.clear();
+            }
+            Action::Announce { conn, text } => fx.conns.announce(key(conn), t, &mut fx.log, &text),
+            Action::Closed { conn, reason } => {
+                fx.conns.close(key(conn), &reason, t, &mut fx.log);
+                server.links.remove(&conn);
+            }
+            Action::Log { code, text } => {
+                warn!("teleop: {code}: {text}");
+                fx.log.push(t, PROTOCOL, code, text);
+            }
+            Action::Note(text) => info!("teleop: {text}"),
         }
     }
-
-    fn alert(&self, conn: &Conn, state: SessionState, code: &str, message: &str) {
-        self.event(conn, "ALERT", state, alert_ext(code, message));
-    }
-}
-
-/// The global state as one teleop session sees it: a controller that has not sent START is IDLE
-/// while the simulation runs (its frames do not apply), whoever started the simulation.
-/// Observers see the simulation as it is.
-pub fn view(conn: &Conn, global: SessionState) -> SessionState {
-    if conn.role == Role::Controller && !conn.started && global == SessionState::Running {
-        SessionState::Idle
-    } else {
-        global
-    }
-}
-
-/// The global state once the commands written so far this frame are applied (they take effect
-/// in `SessionSystems`, after this batch), so one connection's messages act in order: a control
-/// frame right after START is applied, one right after PAUSE or RESET is not.
-fn predict(state: SessionState, command: SessionCommand) -> SessionState {
-    use SessionState::*;
-    match (command, state) {
-        (_, Error) if command != SessionCommand::Reset => Error,
-        (SessionCommand::Start, _) => Running,
-        (SessionCommand::Pause, Running | Idle) => Paused,
-        (SessionCommand::Reset, _) => Idle,
-        _ => state,
-    }
-}
-
-fn alert_ext(code: &str, message: &str) -> Map<String, Value> {
-    let mut ext = Map::new();
-    ext.insert("alert".into(), json!({ "code": code, "message": message }));
-    ext
 }
 
 /// Starts the server on `options.addr` (the scene's `ws_path`) and wires it into the app.
@@ -291,76 +273,65 @@ pub fn add(app: &mut App, options: TeleopOptions) -> io::Result<SocketAddr> {
         "teleop: listening on ws://{addr}{} (scene {}, state frames at {} Hz)",
         cfg.networking.ws_path, cfg.scene_id, options.state_rate_hz
     );
-    app.init_resource::<ArmOwner>()
-        .insert_resource(TeleopServer {
-            addr,
-            path: cfg.networking.ws_path.clone(),
-            conns: BTreeMap::new(),
-            state_rate_hz: options.state_rate_hz,
-            events,
-            shared,
-            controller: None,
-            tick: ProtocolTick::new(codec, controller, SIM_DT),
-            slot: ControlSlot::default(),
-            next_state: Instant::now(),
-            heartbeat_timeout: Duration::from_millis(cfg.heartbeat.timeout_ms),
-            controller_grace,
-            alert_flags: LimitFlags::default(),
-            step_flags: LimitFlags::default(),
-            referee_cursor: 0,
-            stamp: [0, 0],
-            own_resets: 0,
-            promote_pending: false,
-        })
-        .add_systems(First, handle_events.before(SessionSystems))
-        .add_systems(Update, (session_events, watchdog, referee_events))
-        .add_systems(SimStep, adapt.in_set(SimSystems::Adapt))
-        .add_systems(Last, publish_state);
+    registry::add_listener(
+        app,
+        Protocol::Teleop,
+        format!("teleop ws://{addr}{}", cfg.networking.ws_path),
+    );
+    let hb = cfg.heartbeat;
+    let mut connected_ext = Map::new();
+    connected_ext.insert("scene_id".into(), json!(cfg.scene_id));
+    let robot = &app.world().resource::<Sim>().0.robot;
+    let joints: Vec<&str> = robot.joints.iter().map(|j| j.name.as_str()).collect();
+    connected_ext.insert("joint_names".into(), json!(joints));
+    connected_ext.insert("state_rate_hz".into(), json!(options.state_rate_hz));
+    connected_ext.insert(
+        "heartbeat".into(),
+        json!({"period_ms": hb.period_ms, "timeout_ms": hb.timeout_ms}),
+    );
+    let sessions = Sessions::new(SessionsConfig {
+        heartbeat_timeout: Duration::from_millis(hb.timeout_ms),
+        controller_grace,
+        connected_ext,
+    });
+    app.insert_resource(TeleopServer {
+        addr,
+        path: cfg.networking.ws_path.clone(),
+        state_rate_hz: options.state_rate_hz,
+        links: BTreeMap::new(),
+        sessions,
+        events,
+        shared,
+        tick: ProtocolTick::new(codec, controller, SIM_DT),
+        slot: ControlSlot::default(),
+        next_state: Instant::now(),
+        alert_flags: LimitFlags::default(),
+        step_flags: LimitFlags::default(),
+        referee_cursor: 0,
+        stamp: [0, 0],
+    })
+    .add_systems(First, handle_events.before(SessionSystems))
+    .add_systems(Update, (session_events, watchdog, referee_events))
+    .add_systems(SimStep, adapt.in_set(SimSystems::Adapt))
+    .add_systems(Last, (publish_state, mirror_roles));
     Ok(addr)
 }
 
-#[allow(clippy::too_many_arguments)]
-fn handle_events(
-    mut server: ResMut<TeleopServer>,
-    mut owner: ResMut<ArmOwner>,
-    session: Res<Session>,
-    sim: Res<Sim>,
-    scene: Res<SimScene>,
-    mut targets: ResMut<JointTargets>,
-    mut commands: MessageWriter<SessionCommand>,
-    mut log: ResMut<AlertLog>,
-    clock: Res<SimClock>,
-) {
-    // Updated as this batch writes session commands, so each message meets the state the
-    // messages before it left (see `predict`).
-    let mut state = session.state();
+/// The connection threads' events through the sessions' machine, then its actions.
+fn handle_events(mut server: ResMut<TeleopServer>, mut fx: Effects) {
     let server = &mut *server;
-    let t = clock.sim_time;
-    server.stamp = [clock.episode, clock.steps];
-    if owner.take_revoked(PROTOCOL)
-        && let Some(conn) = server.controller
-    {
-        demote(server, &session, &sim, &mut targets, conn);
-        if let Some(c) = server.conns.get_mut(&conn) {
-            c.no_promote = true;
-            let peer = c.peer;
-            let c = &server.conns[&conn];
-            server.alert(
-                c,
-                state,
-                "REVOKED",
-                "control was revoked from the panel; you observe",
-            );
-            log.push(
-                t,
-                PROTOCOL,
-                "REVOKED",
-                format!("{peer} demoted to observer"),
-            );
-        }
+    server.stamp = [fx.clock.episode, fx.clock.steps];
+    for conn in fx.conns.take_kicks(Protocol::Teleop) {
+        server.disconnect(conn);
+    }
+    // Updated as this batch writes session commands, so each message meets the state the
+    // messages before it left (see `sessions::predict`).
+    let mut state = fx.session.state();
+    if fx.conns.take_revoked(Protocol::Teleop) {
+        server.feed(&mut fx.conns, &mut state, Input::Revoked);
     }
     while let Ok(event) = server.events.try_recv() {
-        match event {
+        let input = match event {
             ServerEvent::Opened {
                 conn,
                 peer,
@@ -369,552 +340,116 @@ fn handle_events(
                 states_drain,
                 counters,
             } => {
-                let now = Instant::now();
-                server.conns.insert(
+                fx.conns
+                    .open(key(conn), peer, registry::Role::NoSession, counters, true);
+                server.links.insert(
                     conn,
-                    Conn {
-                        peer,
-                        session_id: None,
-                        role: Role::Observer,
-                        opened: now,
-                        counters,
+                    Link {
                         outbox,
                         states,
                         states_drain,
-                        last_heartbeat: now,
-                        timed_out: false,
-                        timed_out_at: None,
-                        session_since: now,
-                        started: false,
-                        no_promote: false,
-                        last_ignored_alert: None,
-                        refused: 0,
                     },
                 );
+                Input::Opened { conn, peer }
             }
             ServerEvent::SessionOpened { conn, session_id } => {
-                let Some(c) = server.conns.get_mut(&conn) else {
-                    continue;
-                };
-                let label = format!("{} (session {session_id})", c.peer);
-                c.role = if server.controller.is_none() && owner.claim(PROTOCOL, &label) {
-                    server.controller = Some(conn);
-                    Role::Controller
-                } else {
-                    Role::Observer
-                };
-                c.session_id = Some(session_id.clone());
-                c.last_heartbeat = Instant::now();
-                c.session_since = Instant::now();
-                c.timed_out = false;
-                c.timed_out_at = None;
-                // A new session starts not started (revA: CONNECTED comes with IDLE), whatever
-                // the previous controller left running.
-                c.started = false;
-                c.no_promote = false;
-                if server.controller == Some(conn) {
-                    new_controller(server);
-                }
-                let c = &server.conns[&conn];
-                info!(
-                    "teleop: {} connected as {}, session {session_id}",
-                    c.peer,
-                    c.role.as_str()
-                );
-                log.push(
-                    t,
-                    PROTOCOL,
-                    "CONNECTED",
-                    format!("{} as {}", c.peer, c.role.as_str()),
-                );
-                let robot = &sim.0.robot;
-                let mut ext = Map::new();
-                ext.insert("role".into(), json!(c.role.as_str()));
-                ext.insert("controller".into(), json!(owner.describe()));
-                ext.insert("scene_id".into(), json!(scene.0.config.scene_id));
-                ext.insert(
-                    "joint_names".into(),
-                    json!(
-                        robot
-                            .joints
-                            .iter()
-                            .map(|j| j.name.as_str())
-                            .collect::<Vec<_>>()
-                    ),
-                );
-                ext.insert("state_rate_hz".into(), json!(server.state_rate_hz));
-                let hb = scene.0.config.heartbeat;
-                ext.insert(
-                    "heartbeat".into(),
-                    json!({"period_ms": hb.period_ms, "timeout_ms": hb.timeout_ms}),
-                );
-                server.event(c, "CONNECTED", state, ext);
+                Input::SessionOpened { conn, session_id }
             }
-            ServerEvent::Command { conn, command } => {
-                let Some(c) = server.conns.get(&conn) else {
-                    continue;
-                };
-                if command == UiCommand::Disconnect {
-                    server.event(c, "DISCONNECTED", state, Map::new());
-                    let _ = c.outbox.try_send(ToClient::EndSession);
-                    info!("teleop: {} ended its session", c.peer);
-                    end_session(server, &mut owner, &session, &sim, &mut targets, conn);
-                    continue;
-                }
-                if c.role != Role::Controller {
-                    server.alert(
-                        c,
-                        state,
-                        "NOT_CONTROLLER",
-                        &format!(
-                            "observers cannot {command:?}; the arm is controlled by {}",
-                            owner.describe()
-                        ),
-                    );
-                    continue;
-                }
-                // A command that changes nothing still gets its answer, so a client never waits.
-                let (wanted, event) = match command {
-                    UiCommand::Start => (SessionCommand::Start, "STARTED"),
-                    UiCommand::Pause => (SessionCommand::Pause, "PAUSED"),
-                    UiCommand::Reset => (SessionCommand::Reset, "RESET_DONE"),
-                    UiCommand::Connect | UiCommand::Disconnect => continue,
-                };
-                if command == UiCommand::Start && state == SessionState::Error {
-                    server.alert(
-                        c,
-                        state,
-                        "SIM_ERROR",
-                        "the simulation is in ERROR; RESET first",
-                    );
-                    continue;
-                }
-                match command {
-                    UiCommand::Start => {
-                        if let Some(c) = server.conns.get_mut(&conn) {
-                            c.started = true;
-                        }
-                    }
-                    UiCommand::Reset => {
-                        // RESET_DONE -> IDLE: every session needs START again. Done here, not
-                        // when RESET_DONE comes back, so a START later in this batch stands.
-                        server.own_resets += 1;
-                        server.conns.values_mut().for_each(|c| c.started = false);
-                    }
-                    _ => {}
-                }
-                let c = &server.conns[&conn];
-                let unchanged = matches!(
-                    (command, state),
-                    (UiCommand::Start, SessionState::Running)
-                        | (UiCommand::Pause, SessionState::Paused)
-                );
-                if unchanged {
-                    server.event(c, event, state, Map::new());
-                } else {
-                    commands.write(wanted);
-                    state = predict(state, wanted);
-                }
-            }
-            ServerEvent::Control { conn, seq, frame } => {
-                let Some(c) = server.conns.get_mut(&conn) else {
-                    continue;
-                };
-                let refusal = if c.role != Role::Controller {
-                    Some((
-                        "NOT_CONTROLLER",
-                        "observers cannot send control frames".to_string(),
-                    ))
-                } else if !c.started {
-                    Some((
-                        "CONTROL_IGNORED",
-                        "control frames apply only after this session sends START".to_string(),
-                    ))
-                } else if state != SessionState::Running {
-                    Some((
-                        "CONTROL_IGNORED",
-                        format!(
-                            "control frames apply only in RUNNING (now {})",
-                            state.as_str()
-                        ),
-                    ))
-                } else {
-                    None
-                };
-                match refusal {
-                    None => server.slot.latest.set((seq, frame)),
-                    Some((code, message)) => {
-                        // Once a second is enough to tell a 60 Hz stream why it is ignored.
-                        let due = c
-                            .last_ignored_alert
-                            .is_none_or(|t| t.elapsed() >= Duration::from_secs(1));
-                        if due {
-                            c.last_ignored_alert = Some(Instant::now());
-                            let c = &server.conns[&conn];
-                            server.alert(c, state, code, &message);
-                        }
-                    }
-                }
-            }
-            ServerEvent::Heartbeat { conn } => {
-                if let Some(c) = server.conns.get_mut(&conn) {
-                    c.last_heartbeat = Instant::now();
-                    if c.timed_out {
-                        c.timed_out = false;
-                        c.timed_out_at = None;
-                        info!(
-                            "teleop: heartbeats from {} are back; control resumes when the clutch is engaged again",
-                            c.peer
-                        );
-                        let c = &server.conns[&conn];
-                        server.alert(
-                            c,
-                            state,
-                            "NET_RESTORED",
-                            "heartbeats are back; release and engage the clutch to resume control",
-                        );
-                    }
-                }
-            }
+            ServerEvent::Command { conn, command } => Input::Command { conn, command },
+            ServerEvent::Control { conn, seq, frame } => Input::Control { conn, seq, frame },
+            ServerEvent::Heartbeat { conn } => Input::Heartbeat { conn },
             ServerEvent::Refused {
                 conn,
                 code,
                 message,
-            } => {
-                // The client got its alert; the log gets the first few and then one in a hundred.
-                if let Some(c) = server.conns.get_mut(&conn) {
-                    c.refused += 1;
-                    if c.refused <= 5 || c.refused % 100 == 0 {
-                        warn!(
-                            "teleop: refused message #{} from {}: {code}: {message}",
-                            c.refused, c.peer
-                        );
-                        log.push(t, PROTOCOL, code, format!("{}: {message}", c.peer));
-                    }
-                }
-            }
-            ServerEvent::Closed { conn, reason } => {
-                if let Some(c) = server.conns.get(&conn) {
-                    info!("teleop: {} gone ({reason})", c.peer);
-                    log.push(
-                        t,
-                        PROTOCOL,
-                        "DISCONNECTED",
-                        format!("{} ({reason})", c.peer),
-                    );
-                }
-                end_session(server, &mut owner, &session, &sim, &mut targets, conn);
-                server.conns.remove(&conn);
-            }
-        }
+            } => Input::Refused {
+                conn,
+                code,
+                message,
+            },
+            ServerEvent::Closed { conn, reason } => Input::Closed { conn, reason },
+        };
+        server.feed(&mut fx.conns, &mut state, input);
     }
-    promote_observer(server, &mut owner, &mut log, t, state);
-}
-
-/// A new controller (first session, or a promoted observer) starts from a clean pipeline: no
-/// frame of the previous controller is followed.
-fn new_controller(server: &mut TeleopServer) {
-    server.tick.forget_command();
-    server.slot.latest.clear();
-    server.tick.adapter_mut().hand_over();
-}
-
-/// Takes the controller role from `conn` (revoked, or frozen past the grace period): it
-/// observes, the arm follows `pause_behavior`, and the arm is free for the next one.
-fn demote(
-    server: &mut TeleopServer,
-    session: &Session,
-    sim: &Sim,
-    targets: &mut JointTargets,
-    conn: u64,
-) {
-    if server.controller != Some(conn) {
-        return;
-    }
-    server.controller = None;
-    new_controller(server);
-    targets.commands = session.hold_posture(&sim.0);
-    if let Some(c) = server.conns.get_mut(&conn) {
-        c.role = Role::Observer;
-        c.started = false;
-    }
-}
-
-/// After a teleop controller left, the longest-connected observer with a live heartbeat gets the
-/// arm, and is told so (ALERT `PROMOTED`, `extensions.role`); it moves the arm after its START.
-/// Only a teleop controller's leaving hands the arm on: an agent or lockstep client that leaves
-/// (and may reconnect at once) keeps its claim free, and a panel Revoke promotes nobody.
-fn promote_observer(
-    server: &mut TeleopServer,
-    owner: &mut ArmOwner,
-    log: &mut AlertLog,
-    t: f64,
-    state: SessionState,
-) {
-    if !server.promote_pending {
-        return;
-    }
-    if server.controller.is_some() || owner.owner().is_some() {
-        // Someone (of any protocol) took the arm meanwhile.
-        server.promote_pending = false;
-        return;
-    }
-    let Some((&conn, c)) = server
-        .conns
-        .iter()
-        .filter(|(_, c)| {
-            c.session_id.is_some() && c.role == Role::Observer && !c.timed_out && !c.no_promote
-        })
-        .min_by_key(|(id, c)| (c.session_since, **id))
-    else {
-        return;
+    let mut arm = ArmOf {
+        conns: &mut fx.conns,
+        protocol: Protocol::Teleop,
     };
-    let label = format!(
-        "{} (session {})",
-        c.peer,
-        c.session_id.as_deref().unwrap_or_default()
-    );
-    server.promote_pending = false;
-    if !owner.claim(PROTOCOL, &label) {
-        return;
-    }
-    server.controller = Some(conn);
-    new_controller(server);
-    let Some(c) = server.conns.get_mut(&conn) else {
-        return;
-    };
-    c.role = Role::Controller;
-    c.started = false;
-    let peer = c.peer;
-    info!("teleop: {peer} promoted to controller");
-    log.push(
-        t,
-        PROTOCOL,
-        "PROMOTED",
-        format!("{peer} now controls the arm"),
-    );
-    let c = &server.conns[&conn];
-    let mut ext = alert_ext(
-        "PROMOTED",
-        "you control the arm now (the previous controller left); send START to move it",
-    );
-    ext.insert("role".into(), json!(Role::Controller.as_str()));
-    server.event(c, "ALERT", state, ext);
-}
-
-/// A session ends (DISCONNECT or socket closed): the controller's arm follows `pause_behavior`.
-fn end_session(
-    server: &mut TeleopServer,
-    owner: &mut ArmOwner,
-    session: &Session,
-    sim: &Sim,
-    targets: &mut JointTargets,
-    conn: u64,
-) {
-    if server.controller == Some(conn) {
-        demote(server, session, sim, targets, conn);
-        owner.release(PROTOCOL);
-        server.promote_pending = true;
-        info!("teleop: the controller left; the arm follows pause_behavior");
-    }
-    if let Some(c) = server.conns.get_mut(&conn) {
-        c.session_id = None;
-        c.role = Role::Observer;
-        c.started = false;
-    }
+    server.sessions.end_batch(&mut Ctx {
+        now: Instant::now(),
+        state,
+        arm: &mut arm,
+    });
+    apply(server, &mut fx);
 }
 
 /// Tells every session about session changes, whoever caused them.
 fn session_events(
     mut events: MessageReader<SessionEvent>,
     mut server: ResMut<TeleopServer>,
-    session: Res<Session>,
-    clock: Res<SimClock>,
+    mut fx: Effects,
 ) {
-    server.stamp = [clock.episode, clock.steps];
-    let state = session.state();
     let server = &mut *server;
+    server.stamp = [fx.clock.episode, fx.clock.steps];
+    let state = fx.session.state();
     server.shared.set(state.as_str());
     for event in events.read() {
-        let name = match event {
-            SessionEvent::Started => "STARTED",
-            SessionEvent::Paused => "PAUSED",
-            SessionEvent::ResetDone => "RESET_DONE",
-            SessionEvent::Errored => "ERROR",
-        };
-        // Following restarts from where the arm is after any change of state.
-        server.tick.adapter_mut().disengage(false);
-        if matches!(event, SessionEvent::ResetDone) {
-            server.tick.forget_command();
-            server.slot.latest.clear();
-            // A reset from elsewhere (panel, monitor) also ends every session's START; this
-            // server's own RESETs did that when they were sent.
-            if server.own_resets > 0 {
-                server.own_resets -= 1;
-            } else {
-                server.conns.values_mut().for_each(|c| c.started = false);
-            }
-        }
-        for c in server.sessions() {
-            // A controller that has not sent START stays IDLE whoever starts the simulation.
-            if matches!(event, SessionEvent::Started) && view(c, state) != SessionState::Running {
-                continue;
-            }
-            server.event(c, name, state, Map::new());
-        }
+        server.feed(&mut fx.conns, &mut state.clone(), Input::Session(*event));
     }
+    apply(server, &mut fx);
 }
 
 /// The referee's decisions (scores, cubes put back, play modes) reach every session as alerts.
-fn referee_events(mut server: ResMut<TeleopServer>, referee: Res<Referee>, session: Res<Session>) {
+fn referee_events(mut server: ResMut<TeleopServer>, referee: Res<Referee>, mut fx: Effects) {
     if referee.last_seq() == server.referee_cursor {
         return;
     }
-    let state = session.state();
+    let server = &mut *server;
+    let state = fx.session.state();
     for e in referee.since(server.referee_cursor) {
         let mut ext = alert_ext(e.event.code(), &e.event.to_string());
         ext.insert("referee_seq".into(), json!(e.seq));
         ext.insert("sim_time_s".into(), json!(e.sim_time));
-        server.broadcast("ALERT", state, &ext);
+        server.sessions.broadcast("ALERT", state, &ext);
     }
     server.referee_cursor = referee.last_seq();
+    apply(server, &mut fx);
 }
 
-/// Heartbeat loss: NET_TIMEOUT, and the controller's arm follows `pause_behavior` while the
-/// simulation keeps running. A controller still silent after the grace period (frozen, not
-/// gone: its socket stays open) is demoted, so an observer or another client can take over.
-fn watchdog(
-    mut server: ResMut<TeleopServer>,
-    mut owner: ResMut<ArmOwner>,
-    session: Res<Session>,
-    sim: Res<Sim>,
-    mut targets: ResMut<JointTargets>,
-    mut log: ResMut<AlertLog>,
-    clock: Res<SimClock>,
-) {
-    let grace = server.controller_grace;
-    let frozen = server.controller.filter(|c| {
-        server
-            .conns
-            .get(c)
-            .and_then(|c| c.timed_out_at)
-            .is_some_and(|at| at.elapsed() >= grace)
-    });
-    if let Some(conn) = frozen {
-        let server = &mut *server;
-        demote(server, &session, &sim, &mut targets, conn);
-        owner.release(PROTOCOL);
-        server.promote_pending = true;
-        let c = &server.conns[&conn];
-        let message = format!(
-            "no heartbeat for {} ms plus the {:.1} s grace period; you observe now",
-            server.heartbeat_timeout.as_millis(),
-            grace.as_secs_f64()
-        );
-        warn!("teleop: {} demoted: {message}", c.peer);
-        log.push(
-            clock.sim_time,
-            PROTOCOL,
-            "DEMOTED",
-            format!("{}: {message}", c.peer),
-        );
-        let mut ext = alert_ext("DEMOTED", &message);
-        ext.insert("role".into(), json!(Role::Observer.as_str()));
-        server.event(c, "ALERT", session.state(), ext);
-        promote_observer(
-            server,
-            &mut owner,
-            &mut log,
-            clock.sim_time,
-            session.state(),
-        );
-    }
-    let timeout = server.heartbeat_timeout;
-    let state = session.state();
-    let lapsed: Vec<u64> = server
-        .conns
-        .iter()
-        .filter(|(_, c)| {
-            c.session_id.is_some() && !c.timed_out && c.last_heartbeat.elapsed() > timeout
-        })
-        .map(|(&id, _)| id)
-        .collect();
-    for id in lapsed {
-        let server = &mut *server;
-        let Some(c) = server.conns.get_mut(&id) else {
-            continue;
-        };
-        c.timed_out = true;
-        c.timed_out_at = Some(Instant::now());
-        warn!(
-            "teleop: NET_TIMEOUT: no heartbeat from {} for {} ms",
-            c.peer,
-            timeout.as_millis()
-        );
-        log.push(
-            clock.sim_time,
-            PROTOCOL,
-            "NET_TIMEOUT",
-            format!(
-                "no heartbeat from {} for {} ms",
-                c.peer,
-                timeout.as_millis()
-            ),
-        );
-        if server.controller == Some(id) {
-            server.tick.adapter_mut().disengage(true);
-            targets.commands = session.hold_posture(&sim.0);
-        }
-        let c = &server.conns[&id];
-        server.alert(
-            c,
-            state,
-            "NET_TIMEOUT",
-            &format!("no heartbeat for {} ms; the arm holds", timeout.as_millis()),
-        );
-    }
+/// Heartbeat loss and the controller's grace period (see [`Sessions`]).
+fn watchdog(mut server: ResMut<TeleopServer>, mut fx: Effects) {
+    let server = &mut *server;
+    let mut state = fx.session.state();
+    server.feed(&mut fx.conns, &mut state, Input::Tick);
+    apply(server, &mut fx);
 }
 
 /// In the step path: the controller's latest frame through the control pipeline.
-fn adapt(
-    mut server: ResMut<TeleopServer>,
-    session: Res<Session>,
-    sim: Res<Sim>,
-    mut targets: ResMut<JointTargets>,
-) {
+fn adapt(mut server: ResMut<TeleopServer>, mut fx: Effects) {
     let server = &mut *server;
-    let Some(conn) = server.controller else {
+    let Some(conn) = server.sessions.controlling() else {
         return;
     };
-    if session.state() != SessionState::Running
-        || server
-            .conns
-            .get(&conn)
-            .is_none_or(|c| c.timed_out || !c.started)
-    {
+    let state = fx.session.state();
+    if state != SessionState::Running {
         return;
     }
     if let SampleOutcome::DecodeError { error, .. } = server.tick.sample(&mut server.slot) {
-        let c = &server.conns[&conn];
-        server.alert(c, session.state(), "BAD_CONTROL_FRAME", &error.to_string());
+        server
+            .sessions
+            .alert(conn, state, "BAD_CONTROL_FRAME", &error.to_string());
+        apply(server, &mut fx);
     }
-    let (q, qd) = crate::state::joint_state(&sim.0);
-    let state = TeleopState { q, qd, frame: None };
-    if let Some(commands) = server.tick.adapt(&state) {
-        targets.commands = commands;
+    let (q, qd) = crate::state::joint_state(&fx.sim.0);
+    let teleop_state = TeleopState { q, qd, frame: None };
+    if let Some(commands) = server.tick.adapt(&teleop_state) {
+        fx.targets.commands = commands;
     }
     server.step_flags = server.step_flags.union(server.tick.adapter().flags());
 }
 
 /// State frames at `state_rate_hz` of wall-clock time, and limit alerts as they start.
-fn publish_state(
-    mut server: ResMut<TeleopServer>,
-    session: Res<Session>,
-    sim: Res<Sim>,
-    clock: Res<SimClock>,
-    referee: Res<Referee>,
-    mut log: ResMut<AlertLog>,
-) {
+fn publish_state(mut server: ResMut<TeleopServer>, referee: Res<Referee>, mut fx: Effects) {
     let now = Instant::now();
     if now < server.next_state {
         return;
@@ -926,7 +461,7 @@ fn publish_state(
         server.next_state = now + period;
     }
     let server = &mut *server;
-    let state = session.state();
+    let state = fx.session.state();
     let flags = std::mem::take(&mut server.step_flags).union(server.tick.adapter().flags());
     let mut alerts = Vec::new();
     if flags.workspace {
@@ -960,23 +495,20 @@ fn publish_state(
         ),
     ];
     for (_, code, message) in started.iter().filter(|(on, _, _)| *on) {
-        server.broadcast("ALERT", state, &alert_ext(code, message));
-        log.push(clock.sim_time, PROTOCOL, code, *message);
+        server
+            .sessions
+            .broadcast("ALERT", state, &alert_ext(code, message));
+        fx.log.push(fx.clock.sim_time, PROTOCOL, code, *message);
     }
+    apply(server, &mut fx);
     server.alert_flags = flags;
-    if server.sessions().next().is_none() {
+    if server.sessions.sessions().next().is_none() {
         return;
     }
-    let controller = server.controller.map(|_| server.tick.adapter());
-    let snap = crate::state::snapshot(&sim.0);
-    let mut frame = state_payload(
-        &snap,
-        &sim.0,
-        state.as_str(),
-        clock.stamp(),
-        alerts,
-        controller,
-    );
+    let controller = server.controller().map(|_| server.tick.adapter());
+    let sim = &fx.sim.0;
+    let snap = crate::state::snapshot(sim);
+    let mut frame = state_payload(&snap, sim, state.as_str(), fx.clock.stamp(), alerts, controller);
     let book = &referee.book;
     frame.extensions.referee = Some(RefereeSummary {
         rules: book.name(),
@@ -993,18 +525,41 @@ fn publish_state(
     for frame in std::mem::take(&mut server.slot.outbox) {
         // At most one session (a controller that has not sent START) sees another state.
         let mut own: Option<Arc<StateFramePayload>> = None;
-        for c in server.conns.values().filter(|c| c.session_id.is_some()) {
+        for (id, c) in server.sessions.sessions() {
+            let Some(link) = server.links.get(&id) else {
+                continue;
+            };
             let seen = view(c, state);
             if seen == state {
-                c.send_state(&frame);
+                link.send_state(&frame);
             } else {
                 let own = own.get_or_insert_with(|| {
                     let mut f = (*frame).clone();
                     f.sim_state = seen.as_str();
                     Arc::new(f)
                 });
-                c.send_state(own);
+                link.send_state(own);
             }
         }
     }
+}
+
+/// Once a frame: each connection's role as the panel shows it (a controller's frames apply only
+/// after its START), and the NET_TIMEOUT line.
+fn mirror_roles(server: Res<TeleopServer>, mut conns: ResMut<Connections>) {
+    for (id, c) in server.sessions.iter() {
+        let (role, detail) = match (c.session_id.is_some(), c.role) {
+            (false, _) => (registry::Role::NoSession, None),
+            (true, Role::Controller) if !c.started => {
+                (registry::Role::Controller, Some("no START yet"))
+            }
+            (true, Role::Controller) => (registry::Role::Controller, None),
+            (true, Role::Observer) => (registry::Role::Observer, None),
+        };
+        conns.set_role(key(id), role, detail);
+    }
+    let warning = server
+        .net_timeout()
+        .then(|| "controller: NET_TIMEOUT".to_string());
+    conns.set_warning(Protocol::Teleop, warning);
 }

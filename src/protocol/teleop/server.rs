@@ -8,7 +8,7 @@ use std::collections::VecDeque;
 use std::io;
 use std::net::{Shutdown, SocketAddr, TcpListener, TcpStream};
 use std::ops::ControlFlow;
-use std::sync::atomic::{AtomicU8, AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU8, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::thread;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
@@ -80,15 +80,9 @@ impl SharedSimState {
     }
 }
 
-/// Per-connection counters the panel shows; written by the connection thread.
-#[derive(Debug, Default)]
-pub struct ConnCounters {
-    pub msgs_in: AtomicU64,
-    pub msgs_out: AtomicU64,
-    pub last_seq_in: AtomicU64,
-    /// Round trip in microseconds (0 = not measured yet).
-    pub rtt_us: AtomicU64,
-}
+/// Per-connection counters the panel shows (through the connection registry); written by the
+/// connection thread.
+pub use crate::protocol::registry::Counters as ConnCounters;
 
 /// What the network side tells the simulation.
 pub enum ServerEvent {

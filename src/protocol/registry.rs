@@ -1,0 +1,453 @@
+//! One registry of every live connection, whatever its protocol: who is connected (peer, role,
+//! since when, message rates, round trip), who controls the arm, and the panel's requests
+//! (revoke, disconnect). The panel draws it without knowing any protocol; each protocol's ECS
+//! bridge registers its listener and connections and drains the requests meant for it.
+//!
+//! It also holds the arm-ownership lifecycle every protocol shares (DESIGN §4): one client of
+//! one protocol controls the arm at a time, first come; the panel's Revoke takes it away and the
+//! owning protocol notices once ([`Connections::take_revoked`]); a connection that closes gives
+//! the arm back ([`Connections::close`]).
+
+use std::collections::BTreeMap;
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+use bevy::prelude::*;
+
+use crate::session::AlertLog;
+
+/// The protocols a connection can speak, in the order the panel lists them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Protocol {
+    /// Spec 004 (revA) headset teleoperation over WebSocket.
+    Teleop,
+    /// Spec 001 agents (S-expressions over TCP).
+    Agent,
+    /// Spec 001 monitors.
+    Monitor,
+    /// Spec 003 lockstep clients.
+    Lockstep,
+}
+
+impl Protocol {
+    /// The name in logs, the alert log, arm ownership and the panel.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Protocol::Teleop => "teleop",
+            Protocol::Agent => "agent",
+            Protocol::Monitor => "monitor",
+            Protocol::Lockstep => "lockstep",
+        }
+    }
+}
+
+/// One connection: its protocol and the protocol's own connection number.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct ConnKey {
+    pub protocol: Protocol,
+    pub id: u64,
+}
+
+impl ConnKey {
+    /// The key of `protocol`'s connection number `id`.
+    pub fn new(protocol: Protocol, id: u64) -> Self {
+        Self { protocol, id }
+    }
+}
+
+/// What a connection is to the arm.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Role {
+    /// Controls the arm.
+    Controller,
+    /// Sees the simulation, cannot move the arm.
+    Observer,
+    /// Connected, not yet identified (an agent before its `(init …)`).
+    Pending,
+    /// Connected, no session open (a teleop socket between DISCONNECT and CONNECT).
+    NoSession,
+}
+
+impl Role {
+    /// The panel's spelling.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Role::Controller => "controller",
+            Role::Observer => "observer",
+            Role::Pending => "pending",
+            Role::NoSession => "no session",
+        }
+    }
+}
+
+/// Message counters of one connection. Shared (`Arc`) so a connection thread can count what it
+/// reads and writes itself; the ECS counts through the same type where it sees the messages.
+#[derive(Debug, Default)]
+pub struct Counters {
+    pub msgs_in: AtomicU64,
+    pub msgs_out: AtomicU64,
+    /// The last sequence number received (0: the protocol has none, or none yet).
+    pub last_seq_in: AtomicU64,
+    /// Round trip in microseconds (0: not measured).
+    pub rtt_us: AtomicU64,
+}
+
+impl Counters {
+    /// One message in.
+    pub fn count_in(&self) {
+        self.msgs_in.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// One message out.
+    pub fn count_out(&self) {
+        self.msgs_out.fetch_add(1, Ordering::Relaxed);
+    }
+
+    fn load(a: &AtomicU64) -> u64 {
+        a.load(Ordering::Relaxed)
+    }
+}
+
+/// One live connection as the registry shows it.
+#[derive(Debug)]
+pub struct Connection {
+    pub peer: SocketAddr,
+    pub role: Role,
+    /// A short qualifier of the role ("no START yet"), if any.
+    pub detail: Option<&'static str>,
+    pub since: Instant,
+    pub counters: Arc<Counters>,
+    /// Its close goes to the alert log (it was announced, or its protocol logs every close).
+    logged: bool,
+}
+
+impl Connection {
+    /// Messages received so far.
+    pub fn msgs_in(&self) -> u64 {
+        Counters::load(&self.counters.msgs_in)
+    }
+
+    /// Messages sent so far.
+    pub fn msgs_out(&self) -> u64 {
+        Counters::load(&self.counters.msgs_out)
+    }
+
+    /// Messages per second in and out, averaged since the connection opened (as of `now`).
+    pub fn rates(&self, now: Instant) -> (f64, f64) {
+        let secs = now
+            .saturating_duration_since(self.since)
+            .as_secs_f64()
+            .max(1e-3);
+        (self.msgs_in() as f64 / secs, self.msgs_out() as f64 / secs)
+    }
+
+    /// The measured round trip, if the protocol measures one.
+    pub fn rtt(&self) -> Option<Duration> {
+        match Counters::load(&self.counters.rtt_us) {
+            0 => None,
+            us => Some(Duration::from_micros(us)),
+        }
+    }
+
+    /// The last sequence number received, if the protocol numbers its messages.
+    pub fn last_seq_in(&self) -> Option<u64> {
+        match Counters::load(&self.counters.last_seq_in) {
+            0 => None,
+            seq => Some(seq),
+        }
+    }
+
+    /// "controller", or "controller (no START yet)".
+    pub fn role_text(&self) -> String {
+        match self.detail {
+            Some(d) => format!("{} ({d})", self.role.as_str()),
+            None => self.role.as_str().to_string(),
+        }
+    }
+}
+
+/// Where a protocol listens, as the panel shows it, and a warning line under its connections.
+#[derive(Clone, Debug)]
+pub struct Listener {
+    /// "teleop ws://127.0.0.1:9001/teleop", "agents 127.0.0.1:3100 (sync)".
+    pub label: String,
+    /// A condition the panel shows in red ("controller: NET_TIMEOUT").
+    pub warning: Option<String>,
+}
+
+/// What [`Connections::close`] removed.
+#[derive(Debug)]
+pub struct Closed {
+    pub peer: SocketAddr,
+    /// The connection controlled the arm; the arm is free now.
+    pub was_owner: bool,
+}
+
+/// The registry: listeners, live connections, the arm's owner and the panel's requests.
+#[derive(Resource, Debug, Default)]
+pub struct Connections {
+    listeners: BTreeMap<Protocol, Listener>,
+    entries: BTreeMap<ConnKey, Connection>,
+    owner: Option<(ConnKey, String)>,
+    /// Control taken away from the panel, not yet noticed by its protocol.
+    revoked: Option<Protocol>,
+    /// Disconnects the panel asked for, not yet drained by their protocol.
+    kicks: Vec<ConnKey>,
+}
+
+impl Connections {
+    /// Registers `protocol`'s listener line (replacing an earlier one).
+    pub fn listen(&mut self, protocol: Protocol, label: impl Into<String>) {
+        self.listeners.insert(
+            protocol,
+            Listener {
+                label: label.into(),
+                warning: None,
+            },
+        );
+    }
+
+    /// Sets or clears the warning line under `protocol`'s connections.
+    pub fn set_warning(&mut self, protocol: Protocol, warning: Option<String>) {
+        if let Some(l) = self.listeners.get_mut(&protocol) {
+            l.warning = warning;
+        }
+    }
+
+    /// Listeners, in protocol order.
+    pub fn listeners(&self) -> impl Iterator<Item = (Protocol, &Listener)> {
+        self.listeners.iter().map(|(p, l)| (*p, l))
+    }
+
+    /// Adds a live connection. `logged`: its close goes to the alert log even if it was never
+    /// announced with [`Connections::announce`].
+    pub fn open(
+        &mut self,
+        key: ConnKey,
+        peer: SocketAddr,
+        role: Role,
+        counters: Arc<Counters>,
+        logged: bool,
+    ) {
+        self.entries.insert(
+            key,
+            Connection {
+                peer,
+                role,
+                detail: None,
+                since: Instant::now(),
+                counters,
+                logged,
+            },
+        );
+    }
+
+    /// The connection's entry.
+    pub fn get(&self, key: ConnKey) -> Option<&Connection> {
+        self.entries.get(&key)
+    }
+
+    /// Sets the connection's role and its qualifier.
+    pub fn set_role(&mut self, key: ConnKey, role: Role, detail: Option<&'static str>) {
+        if let Some(e) = self.entries.get_mut(&key) {
+            e.role = role;
+            e.detail = detail;
+        }
+    }
+
+    /// Every live connection, by protocol then connection number.
+    pub fn iter(&self) -> impl Iterator<Item = (ConnKey, &Connection)> {
+        self.entries.iter().map(|(k, c)| (*k, c))
+    }
+
+    /// `protocol`'s live connections.
+    pub fn of(&self, protocol: Protocol) -> impl Iterator<Item = (u64, &Connection)> {
+        self.iter()
+            .filter(move |(k, _)| k.protocol == protocol)
+            .map(|(k, c)| (k.id, c))
+    }
+
+    /// Live connections, all protocols.
+    pub fn len(&self) -> usize {
+        self.entries.len()
+    }
+
+    /// No live connection.
+    pub fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
+
+    /// Logs the connection as CONNECTED (tracing and the alert log, `text` after the code) and
+    /// marks it so its close is logged too.
+    pub fn announce(&mut self, key: ConnKey, t: f64, log: &mut AlertLog, text: &str) {
+        if let Some(e) = self.entries.get_mut(&key) {
+            e.logged = true;
+        }
+        info!("{}: connected: {text}", key.protocol.as_str());
+        log.push(t, key.protocol.as_str(), "CONNECTED", text);
+    }
+
+    /// Removes a connection: it gives the arm back if it had it, and its close is logged
+    /// (DISCONNECTED, "peer (reason)") if it was announced. None if it was not registered.
+    pub fn close(
+        &mut self,
+        key: ConnKey,
+        reason: &str,
+        t: f64,
+        log: &mut AlertLog,
+    ) -> Option<Closed> {
+        let entry = self.entries.remove(&key)?;
+        let was_owner = self.release(key);
+        if entry.logged {
+            info!("{}: {} gone ({reason})", key.protocol.as_str(), entry.peer);
+            log.push(
+                t,
+                key.protocol.as_str(),
+                "DISCONNECTED",
+                format!("{} ({reason})", entry.peer),
+            );
+        }
+        self.kicks.retain(|k| *k != key);
+        Some(Closed {
+            peer: entry.peer,
+            was_owner,
+        })
+    }
+
+    /// Takes the arm for `key` (`label` names the client in the logs and to other clients);
+    /// false if anyone has it. The connection's role becomes controller.
+    pub fn claim(&mut self, key: ConnKey, label: &str) -> bool {
+        if self.owner.is_some() {
+            return false;
+        }
+        info!("{} client {label} controls the arm", key.protocol.as_str());
+        self.owner = Some((key, label.to_string()));
+        if let Some(e) = self.entries.get_mut(&key) {
+            e.role = Role::Controller;
+        }
+        true
+    }
+
+    /// Gives the arm back if `key` has it; true if it had.
+    pub fn release(&mut self, key: ConnKey) -> bool {
+        if self.owner.as_ref().is_some_and(|(k, _)| *k == key) {
+            self.owner = None;
+            true
+        } else {
+            false
+        }
+    }
+
+    /// The protocol and client in control.
+    pub fn owner(&self) -> Option<(Protocol, &str)> {
+        self.owner.as_ref().map(|(k, c)| (k.protocol, c.as_str()))
+    }
+
+    /// The connection in control.
+    pub fn owner_key(&self) -> Option<ConnKey> {
+        self.owner.as_ref().map(|(k, _)| *k)
+    }
+
+    /// Takes the arm away from whoever has it (the panel's Revoke). Their protocol notices once
+    /// through [`Connections::take_revoked`] and demotes or drops the client.
+    pub fn revoke(&mut self) {
+        if let Some((key, client)) = self.owner.take() {
+            warn!(
+                "control of the arm revoked from {} client {client}",
+                key.protocol.as_str()
+            );
+            self.revoked = Some(key.protocol);
+        }
+    }
+
+    /// True once if control was revoked from `protocol`.
+    pub fn take_revoked(&mut self, protocol: Protocol) -> bool {
+        if self.revoked == Some(protocol) {
+            self.revoked = None;
+            true
+        } else {
+            false
+        }
+    }
+
+    /// "teleop 127.0.0.1:50000 (session …)", or "nobody".
+    pub fn describe(&self) -> String {
+        match &self.owner {
+            Some((k, c)) => format!("{} {c}", k.protocol.as_str()),
+            None => "nobody".into(),
+        }
+    }
+
+    /// Asks the connection's protocol to close it (the panel's disconnect button).
+    pub fn kick(&mut self, key: ConnKey) {
+        if self.entries.contains_key(&key) && !self.kicks.contains(&key) {
+            self.kicks.push(key);
+        }
+    }
+
+    /// The disconnects asked for `protocol`'s connections since the last call.
+    pub fn take_kicks(&mut self, protocol: Protocol) -> Vec<u64> {
+        let mut out = Vec::new();
+        self.kicks.retain(|k| {
+            if k.protocol == protocol {
+                out.push(k.id);
+                false
+            } else {
+                true
+            }
+        });
+        out
+    }
+}
+
+/// The arm as one protocol's connection state machine sees it: a claim is answered at once
+/// (the answer decides the client's role), so machines take it as a call, not an action.
+/// [`ArmOf`] is the registry's; unit tests use a plain [`Connections`] through it too.
+pub trait Arm {
+    /// Takes the arm for connection `id`; false if anyone has it.
+    fn claim(&mut self, id: u64, label: &str) -> bool;
+    /// Gives the arm back if connection `id` has it; true if it had.
+    fn release(&mut self, id: u64) -> bool;
+    /// Nobody has the arm.
+    fn is_free(&self) -> bool;
+    /// Who has it, for messages ("agent 127.0.0.1:5 (teamA 1)", "nobody").
+    fn describe(&self) -> String;
+}
+
+/// The registry's arm, seen by one protocol.
+pub struct ArmOf<'a> {
+    pub conns: &'a mut Connections,
+    pub protocol: Protocol,
+}
+
+impl Arm for ArmOf<'_> {
+    fn claim(&mut self, id: u64, label: &str) -> bool {
+        self.conns.claim(ConnKey::new(self.protocol, id), label)
+    }
+
+    fn release(&mut self, id: u64) -> bool {
+        self.conns.release(ConnKey::new(self.protocol, id))
+    }
+
+    fn is_free(&self) -> bool {
+        self.conns.owner.is_none()
+    }
+
+    fn describe(&self) -> String {
+        self.conns.describe()
+    }
+}
+
+/// Registers `protocol`'s listener line in the app's registry, creating the registry if this is
+/// the first protocol added.
+pub fn add_listener(app: &mut App, protocol: Protocol, label: String) {
+    app.init_resource::<Connections>();
+    app.world_mut()
+        .resource_mut::<Connections>()
+        .listen(protocol, label);
+}
+
+#[cfg(test)]
+mod tests;
