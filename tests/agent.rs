@@ -10,8 +10,8 @@ use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use armsim::headless::finish_setup;
-use armsim::protocol::sexp::plugin::{self, SexpOptions};
 use armsim::protocol::sexp::Sexp;
+use armsim::protocol::sexp::plugin::{self, SexpOptions};
 use armsim::sim::ClockMode;
 use bevy::prelude::App;
 use common::sexp::Peer;

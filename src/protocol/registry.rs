@@ -16,7 +16,7 @@ use std::time::{Duration, Instant};
 
 use bevy::prelude::*;
 
-use crate::session::AlertLog;
+use crate::session::{AlertLog, SessionState};
 
 /// The protocols a connection can speak, in the order the panel lists them.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -414,6 +414,15 @@ pub trait Arm {
     fn is_free(&self) -> bool;
     /// Who has it, for messages ("agent 127.0.0.1:5 (teamA 1)", "nobody").
     fn describe(&self) -> String;
+}
+
+/// What one call into a protocol's connection state machine needs from outside: the time, the
+/// global session state as this batch's messages meet it (the machine updates it as it asks for
+/// session commands, so one connection's messages act in the order sent), and the arm.
+pub struct Ctx<'a> {
+    pub now: Instant,
+    pub state: SessionState,
+    pub arm: &'a mut dyn Arm,
 }
 
 /// The registry's arm, seen by one protocol.

@@ -17,10 +17,10 @@ use crossbeam_channel::Receiver;
 
 use super::codec::{LockstepError, encode_state};
 use super::server::{self, LockstepConfig, LockstepEvent};
+use crate::protocol::registry::{ConnKey, Connections, Counters, Protocol, Role};
 use crate::protocol::tick::{
     ChannelTransport, Codec, CommandAdapter, ProtocolTick, ProtocolTime, SampleOutcome,
 };
-use crate::protocol::registry::{ConnKey, Connections, Counters, Protocol, Role};
 use crate::session::{AlertLog, Session, SessionCommand, SessionSystems};
 use crate::sim::{
     GatePoll, JointCommand, JointTargets, SIM_DT, Sim, SimClock, SimStep, SimSystems, StepGate,

@@ -15,16 +15,16 @@ use bevy::ecs::system::SystemParam;
 use bevy::prelude::*;
 use crossbeam_channel::{Receiver, Sender};
 
+use super::Sexp;
 pub use super::agents::AgentRole;
 use super::agents::{AgentAction, AgentCtx, AgentInput, Agents, AgentsConfig};
 use super::messages::{Effectors, JointEffector, parse_effectors, perception};
 use super::plugin::{SexpOptions, game_info};
 use super::server::{self, NetEvent, Out, PortLimits, error_payload, payload};
-use super::Sexp;
+use crate::protocol::registry::{self, ArmOf, ConnKey, Connections, Counters, Protocol, Role};
 use crate::protocol::tick::{
     Codec, CommandAdapter, LatestCommand, ProtocolTick, ProtocolTime, Transport,
 };
-use crate::protocol::registry::{self, ArmOf, ConnKey, Connections, Counters, Protocol, Role};
 use crate::referee::LoggedEvent;
 use crate::referee::plugin::Referee;
 use crate::robot::RobotModel;

@@ -11,7 +11,6 @@ use std::net::SocketAddr;
 use std::time::{Duration, Instant};
 
 use super::Sexp;
-use crate::protocol::registry::Arm;
 use crate::session::SessionState;
 
 /// Settings of the machine.
@@ -118,13 +117,9 @@ pub enum AgentAction {
     Note(String),
 }
 
-/// What one call needs from outside: the time, the session state this batch's messages meet
-/// (a claim starts an IDLE session), and the arm.
-pub struct AgentCtx<'a> {
-    pub now: Instant,
-    pub state: SessionState,
-    pub arm: &'a mut dyn Arm,
-}
+/// What one call needs from outside (the registry's context of every connection machine; a
+/// claim starts an IDLE session).
+pub use crate::protocol::registry::Ctx as AgentCtx;
 
 /// Every agent connection, and the one in control.
 #[derive(Debug)]

@@ -11,10 +11,10 @@ use bevy::app::AppExit;
 use bevy::prelude::*;
 use crossbeam_channel::{Receiver, Sender};
 
+use super::Sexp;
 use super::messages::{MonitorCommand, parse_monitor_command, world_frame};
 use super::plugin::{SexpOptions, game_info};
 use super::server::{self, NetEvent, Out, PortLimits, error_payload, payload};
-use super::Sexp;
 use crate::protocol::registry::{ConnKey, Connections, Counters, Protocol, Role};
 use crate::referee::LoggedEvent;
 use crate::referee::plugin::Referee;

@@ -22,8 +22,8 @@ use super::envelope::{ControlFrame, DEFAULT_MAX_MESSAGE, SimEventPayload, StateF
 use super::server::{self, ServerEvent, SharedSimState, TeleopConfig, ToClient};
 use super::sessions::{Action, Ctx, Input, Sessions, SessionsConfig, alert_ext};
 pub use super::sessions::{Role, view};
-use crate::protocol::tick::{LatestCommand, ProtocolTick, SampleOutcome, Transport};
 use crate::protocol::registry::{self, ArmOf, ConnKey, Connections, Protocol};
+use crate::protocol::tick::{LatestCommand, ProtocolTick, SampleOutcome, Transport};
 use crate::referee::plugin::Referee;
 use crate::session::{
     AlertLog, Session, SessionCommand, SessionEvent, SessionState, SessionSystems,
@@ -352,22 +352,7 @@ fn handle_events(mut server: ResMut<TeleopServer>, mut fx: Effects) {
                 );
                 Input::Opened { conn, peer }
             }
-            ServerEvent::SessionOpened { conn, session_id } => {
-                Input::SessionOpened { conn, session_id }
-            }
-            ServerEvent::Command { conn, command } => Input::Command { conn, command },
-            ServerEvent::Control { conn, seq, frame } => Input::Control { conn, seq, frame },
-            ServerEvent::Heartbeat { conn } => Input::Heartbeat { conn },
-            ServerEvent::Refused {
-                conn,
-                code,
-                message,
-            } => Input::Refused {
-                conn,
-                code,
-                message,
-            },
-            ServerEvent::Closed { conn, reason } => Input::Closed { conn, reason },
+            ServerEvent::Session(input) => input,
         };
         server.feed(&mut fx.conns, &mut state, input);
     }
@@ -508,7 +493,14 @@ fn publish_state(mut server: ResMut<TeleopServer>, referee: Res<Referee>, mut fx
     let controller = server.controller().map(|_| server.tick.adapter());
     let sim = &fx.sim.0;
     let snap = crate::state::snapshot(sim);
-    let mut frame = state_payload(&snap, sim, state.as_str(), fx.clock.stamp(), alerts, controller);
+    let mut frame = state_payload(
+        &snap,
+        sim,
+        state.as_str(),
+        fx.clock.stamp(),
+        alerts,
+        controller,
+    );
     let book = &referee.book;
     frame.extensions.referee = Some(RefereeSummary {
         rules: book.name(),

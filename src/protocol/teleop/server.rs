@@ -21,10 +21,11 @@ use tungstenite::http::StatusCode;
 use tungstenite::protocol::WebSocketConfig;
 use tungstenite::{Error as WsError, Message, WebSocket};
 
+use super::sessions::Input;
 use crate::protocol::net;
 
 use super::envelope::{
-    self, ControlFrame, HeartbeatAckPayload, Inbound, SimEventPayload, StateFramePayload, UiCommand,
+    self, HeartbeatAckPayload, Inbound, SimEventPayload, StateFramePayload, UiCommand,
 };
 
 /// How long a read waits before the thread looks at its outbound queue: the most a state frame
@@ -95,34 +96,9 @@ pub enum ServerEvent {
         states_drain: Receiver<Arc<StateFramePayload>>,
         counters: Arc<ConnCounters>,
     },
-    /// CONNECT accepted (scene matched); the ECS decides the role and answers CONNECTED.
-    SessionOpened {
-        conn: u64,
-        session_id: String,
-    },
-    /// UI commands other than CONNECT, with the session already checked.
-    Command {
-        conn: u64,
-        command: UiCommand,
-    },
-    Control {
-        conn: u64,
-        seq: u64,
-        frame: ControlFrame,
-    },
-    Heartbeat {
-        conn: u64,
-    },
-    /// A message was refused (already answered with an alert); for the log and the panel.
-    Refused {
-        conn: u64,
-        code: &'static str,
-        message: String,
-    },
-    Closed {
-        conn: u64,
-        reason: String,
-    },
+    /// What the connection's session did (CONNECT accepted, a command, a control frame, a
+    /// heartbeat, a refusal, the close), handed as it is to the sessions' state machine.
+    Session(Input),
 }
 
 /// What the simulation tells one connection.
@@ -187,7 +163,7 @@ fn accept_loop(
                 let reason = serve(ws, conn, peer, &config, &events, &shared);
                 info!("teleop: connection {conn} ({peer}) closed: {reason}");
                 sessions.fetch_sub(1, Ordering::SeqCst);
-                let _ = events.send(ServerEvent::Closed { conn, reason });
+                let _ = events.send(ServerEvent::Session(Input::Closed { conn, reason }));
             });
         if let Err(e) = spawned {
             handshakes.end(conn);
@@ -523,11 +499,11 @@ fn refuse(
     message: String,
 ) -> Result<(), WsError> {
     wire.alert(shared.get(), code, &message)?;
-    let _ = events.send(ServerEvent::Refused {
+    let _ = events.send(ServerEvent::Session(Input::Refused {
         conn: wire.conn,
         code,
         message,
-    });
+    }));
     Ok(())
 }
 
@@ -574,7 +550,10 @@ fn on_text(
                 wire.seq = 0;
                 // The first pong gives rtt_ms_est before the first heartbeat needs it.
                 ping(wire)?;
-                let _ = events.send(ServerEvent::SessionOpened { conn, session_id });
+                let _ = events.send(ServerEvent::Session(Input::SessionOpened {
+                    conn,
+                    session_id,
+                }));
                 Ok(())
             }
         };
@@ -596,17 +575,17 @@ fn on_text(
     }
     match decoded.msg {
         Inbound::UiCmd(cmd) => {
-            let _ = events.send(ServerEvent::Command {
+            let _ = events.send(ServerEvent::Session(Input::Command {
                 conn,
                 command: cmd.command,
-            });
+            }));
         }
         Inbound::Control(frame) => {
-            let _ = events.send(ServerEvent::Control {
+            let _ = events.send(ServerEvent::Session(Input::Control {
                 conn,
                 seq: decoded.seq,
                 frame,
-            });
+            }));
         }
         Inbound::Heartbeat(hb) => {
             let ack = HeartbeatAckPayload {
@@ -617,7 +596,7 @@ fn on_text(
             wire.send("heartbeat_ack", &ack)?;
             // Sent now, not at the next poll: the client is timing this.
             wire.ws.flush()?;
-            let _ = events.send(ServerEvent::Heartbeat { conn });
+            let _ = events.send(ServerEvent::Session(Input::Heartbeat { conn }));
         }
     }
     Ok(())

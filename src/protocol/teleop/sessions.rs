@@ -19,7 +19,6 @@ use std::time::{Duration, Instant};
 use serde_json::{Map, Value, json};
 
 use super::envelope::{ControlFrame, SimEventPayload, UiCommand};
-use crate::protocol::registry::Arm;
 use crate::session::{SessionCommand, SessionEvent, SessionState};
 
 /// A session's role.
@@ -143,13 +142,8 @@ pub enum Action {
     Note(String),
 }
 
-/// What one call needs from outside: the time, the global session state as this batch's
-/// messages meet it (updated by the machine as it asks for session commands), and the arm.
-pub struct Ctx<'a> {
-    pub now: Instant,
-    pub state: SessionState,
-    pub arm: &'a mut dyn Arm,
-}
+/// What one call needs from outside (the registry's context of every connection machine).
+pub use crate::protocol::registry::Ctx;
 
 /// Settings of the machine.
 #[derive(Clone, Debug)]
