@@ -207,6 +207,36 @@ fn type_errors_carry_a_path() {
 }
 
 #[test]
+fn state_joint_errors_carry_the_joint_path() {
+    let mut v = sample(false).to_value();
+    edit(
+        &mut v,
+        &["arm6", "0", "states", "3", "arm6", "dof_pos", "joint2"],
+        Value::from("x"),
+    );
+    assert_eq!(
+        shape_error(&v),
+        "$.arm6[0].states[3].arm6.dof_pos.joint2: expected a number, found a string"
+    );
+}
+
+#[test]
+fn typed_shapes_deserialize_from_json_directly() {
+    // The typed shapes are serde `Deserialize`: a JSON string reads straight into them, the
+    // same as through the value tree, with ints widened to floats and extra keys kept.
+    let t = sample(false);
+    let json = serde_json::to_string(&t.to_value()).unwrap();
+    let direct: Trajectories = serde_json::from_str(&json).unwrap();
+    assert_eq!(direct, t);
+    let body: BodyState =
+        serde_json::from_str(r#"{"pos": [1, 2, 3], "rot": [1, 0, 0, 0], "vel": null, "m": 5}"#)
+            .unwrap();
+    assert_eq!(body.pos, [1.0, 2.0, 3.0]);
+    assert_eq!(body.vel, None);
+    assert_eq!(body.other, vec![("m".to_owned(), Value::Int(5))]);
+}
+
+#[test]
 fn every_format_round_trips() {
     let dir = TempDir::new();
     let t = sample(false);
