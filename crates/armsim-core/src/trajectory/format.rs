@@ -17,6 +17,7 @@ use flate2::read::MultiGzDecoder;
 use flate2::write::GzEncoder;
 use thiserror::Error;
 
+use super::de::from_value_at;
 use super::pickle::{self, PickleError};
 use super::value::Value;
 
@@ -180,21 +181,10 @@ impl Trajectories {
         )
     }
 
-    /// Reads the typed shape out of a file's value tree.
+    /// Reads the typed shape out of a file's value tree; an error names the path of the first
+    /// problem.
     pub fn from_value(value: &Value) -> Result<Self, ShapeError> {
-        let root = Loc::root();
-        let robots = dict(value, &root, "a dict of robot name to a list of demos")?;
-        let mut out = Vec::with_capacity(robots.len());
-        for (robot, demos_v) in robots {
-            let at = root.key(robot);
-            let demos_v = list(demos_v, &at, "a list of demos")?;
-            let mut demos = Vec::with_capacity(demos_v.len());
-            for (i, demo) in demos_v.iter().enumerate() {
-                demos.push(demo_from_value(demo, robot, i, &at.index(i))?);
-            }
-            out.push((robot.clone(), demos));
-        }
-        Ok(Trajectories { robots: out })
+        from_value_at(value, &Loc::root())
     }
 }
 
@@ -524,182 +514,36 @@ impl<'a> Loc<'a> {
                 Seg::Index(i) => {
                     let _ = write!(out, "[{i}]");
                 }
-                Seg::Key(k)
-                    if !k.is_empty()
-                        && k.chars()
-                            .all(|c| c.is_alphanumeric() || c == '_' || c == '-') =>
-                {
-                    out.push('.');
-                    out.push_str(k);
-                }
-                Seg::Key(k) => {
-                    let _ = write!(out, "[{k:?}]");
-                }
+                Seg::Key(k) => push_key(&mut out, k),
             }
         }
         out
     }
 
-    fn err(&self, message: impl Into<String>) -> ShapeError {
-        ShapeError::Invalid {
-            path: self.render(),
-            message: message.into(),
-        }
+    pub(super) fn is_root(&self) -> bool {
+        self.parent.is_none()
     }
 }
 
-fn found(v: &Value) -> String {
-    match v {
-        Value::List(items) => format!("a list of {}", items.len()),
-        Value::Dict(entries) => format!("a dict of {}", entries.len()),
-        other => other.kind().to_owned(),
+/// Appends `.key`, or `["key"]` where the key is not a plain name.
+pub(super) fn push_key(out: &mut String, k: &str) {
+    if !k.is_empty()
+        && k.chars()
+            .all(|c| c.is_alphanumeric() || c == '_' || c == '-')
+    {
+        out.push('.');
+        out.push_str(k);
+    } else {
+        let _ = write!(out, "[{k:?}]");
     }
-}
-
-fn dict<'v>(v: &'v Value, at: &Loc, what: &str) -> Result<&'v [(String, Value)], ShapeError> {
-    v.as_dict()
-        .ok_or_else(|| at.err(format!("expected {what}, found {}", found(v))))
-}
-
-fn list<'v>(v: &'v Value, at: &Loc, what: &str) -> Result<&'v [Value], ShapeError> {
-    v.as_list()
-        .ok_or_else(|| at.err(format!("expected {what}, found {}", found(v))))
-}
-
-fn number(v: &Value, at: &Loc) -> Result<f64, ShapeError> {
-    v.as_f64()
-        .ok_or_else(|| at.err(format!("expected a number, found {}", found(v))))
-}
-
-fn numbers<const N: usize>(v: &Value, at: &Loc) -> Result<[f64; N], ShapeError> {
-    match v.as_list() {
-        Some(items) if items.len() == N => {
-            let mut out = [0.0; N];
-            for (i, (slot, item)) in out.iter_mut().zip(items).enumerate() {
-                *slot = number(item, &at.index(i))?;
-            }
-            Ok(out)
-        }
-        _ => Err(at.err(format!("expected {N} numbers, found {}", found(v)))),
-    }
-}
-
-fn joints(v: &Value, at: &Loc) -> Result<JointValues, ShapeError> {
-    let entries = dict(v, at, "a dict of joint name to number")?;
-    let mut out = Vec::with_capacity(entries.len());
-    for (name, x) in entries {
-        out.push((name.clone(), number(x, &at.key(name))?));
-    }
-    Ok(JointValues(out))
-}
-
-/// Optional typed fields treat Python's `None` as absent: MetaSim's dict states use `None` for
-/// "not available".
-fn present(v: Option<&Value>) -> Option<&Value> {
-    v.filter(|v| !matches!(v, Value::None))
-}
-
-fn body_from_value(v: &Value, at: &Loc) -> Result<BodyState, ShapeError> {
-    let entries = dict(v, at, "a dict with pos and rot")?;
-    let (mut pos, mut rot) = (None, None);
-    let mut body = BodyState::new([0.0; 3], [1.0, 0.0, 0.0, 0.0]);
-    for (key, x) in entries {
-        let here = at.key(key);
-        match key.as_str() {
-            "pos" => pos = Some(numbers::<3>(x, &here)?),
-            "rot" => rot = Some(numbers::<4>(x, &here)?),
-            "vel" => {
-                body.vel = present(Some(x))
-                    .map(|x| numbers::<3>(x, &here))
-                    .transpose()?
-            }
-            "ang_vel" => {
-                body.ang_vel = present(Some(x))
-                    .map(|x| numbers::<3>(x, &here))
-                    .transpose()?
-            }
-            "dof_pos" => body.dof_pos = present(Some(x)).map(|x| joints(x, &here)).transpose()?,
-            "dof_vel" => body.dof_vel = present(Some(x)).map(|x| joints(x, &here)).transpose()?,
-            _ => body.other.push((key.clone(), x.clone())),
-        }
-    }
-    body.pos = pos.ok_or_else(|| at.err("pos is required"))?;
-    body.rot = rot.ok_or_else(|| at.err("rot is required"))?;
-    Ok(body)
 }
 
 pub(super) fn state_from_value(v: &Value, at: &Loc) -> Result<StateFrame, ShapeError> {
-    let entries = dict(v, at, "a dict of object or robot name to its state")?;
-    let mut out = Vec::with_capacity(entries.len());
-    for (name, body) in entries {
-        out.push((name.clone(), body_from_value(body, &at.key(name))?));
-    }
-    Ok(StateFrame(out))
+    from_value_at(v, at)
 }
 
 pub(super) fn action_from_value(v: &Value, at: &Loc) -> Result<ActionFrame, ShapeError> {
-    let entries = dict(v, at, "a dict with dof_pos_target")?;
-    let mut target = None;
-    let mut other = Vec::new();
-    for (key, x) in entries {
-        match key.as_str() {
-            "dof_pos_target" => target = Some(joints(x, &at.key(key))?),
-            _ => other.push((key.clone(), x.clone())),
-        }
-    }
-    Ok(ActionFrame {
-        dof_pos_target: target.ok_or_else(|| at.err("dof_pos_target is required"))?,
-        other,
-    })
-}
-
-fn demo_from_value(v: &Value, robot: &str, index: usize, at: &Loc) -> Result<Demo, ShapeError> {
-    let entries = dict(v, at, "a demo dict with init_state, actions and states")?;
-    let missing = |field| ShapeError::Missing {
-        robot: robot.to_owned(),
-        demo: index,
-        field,
-    };
-    let mut demo = Demo::default();
-    let (mut init, mut actions) = (None, None);
-    for (key, x) in entries {
-        let here = at.key(key);
-        match key.as_str() {
-            "init_state" => {
-                init = present(Some(x))
-                    .map(|x| state_from_value(x, &here))
-                    .transpose()?
-            }
-            "actions" => {
-                actions = present(Some(x))
-                    .map(|x| {
-                        let items = list(x, &here, "a list of actions")?;
-                        items
-                            .iter()
-                            .enumerate()
-                            .map(|(i, a)| action_from_value(a, &here.index(i)))
-                            .collect::<Result<Vec<_>, _>>()
-                    })
-                    .transpose()?
-            }
-            // MetaSim reads states with `.get`; a demo without them is still replayable.
-            "states" => {
-                if let Some(x) = present(Some(x)) {
-                    let items = list(x, &here, "a list of states")?;
-                    demo.states = items
-                        .iter()
-                        .enumerate()
-                        .map(|(i, s)| state_from_value(s, &here.index(i)))
-                        .collect::<Result<_, _>>()?;
-                }
-            }
-            "extra" => demo.extra = Some(x.clone()),
-            _ => demo.other.push((key.clone(), x.clone())),
-        }
-    }
-    demo.init_state = init.ok_or_else(|| missing("init_state"))?;
-    demo.actions = actions.ok_or_else(|| missing("actions"))?;
-    Ok(demo)
+    from_value_at(v, at)
 }
 
 fn floats(xs: &[f64]) -> Value {

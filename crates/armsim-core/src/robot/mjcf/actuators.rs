@@ -1,5 +1,6 @@
 //! MJCF actuators and equalities: `<position|velocity|motor>` turned into joint motors with gains
-//! scaled by effective inertia, and `<equality><joint>` into mimics that share their leader's motor.
+//! scaled by effective inertia, and `<equality><joint>` into mimics that share their leader's
+//! motor.
 
 use super::*;
 

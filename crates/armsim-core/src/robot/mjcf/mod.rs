@@ -37,6 +37,9 @@
 //! Effort limit: `forcerange`, else motor `gear × ctrlrange`, else joint `actuatorfrcrange`, else
 //! the default. Velocity limit: a velocity actuator's `ctrlrange`, else the default (MJCF has no
 //! joint speed limits).
+//!
+//! Files: this one reads the document, compiler options, defaults and assets; `body.rs` the body
+//! tree (bodies, joints, geoms, inertials); `actuators.rs` the actuators and equalities.
 
 mod actuators;
 mod body;

@@ -1,4 +1,5 @@
-//! Unit tests of the MJCF-subset loader: the body tree, joints, geoms, actuators and equalities, and the shipped arm6.
+//! Unit tests of the MJCF-subset loader: the body tree, joints, geoms, actuators and equalities,
+//! and the shipped arm6.
 
 use super::*;
 use std::f32::consts::{FRAC_PI_2, PI};

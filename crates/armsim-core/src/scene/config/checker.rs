@@ -1,5 +1,5 @@
-//! The validator's path-aware walking helpers (`Checker`: every problem recorded with its JSON path)
-//! and the cross-field checks that need the robot (home pose, gripper, table, goal zone).
+//! The validator's path-aware walking helpers (`Checker`: every problem recorded with its JSON
+//! path) and the cross-field checks that need the robot (home pose, gripper, table, goal zone).
 
 use super::*;
 

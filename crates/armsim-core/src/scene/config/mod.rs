@@ -8,6 +8,19 @@
 //! Conventions: world frame Z up, metres, radians; poses are `{"pos_m": [x,y,z], "quat_xyzw": [x,y,z,w]}`. Fields
 //! outside an `extensions` object are closed: an unknown one is an error. Any JSON object may carry `extensions`;
 //! the top level's and each object's are kept verbatim, the others are accepted and dropped.
+//!
+//! Files: `types.rs` (the typed config and its JSON writer), `parse.rs` (section by section),
+//! `checker.rs` (the path-aware helpers and the cross-field checks); errors and the loaded
+//! [`Scene`] are here.
+
+mod checker;
+mod parse;
+mod types;
+
+pub use types::*;
+
+use checker::*;
+use parse::*;
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -35,15 +48,6 @@ const TABLE_TOL_M: f32 = 1e-3;
 pub const DEFAULT_D_CUTOFF: f32 = 1.0;
 /// Slack on joint limits for `home_q`, so that values written with a few decimals (e.g. -1.5708) pass.
 const JOINT_LIMIT_TOL: f32 = 1e-4;
-
-mod checker;
-mod parse;
-mod types;
-
-pub use types::*;
-
-use checker::*;
-use parse::*;
 
 // ---------------------------------------------------------------------------------------------------------------
 // Errors

@@ -1,4 +1,5 @@
-//! Unit tests of the revA scene config: parsing, every validation rule with its JSON path, and the shipped scenes.
+//! Unit tests of the revA scene config: parsing, every validation rule with its JSON path, and the
+//! shipped scenes.
 
 use super::*;
 use serde_json::json;

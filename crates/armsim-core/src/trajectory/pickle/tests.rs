@@ -1,4 +1,5 @@
-//! Unit tests of the pickle reader and writer: CPython's bytes, memo, limits, errors and round trips.
+//! Unit tests of the pickle reader and writer: CPython's bytes, memo, limits, errors and round
+//! trips.
 
 use super::super::tests::arb_value;
 use super::*;

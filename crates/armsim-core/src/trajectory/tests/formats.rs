@@ -1,134 +1,7 @@
-//! Tests across the trajectory module: Python-made fixtures in every format, Python reading our
-//! files, typed round trips, shape errors with paths, and recording with crash recovery.
+//! Trajectory file formats: Python-made fixtures, Python reading our files, round trips in
+//! every format, and shape errors with their paths.
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
-use std::sync::atomic::{AtomicUsize, Ordering};
-
-use proptest::prelude::*;
-
-use super::pickle::PickleError;
 use super::*;
-
-/// A fresh directory under the system temp dir, removed on drop.
-pub(super) struct TempDir(PathBuf);
-
-impl TempDir {
-    pub(super) fn new() -> Self {
-        static NEXT: AtomicUsize = AtomicUsize::new(0);
-        let n = NEXT.fetch_add(1, Ordering::Relaxed);
-        let dir =
-            std::env::temp_dir().join(format!("armsim-trajectory-{}-{n}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).unwrap();
-        TempDir(dir)
-    }
-
-    pub(super) fn join(&self, name: &str) -> PathBuf {
-        self.0.join(name)
-    }
-
-    fn files(&self) -> Vec<String> {
-        let mut names: Vec<String> = std::fs::read_dir(&self.0)
-            .unwrap()
-            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-            .collect();
-        names.sort();
-        names
-    }
-}
-
-impl Drop for TempDir {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
-
-fn fixture(name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../../tests/fixtures/trajectories")
-        .join(name)
-}
-
-/// Values of any shape; floats include -0.0, NaN and infinities unless `finite_only`.
-pub(super) fn arb_value(finite_only: bool) -> impl Strategy<Value = Value> {
-    let float = if finite_only {
-        prop_oneof![
-            Just(-0.0),
-            Just(0.0),
-            Just(f64::MIN_POSITIVE),
-            any::<f64>().prop_filter("finite", |x| x.is_finite())
-        ]
-        .boxed()
-    } else {
-        prop_oneof![
-            Just(-0.0),
-            Just(f64::NAN),
-            Just(f64::NEG_INFINITY),
-            any::<u64>().prop_map(f64::from_bits),
-            any::<f64>()
-        ]
-        .boxed()
-    };
-    let leaf = prop_oneof![
-        Just(Value::None),
-        any::<bool>().prop_map(Value::Bool),
-        any::<i64>().prop_map(Value::Int),
-        (-70_000i64..70_000).prop_map(Value::Int),
-        float.prop_map(Value::Float),
-        "\\PC{0,12}".prop_map(Value::Str),
-        prop_oneof![Just("pos"), Just("rot"), Just("dof_pos")].prop_map(Value::from),
-    ];
-    leaf.prop_recursive(4, 64, 8, |inner| {
-        prop_oneof![
-            prop::collection::vec(inner.clone(), 0..8).prop_map(Value::List),
-            prop::collection::vec(("[a-z]{0,3}", inner), 0..8).prop_map(Value::dict_from_entries),
-        ]
-    })
-}
-
-fn joints(t: usize) -> JointValues {
-    (0..8)
-        .map(|j| (format!("joint{j}"), (t as f64 * 0.01 + j as f64).sin()))
-        .collect()
-}
-
-fn frame(t: usize, nan: bool) -> StateFrame {
-    let mut arm = BodyState::new([0.0, 0.0, 0.0], [1.0, 0.0, 0.0, 0.0]);
-    arm.dof_pos = Some(joints(t));
-    let mut cube = BodyState::new(
-        [0.5, -0.0, 0.025 + t as f64 * 1e-3],
-        [0.9238795, 0.0, 0.0, 0.3826834],
-    );
-    cube.vel = Some([if nan { f64::NAN } else { 0.1 }, 0.0, f64::MIN_POSITIVE]);
-    cube.ang_vel = Some([0.0, 0.0, 1e300]);
-    cube.other.push(("mass".into(), Value::Float(0.05)));
-    StateFrame(vec![("arm6".into(), arm), ("cube_red".into(), cube)])
-}
-
-/// A MetaSim-shaped demo: more actions than states, as MetaSim records states at a decimation.
-fn demo(actions: usize, decimation: usize, nan: bool) -> Demo {
-    Demo {
-        init_state: frame(0, false),
-        actions: (0..actions).map(|t| ActionFrame::new(joints(t))).collect(),
-        states: (0..actions)
-            .step_by(decimation)
-            .map(|t| frame(t, nan))
-            .collect(),
-        extra: Some(Value::Dict(vec![("success".into(), Value::Bool(true))])),
-        other: vec![("task".into(), Value::from("pick"))],
-    }
-}
-
-fn sample(nan: bool) -> Trajectories {
-    let mut t = Trajectories::default();
-    t.push_demo("arm6", demo(20, 4, nan));
-    t.push_demo("arm6", demo(3, 1, false));
-    t.push_demo("gripper4", Demo::default());
-    t
-}
-
-const ALL: [&str; 4] = ["t.json", "t.json.gz", "t.pkl", "t.pkl.gz"];
 
 #[test]
 fn python_made_fixtures_load_identically_in_every_format() {
@@ -331,6 +204,36 @@ fn type_errors_carry_a_path() {
         shape_error(&odd),
         "$[\"arm 6\"][0].states[0].cube_red.vel: expected 3 numbers, found an int"
     );
+}
+
+#[test]
+fn state_joint_errors_carry_the_joint_path() {
+    let mut v = sample(false).to_value();
+    edit(
+        &mut v,
+        &["arm6", "0", "states", "3", "arm6", "dof_pos", "joint2"],
+        Value::from("x"),
+    );
+    assert_eq!(
+        shape_error(&v),
+        "$.arm6[0].states[3].arm6.dof_pos.joint2: expected a number, found a string"
+    );
+}
+
+#[test]
+fn typed_shapes_deserialize_from_json_directly() {
+    // The typed shapes are serde `Deserialize`: a JSON string reads straight into them, the
+    // same as through the value tree, with ints widened to floats and extra keys kept.
+    let t = sample(false);
+    let json = serde_json::to_string(&t.to_value()).unwrap();
+    let direct: Trajectories = serde_json::from_str(&json).unwrap();
+    assert_eq!(direct, t);
+    let body: BodyState =
+        serde_json::from_str(r#"{"pos": [1, 2, 3], "rot": [1, 0, 0, 0], "vel": null, "m": 5}"#)
+            .unwrap();
+    assert_eq!(body.pos, [1.0, 2.0, 3.0]);
+    assert_eq!(body.vel, None);
+    assert_eq!(body.other, vec![("m".to_owned(), Value::Int(5))]);
 }
 
 #[test]
@@ -561,244 +464,4 @@ proptest! {
     fn typed_shape_never_panics(v in arb_value(false)) {
         let _ = Trajectories::from_value(&Value::Dict(vec![("r".into(), Value::List(vec![v]))]));
     }
-}
-
-// Recording.
-
-#[test]
-fn recorder_can_live_in_an_ecs_resource() {
-    fn send_sync<T: Send + Sync + 'static>() {}
-    send_sync::<Recorder>();
-    send_sync::<Trajectories>();
-    send_sync::<TrajectoryError>();
-}
-
-fn record_sample(path: &Path, options: RecorderOptions, actions: usize) -> Recorder {
-    let mut rec = Recorder::create_with(path, "arm6", &frame(0, false), options).unwrap();
-    for t in 0..actions {
-        rec.push_action(&ActionFrame::new(joints(t))).unwrap();
-        if t % 4 == 0 {
-            rec.push_state(&frame(t, false)).unwrap();
-        }
-    }
-    rec
-}
-
-#[test]
-fn recorder_finish_writes_every_format() {
-    let dir = TempDir::new();
-    for name in ALL {
-        let path = dir.join(name);
-        let mut rec = Recorder::create(&path, "arm6", &frame(0, false)).unwrap();
-        let d = demo(20, 4, false);
-        for (t, a) in d.actions.iter().enumerate() {
-            rec.push_action(a).unwrap();
-            if t % 4 == 0 {
-                rec.push_state(&d.states[t / 4]).unwrap();
-            }
-        }
-        rec.set_extra(d.extra.as_ref().unwrap()).unwrap();
-        rec.new_demo(&frame(1, false)).unwrap();
-        rec.push_action(&ActionFrame::new(joints(1))).unwrap();
-        assert!(rec.journal_path().exists());
-        let summary = rec.finish().unwrap();
-        assert_eq!(
-            (
-                summary.demos,
-                summary.actions,
-                summary.states,
-                summary.dropped_partial_line
-            ),
-            (2, 21, 5, false)
-        );
-        assert!(
-            !journal_path(&path).exists(),
-            "journal removed after finish"
-        );
-        let t = load(&path).unwrap();
-        let demos = t.demos("arm6").unwrap();
-        let want = Demo { other: vec![], ..d };
-        assert_eq!(demos[0], want, "{name}");
-        assert_eq!(demos[1].init_state, frame(1, false));
-        assert_eq!(demos[1].actions, vec![ActionFrame::new(joints(1))]);
-    }
-    assert_eq!(dir.files(), ALL);
-}
-
-#[test]
-fn journal_keeps_non_finite_floats() {
-    let dir = TempDir::new();
-    let path = dir.join("nan.pkl.gz");
-    let mut rec = Recorder::create(&path, "arm6", &frame(0, false)).unwrap();
-    rec.push_state(&frame(1, true)).unwrap();
-    let mut inf = frame(2, false);
-    inf.0[1].1.vel = Some([f64::INFINITY, f64::NEG_INFINITY, -0.0]);
-    rec.push_state(&inf).unwrap();
-    rec.finish().unwrap();
-    let t = load(&path).unwrap();
-    let d = &t.demos("arm6").unwrap()[0];
-    assert!(d.states[0].get("cube_red").unwrap().vel.unwrap()[0].is_nan());
-    assert_eq!(
-        d.states[1]
-            .get("cube_red")
-            .unwrap()
-            .vel
-            .unwrap()
-            .map(f64::to_bits),
-        [f64::INFINITY, f64::NEG_INFINITY, -0.0].map(f64::to_bits)
-    );
-}
-
-#[test]
-fn a_killed_recorder_leaves_the_flushed_frames() {
-    let dir = TempDir::new();
-    // Forgetting the recorder skips every destructor, like SIGKILL: only flushed lines remain.
-    let path = dir.join("every.pkl");
-    std::mem::forget(record_sample(&path, RecorderOptions::default(), 10));
-    let r = recover(&path).unwrap();
-    assert_eq!(
-        (r.demos, r.actions, r.states, r.dropped_partial_line),
-        (1, 10, 3, false)
-    );
-    let t = load(&path).unwrap();
-    let d = &t.demos("arm6").unwrap()[0];
-    assert_eq!(d.actions[9], ActionFrame::new(joints(9)));
-    assert_eq!(d.states[2], frame(8, false));
-    assert!(!journal_path(&path).exists());
-
-    // flush_every = 4: the 13 frames pushed (10 actions, 3 states) were flushed at 4, 8 and 12.
-    let path = dir.join("batched.json");
-    std::mem::forget(record_sample(&path, RecorderOptions { flush_every: 4 }, 10));
-    let r = recover(&path).unwrap();
-    assert_eq!(r.actions + r.states, 12);
-
-    // A plain drop (a panic unwinding, an early return) flushes everything.
-    let path = dir.join("dropped.json.gz");
-    drop(record_sample(
-        &path,
-        RecorderOptions { flush_every: 100 },
-        10,
-    ));
-    assert_eq!(recover(&path).unwrap().actions, 10);
-}
-
-#[test]
-fn recovery_drops_a_line_cut_short() {
-    let dir = TempDir::new();
-    let path = dir.join("torn.pkl");
-    drop(record_sample(&path, RecorderOptions::default(), 5));
-    let journal = journal_path(&path);
-    let mut bytes = std::fs::read(&journal).unwrap();
-    bytes.extend_from_slice(b"{\"action\":{\"dof_pos_target\":{\"joint0\":0.");
-    std::fs::write(&journal, &bytes).unwrap();
-    let (t, dropped) = read_journal(&journal).unwrap();
-    assert!(dropped);
-    assert_eq!(t.demos("arm6").unwrap()[0].actions.len(), 5);
-    let r = recover(&path).unwrap();
-    assert_eq!((r.actions, r.states, r.dropped_partial_line), (5, 2, true));
-
-    // A damaged line in the middle is corruption, not a kill: an error with its line number.
-    let path = dir.join("corrupt.pkl");
-    drop(record_sample(&path, RecorderOptions::default(), 5));
-    let journal = journal_path(&path);
-    let text = std::fs::read_to_string(&journal)
-        .unwrap()
-        .replacen("\"action\"", "\"acton\"", 1);
-    std::fs::write(&journal, text).unwrap();
-    let err = recover(&path).unwrap_err();
-    assert!(
-        err.to_string().contains("line 3: unknown entry \"acton\""),
-        "{err}"
-    );
-    assert!(journal.exists(), "a failed recovery keeps the journal");
-}
-
-#[test]
-fn an_unfinished_journal_is_never_overwritten() {
-    let dir = TempDir::new();
-    let path = dir.join("run.pkl.gz");
-    drop(record_sample(&path, RecorderOptions::default(), 2));
-    let err = Recorder::create(&path, "arm6", &frame(0, false))
-        .err()
-        .unwrap();
-    assert!(
-        matches!(err, TrajectoryError::JournalExists { .. }),
-        "{err:?}"
-    );
-    assert_eq!(recover(&path).unwrap().actions, 2);
-    let err = recover(&path).unwrap_err();
-    assert!(matches!(err, TrajectoryError::NoJournal { .. }), "{err:?}");
-    let err = Recorder::create(dir.join("run.yaml"), "arm6", &frame(0, false))
-        .err()
-        .unwrap();
-    assert!(
-        matches!(err, TrajectoryError::UnsupportedExtension { .. }),
-        "{err:?}"
-    );
-}
-
-#[test]
-fn a_failed_finish_keeps_the_journal() {
-    let dir = TempDir::new();
-    let path = dir.join("nan.json");
-    let mut rec = Recorder::create(&path, "arm6", &frame(0, false)).unwrap();
-    rec.push_state(&frame(1, true)).unwrap();
-    let err = rec.finish().unwrap_err();
-    assert!(err.to_string().contains("which JSON cannot hold"), "{err}");
-    let (t, _) = read_journal(journal_path(&path)).unwrap();
-    save(&t, dir.join("nan.pkl")).unwrap();
-    assert!(
-        load(dir.join("nan.pkl")).unwrap().demos("arm6").unwrap()[0].states[0]
-            .get("cube_red")
-            .unwrap()
-            .vel
-            .unwrap()[0]
-            .is_nan()
-    );
-    assert!(!path.exists());
-}
-
-const CHILD_DIR: &str = "ARMSIM_TRAJECTORY_KILL_CHILD";
-
-/// A real SIGKILL: this test re-runs itself as a child process that records and then waits to
-/// be killed.
-#[test]
-fn sigkill_leaves_a_recoverable_journal() {
-    if let Some(dir) = std::env::var_os(CHILD_DIR) {
-        let path = Path::new(&dir).join("killed.pkl.gz");
-        let rec = record_sample(&path, RecorderOptions::default(), 100);
-        println!("recorded");
-        std::thread::sleep(std::time::Duration::from_secs(60));
-        drop(rec);
-        return;
-    }
-    let dir = TempDir::new();
-    let name = concat!(module_path!(), "::sigkill_leaves_a_recoverable_journal");
-    let name = name.split_once("::").map_or(name, |(_, rest)| rest);
-    let mut child = Command::new(std::env::current_exe().unwrap())
-        .args([name, "--exact", "--nocapture", "--test-threads=1"])
-        .env(CHILD_DIR, &dir.0)
-        .stdout(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut stdout = std::io::BufReader::new(child.stdout.take().unwrap());
-    let mut line = String::new();
-    loop {
-        line.clear();
-        let n = std::io::BufRead::read_line(&mut stdout, &mut line).unwrap();
-        assert!(n > 0, "the child exited before recording");
-        if line.contains("recorded") {
-            break;
-        }
-    }
-    child.kill().unwrap();
-    assert!(!child.wait().unwrap().success());
-    let path = dir.join("killed.pkl.gz");
-    assert!(!path.exists());
-    let r = recover(&path).unwrap();
-    assert_eq!((r.demos, r.actions, r.states), (1, 100, 25));
-    assert_eq!(
-        load(&path).unwrap().demos("arm6").unwrap()[0].actions[99],
-        ActionFrame::new(joints(99))
-    );
 }
