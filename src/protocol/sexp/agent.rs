@@ -20,7 +20,7 @@ pub use super::agents::AgentRole;
 use super::agents::{AgentAction, AgentCtx, AgentInput, Agents, AgentsConfig};
 use super::messages::{Effectors, JointEffector, parse_effectors, perception};
 use super::plugin::{SexpOptions, game_info};
-use super::server::{self, NetEvent, Out, PortLimits, error_payload, payload};
+use super::server::{NetEvent, Out, error_payload, payload};
 use crate::protocol::registry::{self, ArmOf, ConnKey, Connections, Counters, Protocol, Role};
 use crate::protocol::tick::{
     Codec, CommandAdapter, LatestCommand, ProtocolTick, ProtocolTime, Transport,
@@ -338,15 +338,8 @@ pub(super) fn add(
     options: &SexpOptions,
     addr: SocketAddr,
 ) -> io::Result<SocketAddr> {
-    let cycle = options.cycle_steps.max(1);
-    let (addr, events) = server::start(
-        addr,
-        "agent",
-        PortLimits {
-            max_frame: options.max_frame,
-            max_connections: MAX_AGENT_CONNECTIONS,
-        },
-    )?;
+    let cycle = options.cycle();
+    let (addr, events) = options.bind(addr, "agent", MAX_AGENT_CONNECTIONS)?;
     let robot = app.world().resource::<Sim>().0.robot.clone();
     let gripper_leader = app
         .world()

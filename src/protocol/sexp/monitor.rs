@@ -14,7 +14,7 @@ use crossbeam_channel::{Receiver, Sender};
 use super::Sexp;
 use super::messages::{MonitorCommand, parse_monitor_command, world_frame};
 use super::plugin::{SexpOptions, game_info};
-use super::server::{self, NetEvent, Out, PortLimits, error_payload, payload};
+use super::server::{NetEvent, Out, error_payload, payload};
 use crate::protocol::registry::{ConnKey, Connections, Counters, Protocol, Role};
 use crate::referee::LoggedEvent;
 use crate::referee::plugin::Referee;
@@ -68,15 +68,8 @@ pub(super) fn add(
     options: &SexpOptions,
     addr: SocketAddr,
 ) -> io::Result<SocketAddr> {
-    let cycle = options.cycle_steps.max(1);
-    let (addr, events) = server::start(
-        addr,
-        "monitor",
-        PortLimits {
-            max_frame: options.max_frame,
-            max_connections: MAX_MONITOR_CONNECTIONS,
-        },
-    )?;
+    let cycle = options.cycle();
+    let (addr, events) = options.bind(addr, "monitor", MAX_MONITOR_CONNECTIONS)?;
     info!("monitor: listening on {addr}");
     crate::protocol::registry::add_listener(app, Protocol::Monitor, format!("monitors {addr}"));
     app.insert_resource(MonitorPort {

@@ -7,8 +7,11 @@ use std::time::Duration;
 
 use bevy::prelude::*;
 
+use crossbeam_channel::Receiver;
+
 use super::framing::DEFAULT_MAX_FRAME;
 use super::messages::GameInfo;
+use super::server::{self, NetEvent, PortLimits};
 use crate::referee::LoggedEvent;
 use crate::referee::plugin::Referee;
 use crate::session::SessionState;
@@ -46,6 +49,30 @@ impl Default for SexpOptions {
             sync_timeout: Duration::from_secs(5),
             max_frame: DEFAULT_MAX_FRAME,
         }
+    }
+}
+
+impl SexpOptions {
+    /// Sim steps per cycle, at least 1.
+    pub(super) fn cycle(&self) -> u32 {
+        self.cycle_steps.max(1)
+    }
+
+    /// Binds one of the two ports with these options' frame limit and `max_connections`.
+    pub(super) fn bind(
+        &self,
+        addr: SocketAddr,
+        name: &'static str,
+        max_connections: usize,
+    ) -> io::Result<(SocketAddr, Receiver<NetEvent>)> {
+        server::start(
+            addr,
+            name,
+            PortLimits {
+                max_frame: self.max_frame,
+                max_connections,
+            },
+        )
     }
 }
 

@@ -24,12 +24,12 @@ impl RuleBook for FreePlay {
         Self::NAME
     }
 
-    fn play_mode(&self) -> PlayMode {
-        self.episode.mode
+    fn episode(&self) -> &Episode {
+        &self.episode
     }
 
-    fn set_play_mode(&mut self, mode: PlayMode, events: &mut Vec<RefereeEvent>) {
-        self.episode.set_mode(mode, events);
+    fn episode_mut(&mut self) -> &mut Episode {
+        &mut self.episode
     }
 
     fn kick_off(&mut self, events: &mut Vec<RefereeEvent>) {
@@ -39,10 +39,6 @@ impl RuleBook for FreePlay {
     fn reset(&mut self) {
         self.episode = Episode::default();
         self.falls.clear();
-    }
-
-    fn play_time(&self) -> f64 {
-        self.episode.play_time
     }
 
     fn score(&self) -> u32 {

@@ -241,16 +241,25 @@ pub enum RefereeAction {
 pub trait RuleBook: fmt::Debug + Send + Sync + 'static {
     /// The name the `--rules` flag selects it by.
     fn name(&self) -> &'static str;
-    fn play_mode(&self) -> PlayMode;
+    /// The episode's mode and play time (kept the same way by every rule book).
+    fn episode(&self) -> &Episode;
+    fn episode_mut(&mut self) -> &mut Episode;
+    fn play_mode(&self) -> PlayMode {
+        self.episode().mode
+    }
     /// A monitor's `(playMode X)`: changes the mode only; time and score stay as they are.
-    fn set_play_mode(&mut self, mode: PlayMode, events: &mut Vec<RefereeEvent>);
+    fn set_play_mode(&mut self, mode: PlayMode, events: &mut Vec<RefereeEvent>) {
+        self.episode_mut().set_mode(mode, events);
+    }
     /// Starts an episode: `PlayOn`, play time 0, score 0.
     fn kick_off(&mut self, events: &mut Vec<RefereeEvent>);
     /// Back to `BeforeStart` with time and score 0, silently: the scene reset that calls it is
     /// announced on its own.
     fn reset(&mut self);
     /// Seconds spent in `PlayOn` in this episode.
-    fn play_time(&self) -> f64;
+    fn play_time(&self) -> f64 {
+        self.episode().play_time
+    }
     /// The episode's time limit in seconds, if it has one.
     fn time_limit(&self) -> Option<f64> {
         None
@@ -307,14 +316,23 @@ pub fn rule_book_by_name(
 }
 
 /// Mode and play time, shared by every rule book so that each mode change is announced the
-/// same way.
+/// same way; a rule book exposes its own through [`RuleBook::episode`].
 #[derive(Clone, Debug, Default)]
-struct Episode {
+pub struct Episode {
     mode: PlayMode,
     play_time: f64,
 }
 
 impl Episode {
+    pub fn mode(&self) -> PlayMode {
+        self.mode
+    }
+
+    /// Seconds spent in `PlayOn` in this episode.
+    pub fn play_time(&self) -> f64 {
+        self.play_time
+    }
+
     fn set_mode(&mut self, to: PlayMode, events: &mut Vec<RefereeEvent>) {
         if self.mode != to {
             events.push(RefereeEvent::PlayModeChanged {

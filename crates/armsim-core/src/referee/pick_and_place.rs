@@ -77,12 +77,12 @@ impl RuleBook for PickAndPlace {
         Self::NAME
     }
 
-    fn play_mode(&self) -> PlayMode {
-        self.episode.mode
+    fn episode(&self) -> &Episode {
+        &self.episode
     }
 
-    fn set_play_mode(&mut self, mode: PlayMode, events: &mut Vec<RefereeEvent>) {
-        self.episode.set_mode(mode, events);
+    fn episode_mut(&mut self) -> &mut Episode {
+        &mut self.episode
     }
 
     fn kick_off(&mut self, events: &mut Vec<RefereeEvent>) {
@@ -94,10 +94,6 @@ impl RuleBook for PickAndPlace {
         self.clear_episode();
         self.falls.clear();
         self.episode.mode = PlayMode::BeforeStart;
-    }
-
-    fn play_time(&self) -> f64 {
-        self.episode.play_time
     }
 
     fn time_limit(&self) -> Option<f64> {

@@ -43,6 +43,30 @@ pub fn default_motor_limits(kind: JointKind) -> (f32, f32) {
     }
 }
 
+/// Parses `xml` and checks that its root element is `<expected>`: the first step of both
+/// loaders, with syntax errors reported at their line and column.
+fn parse_xml<'x>(
+    xml: &'x str,
+    expected: &'static str,
+) -> Result<roxmltree::Document<'x>, RobotError> {
+    let doc = roxmltree::Document::parse(xml).map_err(|e| {
+        let pos = e.pos();
+        RobotError::Xml {
+            line: pos.row,
+            column: pos.col,
+            message: e.to_string(),
+        }
+    })?;
+    let found = doc.root_element().tag_name().name();
+    if found != expected {
+        return Err(RobotError::WrongRoot {
+            expected,
+            found: found.to_string(),
+        });
+    }
+    Ok(doc)
+}
+
 /// Loads a robot file, choosing the format by extension: `.urdf` is URDF, `.xml` and `.mjcf`
 /// are MJCF.
 pub fn load_robot(path: &Path) -> Result<RobotModel, RobotError> {

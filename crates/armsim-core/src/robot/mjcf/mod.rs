@@ -63,21 +63,8 @@ const MUJOCO_DENSITY: f32 = 1000.0;
 
 /// Parses MJCF text into a validated [`RobotModel`].
 pub fn parse_mjcf(xml: &str) -> Result<RobotModel, RobotError> {
-    let doc = Document::parse(xml).map_err(|e| {
-        let pos = e.pos();
-        RobotError::Xml {
-            line: pos.row,
-            column: pos.col,
-            message: e.to_string(),
-        }
-    })?;
+    let doc = super::parse_xml(xml, "mujoco")?;
     let root = doc.root_element();
-    if root.tag_name().name() != "mujoco" {
-        return Err(RobotError::WrongRoot {
-            expected: "mujoco",
-            found: root.tag_name().name().to_string(),
-        });
-    }
     let mut p = Parser {
         doc: &doc,
         degrees: true,

@@ -42,21 +42,8 @@ const DEFAULT_RGBA: [f32; 4] = [0.7, 0.7, 0.7, 1.0];
 pub fn parse_urdf(xml: &str) -> Result<RobotModel, RobotError> {
     // roxmltree first: it reports syntax errors with a line, which urdf-rs does not, and it sees
     // what urdf-rs drops (missing <limit>, transmissions, element lines).
-    let doc = roxmltree::Document::parse(xml).map_err(|e| {
-        let pos = e.pos();
-        RobotError::Xml {
-            line: pos.row,
-            column: pos.col,
-            message: e.to_string(),
-        }
-    })?;
+    let doc = super::parse_xml(xml, "robot")?;
     let root = doc.root_element();
-    if root.tag_name().name() != "robot" {
-        return Err(RobotError::WrongRoot {
-            expected: "robot",
-            found: root.tag_name().name().to_string(),
-        });
-    }
     let raw = RawInfo::collect(&doc, root)?;
     let robot = urdf_rs::read_from_string(xml).map_err(|e| RobotError::Urdf(e.to_string()))?;
     build(&robot, &raw)
