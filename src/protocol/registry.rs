@@ -14,9 +14,11 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
+use bevy::ecs::system::SystemParam;
 use bevy::prelude::*;
 
-use crate::session::{AlertLog, SessionState};
+use crate::session::{AlertLog, Session, SessionCommand, SessionState};
+use crate::sim::{JointTargets, Sim, SimClock};
 
 /// The protocols a connection can speak, in the order the panel lists them.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -447,6 +449,20 @@ impl Arm for ArmOf<'_> {
     fn describe(&self) -> String {
         self.conns.describe()
     }
+}
+
+/// What every protocol bridge's systems touch, whatever the protocol: the registry, the alert
+/// log, session commands, the controller's joint targets, the session, the world and the clock.
+/// A bridge adds what only it needs (the step gate, the referee) around it.
+#[derive(SystemParam)]
+pub struct BridgeIo<'w> {
+    pub conns: ResMut<'w, Connections>,
+    pub log: ResMut<'w, AlertLog>,
+    pub commands: MessageWriter<'w, SessionCommand>,
+    pub targets: ResMut<'w, JointTargets>,
+    pub session: Res<'w, Session>,
+    pub sim: Res<'w, Sim>,
+    pub clock: Res<'w, SimClock>,
 }
 
 /// Registers `protocol`'s listener line in the app's registry, creating the registry if this is

@@ -17,13 +17,13 @@ use crossbeam_channel::Receiver;
 
 use super::codec::{LockstepError, encode_state};
 use super::server::{self, LockstepConfig, LockstepEvent};
-use crate::protocol::registry::{ConnKey, Connections, Counters, Protocol, Role};
+use crate::protocol::registry::{BridgeIo, ConnKey, Counters, Protocol, Role};
 use crate::protocol::tick::{
     ChannelTransport, Codec, CommandAdapter, ProtocolTick, ProtocolTime, SampleOutcome,
 };
-use crate::session::{AlertLog, Session, SessionCommand, SessionSystems};
+use crate::session::{SessionCommand, SessionSystems};
 use crate::sim::{
-    GatePoll, JointCommand, JointTargets, SIM_DT, Sim, SimClock, SimStep, SimSystems, StepGate,
+    GatePoll, JointCommand, JointTargets, SIM_DT, Sim, SimStep, SimSystems, StepGate,
 };
 
 /// Spec 003 frames ↔ joint velocity commands. State is the joint angles in robot joint order.
@@ -164,22 +164,16 @@ pub const PROTOCOL: &str = Protocol::Lockstep.as_str();
 /// What the bridge's event systems touch besides the server.
 #[derive(SystemParam)]
 struct LockstepFx<'w> {
-    conns: ResMut<'w, Connections>,
+    io: BridgeIo<'w>,
     gate: ResMut<'w, StepGate>,
-    sim: Res<'w, Sim>,
-    session: Res<'w, Session>,
-    targets: ResMut<'w, JointTargets>,
-    commands: MessageWriter<'w, SessionCommand>,
-    log: ResMut<'w, AlertLog>,
-    clock: Res<'w, SimClock>,
 }
 
 /// The client's connection and the panel's requests: a client claims the arm on connect (or is
 /// refused), and is dropped when it goes, or when the panel revokes or disconnects it.
 fn handle_events(mut server: ResMut<LockstepServer>, mut fx: LockstepFx) {
     let server = &mut *server;
-    let revoked = fx.conns.take_revoked(Protocol::Lockstep);
-    let kicked = !fx.conns.take_kicks(Protocol::Lockstep).is_empty();
+    let revoked = fx.io.conns.take_revoked(Protocol::Lockstep);
+    let kicked = !fx.io.conns.take_kicks(Protocol::Lockstep).is_empty();
     if revoked || kicked || std::mem::take(&mut server.drop_requested) {
         let why = if revoked {
             "control revoked"
@@ -191,6 +185,7 @@ fn handle_events(mut server: ResMut<LockstepServer>, mut fx: LockstepFx) {
     // The wait is for the first client, whatever its protocol: once another client has taken
     // the arm (an agent, a teleop headset), no lockstep client can connect, so steps go on.
     if fx
+        .io
         .conns
         .owner()
         .is_some_and(|(p, _)| p != Protocol::Lockstep)
@@ -199,7 +194,7 @@ fn handle_events(mut server: ResMut<LockstepServer>, mut fx: LockstepFx) {
         fx.gate.unregister(hold);
         info!(
             "lockstep: {} took the arm first; the clock no longer waits for a lockstep client",
-            fx.conns.describe()
+            fx.io.conns.describe()
         );
     }
     while let Ok(event) = server.events.try_recv() {
@@ -210,17 +205,18 @@ fn handle_events(mut server: ResMut<LockstepServer>, mut fx: LockstepFx) {
                 velocities,
             } => {
                 let id = server.next_id;
-                if !fx.conns.claim(key(id), &peer.to_string()) {
+                if !fx.io.conns.claim(key(id), &peer.to_string()) {
                     // Dropping the channels ends the client's thread, which closes the socket.
                     warn!(
                         "lockstep: refusing {peer}: the arm is controlled by {}",
-                        fx.conns.describe()
+                        fx.io.conns.describe()
                     );
                     continue;
                 }
                 server.next_id += 1;
                 let counters = Arc::new(Counters::default());
-                fx.conns
+                fx.io
+                    .conns
                     .open(key(id), peer, Role::Controller, counters.clone(), true);
                 let mut client = Client {
                     id,
@@ -238,7 +234,7 @@ fn handle_events(mut server: ResMut<LockstepServer>, mut fx: LockstepFx) {
                 // connection: the scene as loaded).
                 server.tick.publish(
                     &mut client.transport,
-                    &crate::state::joint_state(&fx.sim.0).0,
+                    &crate::state::joint_state(&fx.io.sim.0).0,
                 );
                 client.counters.count_out();
                 info!(
@@ -246,10 +242,14 @@ fn handle_events(mut server: ResMut<LockstepServer>, mut fx: LockstepFx) {
                     server.tick.time().ticks
                 );
                 server.client = Some(client);
-                let t = fx.clock.sim_time;
-                fx.conns
-                    .announce(key(id), t, &mut fx.log, &format!("{peer} controls the arm"));
-                fx.commands.write(SessionCommand::StartOnClaim);
+                let t = fx.io.clock.sim_time;
+                fx.io.conns.announce(
+                    key(id),
+                    t,
+                    &mut fx.io.log,
+                    &format!("{peer} controls the arm"),
+                );
+                fx.io.commands.write(SessionCommand::StartOnClaim);
             }
             LockstepEvent::Disconnected { peer, reason } => {
                 if server.client.as_ref().is_some_and(|c| c.peer == peer) {
@@ -268,13 +268,13 @@ fn drop_client(server: &mut LockstepServer, fx: &mut LockstepFx, reason: &str) {
     };
     fx.gate.unregister(client.gate);
     server.tick.forget_command();
-    fx.targets.commands = fx.session.hold_posture(&fx.sim.0);
+    fx.io.targets.commands = fx.io.session.hold_posture(&fx.io.sim.0);
     warn!(
         "lockstep: dropping {} ({reason}); the arm follows pause_behavior",
         client.peer
     );
-    let t = fx.clock.sim_time;
-    fx.conns.close(key(client.id), reason, t, &mut fx.log);
+    let t = fx.io.clock.sim_time;
+    fx.io.conns.close(key(client.id), reason, t, &mut fx.io.log);
 }
 
 /// Between steps: has the client answered? A decoded answer opens the gate for one step; one

@@ -21,16 +21,16 @@ use super::agents::{AgentAction, AgentCtx, AgentInput, Agents, AgentsConfig};
 use super::messages::{Effectors, JointEffector, parse_effectors, perception};
 use super::plugin::{SexpOptions, game_info};
 use super::server::{NetEvent, Out, error_payload, payload};
-use crate::protocol::registry::{self, ArmOf, ConnKey, Connections, Counters, Protocol, Role};
+use crate::protocol::registry::{
+    self, ArmOf, BridgeIo, ConnKey, Connections, Counters, Protocol, Role,
+};
 use crate::protocol::tick::{
     Codec, CommandAdapter, LatestCommand, ProtocolTick, ProtocolTime, Transport,
 };
 use crate::referee::LoggedEvent;
 use crate::referee::plugin::Referee;
 use crate::robot::RobotModel;
-use crate::session::{
-    AlertLog, Session, SessionCommand, SessionEvent, SessionState, SessionSystems,
-};
+use crate::session::{Session, SessionCommand, SessionEvent, SessionState, SessionSystems};
 use crate::sim::{
     GatePoll, JointCommand, JointTargets, SIM_DT, Sim, SimClock, SimStep, SimSystems, StepGate,
     gripper_commands,
@@ -241,20 +241,14 @@ impl AgentPort {
 /// What the agent bridge's systems touch besides the port.
 #[derive(SystemParam)]
 struct AgentFx<'w> {
-    conns: ResMut<'w, Connections>,
+    io: BridgeIo<'w>,
     gate: ResMut<'w, StepGate>,
-    targets: ResMut<'w, JointTargets>,
-    sim: Res<'w, Sim>,
     referee: Res<'w, Referee>,
-    clock: Res<'w, SimClock>,
-    session: Res<'w, Session>,
-    log: ResMut<'w, AlertLog>,
-    commands: MessageWriter<'w, SessionCommand>,
 }
 
 /// Does what the machine asked, in order; `state` is the session state the batch left.
 fn apply(port: &mut AgentPort, fx: &mut AgentFx, state: SessionState) {
-    let t = fx.clock.sim_time;
+    let t = fx.io.clock.sim_time;
     while let Some(action) = port.agents.poll() {
         match action {
             AgentAction::Refuse { conn, reason } => {
@@ -281,42 +275,44 @@ fn apply(port: &mut AgentPort, fx: &mut AgentFx, state: SessionState) {
                 }
                 // The client that claims the arm starts the session (one rule for every
                 // protocol); a pause from the panel stays a pause.
-                fx.commands.write(SessionCommand::StartOnClaim);
+                fx.io.commands.write(SessionCommand::StartOnClaim);
                 port.tick.reset_command();
                 port.tick.adapter_mut().clear();
                 port.slot = MessageSlot::default();
                 info!(
                     "agent: {label} controls {}{}",
-                    fx.sim.0.robot.name,
+                    fx.io.sim.0.robot.name,
                     if port.sync {
                         "; each cycle waits for its message"
                     } else {
                         ""
                     }
                 );
-                fx.conns.announce(
+                fx.io.conns.announce(
                     agent_key(conn),
                     t,
-                    &mut fx.log,
+                    &mut fx.io.log,
                     &format!("{label} controls the arm"),
                 );
                 // The first perception goes out now, so a sync agent can answer cycle 1.
-                send_perception(port, conn, &fx.sim, &fx.referee, &fx.clock, state);
+                send_perception(port, conn, &fx.io.sim, &fx.referee, &fx.io.clock, state);
             }
             AgentAction::Dropped { conn } => {
                 if let Some(id) = port.conns.get_mut(&conn).and_then(|c| c.gate.take()) {
                     fx.gate.unregister(id);
                 }
-                fx.conns.set_role(agent_key(conn), Role::Pending, None);
+                fx.io.conns.set_role(agent_key(conn), Role::Pending, None);
                 port.tick.forget_command();
                 port.tick.adapter_mut().clear();
-                fx.targets.commands = fx.session.hold_posture(&fx.sim.0);
+                fx.io.targets.commands = fx.io.session.hold_posture(&fx.io.sim.0);
             }
             AgentAction::Closed { conn, reason } => {
                 if let Some(id) = port.conns.remove(&conn).and_then(|c| c.gate) {
                     fx.gate.unregister(id);
                 }
-                fx.conns.close(agent_key(conn), &reason, t, &mut fx.log);
+                fx.io
+                    .conns
+                    .close(agent_key(conn), &reason, t, &mut fx.io.log);
             }
             AgentAction::Ready { conn } => {
                 if let Some(id) = port.conns.get(&conn).and_then(|c| c.gate) {
@@ -325,7 +321,7 @@ fn apply(port: &mut AgentPort, fx: &mut AgentFx, state: SessionState) {
             }
             AgentAction::Log { code, text } => {
                 warn!("agent: {code}: {text}");
-                fx.log.push(t, PROTOCOL, code, text);
+                fx.io.log.push(t, PROTOCOL, code, text);
             }
             AgentAction::Note(text) => info!("agent: {text}"),
         }
@@ -419,20 +415,20 @@ fn send_perception(
 /// The connection threads' events through the machine (in `First`, and between steps).
 fn agent_events(mut port: ResMut<AgentPort>, mut fx: AgentFx) {
     let port = &mut *port;
-    for conn in fx.conns.take_kicks(Protocol::Agent) {
+    for conn in fx.io.conns.take_kicks(Protocol::Agent) {
         port.disconnect(conn);
     }
     // The state this batch's messages meet: a claim below starts an IDLE session before any
     // step, so effectors sent right after `(init)` are not refused as "not running".
-    let mut state = fx.session.state();
-    if fx.conns.take_revoked(Protocol::Agent) {
-        port.feed(&mut fx.conns, &mut state, Some(AgentInput::Revoked));
+    let mut state = fx.io.session.state();
+    if fx.io.conns.take_revoked(Protocol::Agent) {
+        port.feed(&mut fx.io.conns, &mut state, Some(AgentInput::Revoked));
     }
     while let Ok(event) = port.events.try_recv() {
         let input = match event {
             NetEvent::Opened { conn, peer, out } => {
                 let counters = Arc::new(Counters::default());
-                fx.conns.open(
+                fx.io.conns.open(
                     agent_key(conn),
                     peer,
                     Role::Pending,
@@ -460,9 +456,9 @@ fn agent_events(mut port: ResMut<AgentPort>, mut fx: AgentFx) {
             }
             NetEvent::Closed { conn, reason } => AgentInput::Closed { conn, reason },
         };
-        port.feed(&mut fx.conns, &mut state, Some(input));
+        port.feed(&mut fx.io.conns, &mut state, Some(input));
     }
-    port.feed(&mut fx.conns, &mut state, None);
+    port.feed(&mut fx.io.conns, &mut state, None);
     apply(port, &mut fx, state);
 }
 
@@ -500,8 +496,8 @@ fn agent_session_events(
 /// agent is dropped after the timeout so it never stalls the simulation.
 fn agent_gate(mut port: ResMut<AgentPort>, mut fx: AgentFx) {
     let port = &mut *port;
-    let mut state = fx.session.state();
-    port.feed(&mut fx.conns, &mut state, Some(AgentInput::GatePoll));
+    let mut state = fx.io.session.state();
+    port.feed(&mut fx.io.conns, &mut state, Some(AgentInput::GatePoll));
     apply(port, &mut fx, state);
 }
 

@@ -11,7 +11,6 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use bevy::ecs::system::SystemParam;
 use bevy::prelude::*;
 use crossbeam_channel::{Receiver, Sender, TrySendError};
 use serde_json::{Map, json};
@@ -22,13 +21,11 @@ use super::envelope::{ControlFrame, DEFAULT_MAX_MESSAGE, SimEventPayload, StateF
 use super::server::{self, ServerEvent, SharedSimState, TeleopConfig, ToClient};
 use super::sessions::{Action, Ctx, Input, Sessions, SessionsConfig, alert_ext};
 pub use super::sessions::{Role, view};
-use crate::protocol::registry::{self, ArmOf, ConnKey, Connections, Protocol};
+use crate::protocol::registry::{self, ArmOf, BridgeIo, ConnKey, Connections, Protocol};
 use crate::protocol::tick::{LatestCommand, ProtocolTick, SampleOutcome, Transport};
 use crate::referee::plugin::Referee;
-use crate::session::{
-    AlertLog, Session, SessionCommand, SessionEvent, SessionState, SessionSystems,
-};
-use crate::sim::{JointTargets, SIM_DT, Sim, SimClock, SimScene, SimStep, SimSystems};
+use crate::session::{SessionEvent, SessionState, SessionSystems};
+use crate::sim::{SIM_DT, Sim, SimScene, SimStep, SimSystems};
 
 /// The protocol name in logs, ownership and the panel.
 pub const PROTOCOL: &str = Protocol::Teleop.as_str();
@@ -175,20 +172,8 @@ impl TeleopServer {
     }
 }
 
-/// What applying the machine's actions touches.
-#[derive(SystemParam)]
-struct Effects<'w> {
-    conns: ResMut<'w, Connections>,
-    log: ResMut<'w, AlertLog>,
-    commands: MessageWriter<'w, SessionCommand>,
-    targets: ResMut<'w, JointTargets>,
-    session: Res<'w, Session>,
-    sim: Res<'w, Sim>,
-    clock: Res<'w, SimClock>,
-}
-
 /// Does what the machine asked, in order.
-fn apply(server: &mut TeleopServer, fx: &mut Effects) {
+fn apply(server: &mut TeleopServer, fx: &mut BridgeIo) {
     let t = fx.clock.sim_time;
     while let Some(action) = server.sessions.poll() {
         match action {
@@ -318,7 +303,7 @@ pub fn add(app: &mut App, options: TeleopOptions) -> io::Result<SocketAddr> {
 }
 
 /// The connection threads' events through the sessions' machine, then its actions.
-fn handle_events(mut server: ResMut<TeleopServer>, mut fx: Effects) {
+fn handle_events(mut server: ResMut<TeleopServer>, mut fx: BridgeIo) {
     let server = &mut *server;
     server.stamp = [fx.clock.episode, fx.clock.steps];
     for conn in fx.conns.take_kicks(Protocol::Teleop) {
@@ -372,7 +357,7 @@ fn handle_events(mut server: ResMut<TeleopServer>, mut fx: Effects) {
 fn session_events(
     mut events: MessageReader<SessionEvent>,
     mut server: ResMut<TeleopServer>,
-    mut fx: Effects,
+    mut fx: BridgeIo,
 ) {
     let server = &mut *server;
     server.stamp = [fx.clock.episode, fx.clock.steps];
@@ -385,7 +370,7 @@ fn session_events(
 }
 
 /// The referee's decisions (scores, cubes put back, play modes) reach every session as alerts.
-fn referee_events(mut server: ResMut<TeleopServer>, referee: Res<Referee>, mut fx: Effects) {
+fn referee_events(mut server: ResMut<TeleopServer>, referee: Res<Referee>, mut fx: BridgeIo) {
     if referee.last_seq() == server.referee_cursor {
         return;
     }
@@ -402,7 +387,7 @@ fn referee_events(mut server: ResMut<TeleopServer>, referee: Res<Referee>, mut f
 }
 
 /// Heartbeat loss and the controller's grace period (see [`Sessions`]).
-fn watchdog(mut server: ResMut<TeleopServer>, mut fx: Effects) {
+fn watchdog(mut server: ResMut<TeleopServer>, mut fx: BridgeIo) {
     let server = &mut *server;
     let mut state = fx.session.state();
     server.feed(&mut fx.conns, &mut state, Input::Tick);
@@ -410,7 +395,7 @@ fn watchdog(mut server: ResMut<TeleopServer>, mut fx: Effects) {
 }
 
 /// In the step path: the controller's latest frame through the control pipeline.
-fn adapt(mut server: ResMut<TeleopServer>, mut fx: Effects) {
+fn adapt(mut server: ResMut<TeleopServer>, mut fx: BridgeIo) {
     let server = &mut *server;
     let Some(conn) = server.sessions.controlling() else {
         return;
@@ -434,7 +419,7 @@ fn adapt(mut server: ResMut<TeleopServer>, mut fx: Effects) {
 }
 
 /// State frames at `state_rate_hz` of wall-clock time, and limit alerts as they start.
-fn publish_state(mut server: ResMut<TeleopServer>, referee: Res<Referee>, mut fx: Effects) {
+fn publish_state(mut server: ResMut<TeleopServer>, referee: Res<Referee>, mut fx: BridgeIo) {
     let now = Instant::now();
     if now < server.next_state {
         return;
