@@ -25,7 +25,7 @@ use crate::protocol::registry::{self, ArmOf, BridgeIo, ConnKey, Connections, Pro
 use crate::protocol::tick::{LatestCommand, ProtocolTick, SampleOutcome, Transport};
 use crate::referee::plugin::Referee;
 use crate::session::{SessionEvent, SessionState, SessionSystems};
-use crate::sim::{SIM_DT, Sim, SimScene, SimStep, SimSystems};
+use crate::sim::{SIM_DT, Sim, SimScene, SimStep, SimSystems, Stamp};
 
 /// The protocol name in logs, ownership and the panel.
 pub const PROTOCOL: &str = Protocol::Teleop.as_str();
@@ -110,9 +110,9 @@ pub struct TeleopServer {
     /// touched between frames too.
     step_flags: LimitFlags,
     referee_cursor: u64,
-    /// `[episode, step]` of the clock when the events being sent happened: with the state
+    /// The clock when the events being sent happened: with the state
     /// frames' own stamp, a client can tell a frame from before an event from one after it.
-    stamp: [u64; 2],
+    stamp: Stamp,
 }
 
 impl TeleopServer {
@@ -184,8 +184,8 @@ fn apply(server: &mut TeleopServer, fx: &mut BridgeIo) {
                     session_id,
                     mut extensions,
                 } = event;
-                extensions.insert("episode".into(), json!(server.stamp[0]));
-                extensions.insert("step".into(), json!(server.stamp[1]));
+                extensions.insert("episode".into(), json!(server.stamp.episode));
+                extensions.insert("step".into(), json!(server.stamp.step));
                 if let Some(l) = server.links.get(&conn) {
                     l.send(ToClient::Event(SimEventPayload {
                         event,
@@ -293,7 +293,7 @@ pub fn add(app: &mut App, options: TeleopOptions) -> io::Result<SocketAddr> {
         alert_flags: LimitFlags::default(),
         step_flags: LimitFlags::default(),
         referee_cursor: 0,
-        stamp: [0, 0],
+        stamp: Stamp::default(),
     })
     .add_systems(First, handle_events.before(SessionSystems))
     .add_systems(Update, (session_events, watchdog, referee_events))
@@ -305,7 +305,7 @@ pub fn add(app: &mut App, options: TeleopOptions) -> io::Result<SocketAddr> {
 /// The connection threads' events through the sessions' machine, then its actions.
 fn handle_events(mut server: ResMut<TeleopServer>, mut fx: BridgeIo) {
     let server = &mut *server;
-    server.stamp = [fx.clock.episode, fx.clock.steps];
+    server.stamp = fx.clock.stamp();
     for conn in fx.conns.take_kicks(Protocol::Teleop) {
         server.disconnect(conn);
     }
@@ -360,7 +360,7 @@ fn session_events(
     mut fx: BridgeIo,
 ) {
     let server = &mut *server;
-    server.stamp = [fx.clock.episode, fx.clock.steps];
+    server.stamp = fx.clock.stamp();
     let state = fx.session.state();
     server.shared.set(state.as_str());
     for event in events.read() {
