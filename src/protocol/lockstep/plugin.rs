@@ -91,7 +91,6 @@ pub struct LockstepServer {
     pub addr: SocketAddr,
     events: Receiver<LockstepEvent>,
     client: Option<Client>,
-    drop_requested: bool,
     /// One tick for every client: its time is the frame counter, steps since the start.
     tick: ProtocolTick<LockstepCodec, VelocityAdapter>,
     /// The held gate source that keeps the clock still until the first client connects.
@@ -104,11 +103,6 @@ impl LockstepServer {
     /// The connected client's address.
     pub fn client(&self) -> Option<SocketAddr> {
         self.client.as_ref().map(|c| c.peer)
-    }
-
-    /// Drops the client at the next frame (the panel's disconnect button).
-    pub fn request_disconnect(&mut self) {
-        self.drop_requested = true;
     }
 
     /// The step counter the next frame carries: steps since the start (not reset by a scene
@@ -144,7 +138,6 @@ pub fn add(
         addr,
         events,
         client: None,
-        drop_requested: false,
         tick: ProtocolTick::new(LockstepCodec { joints }, VelocityAdapter, SIM_DT),
         first_client_hold: Some(hold),
         next_id: 1,
@@ -174,7 +167,7 @@ fn handle_events(mut server: ResMut<LockstepServer>, mut fx: LockstepFx) {
     let server = &mut *server;
     let revoked = fx.io.conns.take_revoked(Protocol::Lockstep);
     let kicked = !fx.io.conns.take_kicks(Protocol::Lockstep).is_empty();
-    if revoked || kicked || std::mem::take(&mut server.drop_requested) {
+    if revoked || kicked {
         let why = if revoked {
             "control revoked"
         } else {
