@@ -378,6 +378,12 @@ fn run() -> anyhow::Result<ExitCode> {
                 code = ExitCode::FAILURE;
             }
         }
+        // The determinism fingerprint of the final world (`SimWorld::state_hash`): equal hashes
+        // mean bit-identical physical states, e.g. against the Python package stepping the same inputs.
+        println!(
+            "state hash {:016x}",
+            app.world().resource::<armsim::sim::Sim>().0.state_hash()
+        );
         println!("{report}");
         if let Some(Err(e)) = recording {
             eprintln!("armsim: the recording could not be written: {e}");

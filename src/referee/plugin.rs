@@ -7,12 +7,12 @@ use std::collections::VecDeque;
 use bevy::prelude::*;
 
 use super::{
-    LoggedEvent, ObjectView, PlayMode, RefereeAction, RefereeEvent, RuleBook, RuleBookConfig,
-    RuleBookError, TableView, ZoneRect, rule_book_by_name,
+    LoggedEvent, PlayMode, RefereeAction, RefereeEvent, RuleBook, RuleBookError, rule_book_by_name,
 };
+pub use super::{config_of, default_rule_book};
 use crate::scene::Scene;
 use crate::session::SessionEvent;
-use crate::sim::{SIM_DT, Sim, SimClock, SimStep, SimSystems};
+use crate::sim::{Sim, SimClock, SimStep, SimSystems};
 
 /// Events kept for late readers; a reader further behind than this skips the oldest.
 const LOG_CAPACITY: usize = 512;
@@ -79,29 +79,6 @@ impl Referee {
     }
 }
 
-/// What the scene says about the rules.
-pub fn config_of(scene: &Scene) -> RuleBookConfig {
-    let ext = &scene.config.extensions.armsim;
-    RuleBookConfig {
-        goal_zone: ext.goal_zone.as_ref().map(|g| ZoneRect {
-            center_xy: g.center_xy_m,
-            half_size: g.half_size_m,
-        }),
-        time_limit_s: ext.episode_time_limit_s.map(f64::from),
-    }
-}
-
-/// The scene's default rule book: pick-and-place where the scene has a goal zone, else free play.
-pub fn default_rule_book(scene: &Scene) -> Box<dyn RuleBook> {
-    let config = config_of(scene);
-    let name = if config.goal_zone.is_some() {
-        super::PickAndPlace::NAME
-    } else {
-        super::FreePlay::NAME
-    };
-    rule_book_by_name(name, &config).unwrap_or_else(|_| Box::new(super::FreePlay::new()))
-}
-
 /// Replaces the rule book by name (the `--rules` flag).
 pub fn use_rule_book(app: &mut App, scene: &Scene, name: &str) -> Result<(), RuleBookError> {
     let book = rule_book_by_name(name, &config_of(scene))?;
@@ -118,41 +95,15 @@ pub(crate) fn plugin(app: &mut App, scene: &Scene) {
 
 fn judge(mut referee: ResMut<Referee>, mut sim: ResMut<Sim>, clock: Res<SimClock>) {
     let referee = &mut *referee;
-    let world = &sim.0;
-    let (min_xy, max_xy) = world.table_bounds();
-    let table = TableView {
-        top_z: world.table_top_z,
-        min_xy,
-        max_xy,
-    };
-    let views: Vec<ObjectView<'_>> = world
-        .objects
-        .iter()
-        .map(|o| {
-            let pose = world.body_pose(o.body);
-            let (lin_vel, ang_vel) = world.body_velocity(o.body);
-            ObjectView {
-                name: &o.name,
-                pos: pose.translation,
-                lin_vel,
-                ang_vel,
-                half_extent: o.half_extent,
-            }
-        })
-        .collect();
     let mut events = std::mem::take(&mut referee.events);
-    referee
-        .book
-        .step(SIM_DT, &table, &views, &mut events, &mut referee.actions);
-    drop(views);
-    for action in referee.actions.drain(..) {
-        match action {
-            RefereeAction::ReplaceObject { object } => {
-                if let Err(e) = sim.0.reset_object(object) {
-                    warn!("referee: cannot put object {object} back: {e}");
-                }
-            }
-        }
+    let failed = super::judge(
+        referee.book.as_mut(),
+        &mut sim.0,
+        &mut events,
+        &mut referee.actions,
+    );
+    for (object, e) in failed {
+        warn!("referee: cannot put object {object} back: {e}");
     }
     if !events.is_empty() {
         referee.record(&mut events, clock.sim_time);

@@ -6,19 +6,16 @@
 //! frame: kinematic and exact) or by action (the recorded commands drive the physics; the
 //! divergence from the recorded states is measured).
 
-use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use bevy::app::AppExit;
 use bevy::prelude::*;
 
 use super::value::Value;
-use super::{ActionFrame, Demo, JointValues, Recorder, Recovery, TrajectoryError, load};
+use super::{Demo, Recorder, Recovery, TrajectoryError, load};
 use crate::scene::Scene;
 use crate::session::{Session, SessionCommand, SessionEvent, SessionState};
-use crate::sim::{
-    JointCommand, JointTargets, Sim, SimClock, SimScene, SimStep, SimSystems, SimWorld,
-};
+use crate::sim::{JointTargets, Sim, SimClock, SimScene, SimStep, SimSystems, SimWorld};
 use crate::state::{self, snapshot};
 
 /// An ongoing recording.
@@ -95,98 +92,7 @@ pub fn finish_recording(world: &mut World) -> Option<Result<Recovery, String>> {
     Some(result)
 }
 
-/// The exact command of every joint as an action: MetaSim's `dof_pos_target` for all joints
-/// (the measured position where a joint is not position-controlled), and, only when some joint
-/// is not plain position control, `dof_vel_target`, `dof_effort_target` and `control_mode`.
-pub fn action_of(sim: &SimWorld) -> ActionFrame {
-    let q = sim.joint_positions();
-    let names = |j: usize| sim.robot.joints[j].name.clone();
-    let mut pos = JointValues::default();
-    let mut vel = Vec::new();
-    let mut effort = Vec::new();
-    let mut mode = Vec::new();
-    for (j, cmd) in sim.commands().iter().enumerate() {
-        match *cmd {
-            JointCommand::Position { target, velocity } => {
-                pos.set(&names(j), f64::from(target));
-                if velocity != 0.0 {
-                    vel.push((names(j), Value::Float(f64::from(velocity))));
-                }
-                mode.push((names(j), Value::Str("position".into())));
-            }
-            JointCommand::Velocity { target } => {
-                pos.set(&names(j), f64::from(q[j]));
-                vel.push((names(j), Value::Float(f64::from(target))));
-                mode.push((names(j), Value::Str("velocity".into())));
-            }
-            JointCommand::Effort { torque } => {
-                pos.set(&names(j), f64::from(q[j]));
-                effort.push((names(j), Value::Float(f64::from(torque))));
-                mode.push((names(j), Value::Str("effort".into())));
-            }
-        }
-    }
-    let mut action = ActionFrame::new(pos);
-    let plain = vel.is_empty() && effort.is_empty();
-    if !plain {
-        action
-            .other
-            .push(("dof_vel_target".into(), Value::Dict(vel)));
-        action
-            .other
-            .push(("dof_effort_target".into(), Value::Dict(effort)));
-        action
-            .other
-            .push(("control_mode".into(), Value::Dict(mode)));
-    }
-    action
-}
-
-/// The joint commands an action stands for (the inverse of [`action_of`]); joints the action
-/// does not name keep `current`.
-pub fn commands_of(
-    robot: &crate::robot::RobotModel,
-    action: &ActionFrame,
-    current: &[JointCommand],
-) -> Vec<JointCommand> {
-    let other = |key: &str| -> BTreeMap<String, Value> {
-        action
-            .other
-            .iter()
-            .find(|(k, _)| k == key)
-            .and_then(|(_, v)| v.as_dict())
-            .map(|d| d.iter().cloned().collect())
-            .unwrap_or_default()
-    };
-    let (vel, effort_map, mode) = (
-        other("dof_vel_target"),
-        other("dof_effort_target"),
-        other("control_mode"),
-    );
-    let mut out = current.to_vec();
-    for (j, joint) in robot.joints.iter().enumerate() {
-        let target = action.dof_pos_target.get(&joint.name);
-        let v = vel.get(&joint.name).and_then(Value::as_f64).unwrap_or(0.0) as f32;
-        let cmd = match mode.get(&joint.name).and_then(Value::as_str) {
-            Some("velocity") => JointCommand::Velocity { target: v },
-            Some("effort") => JointCommand::Effort {
-                torque: effort_map
-                    .get(&joint.name)
-                    .and_then(Value::as_f64)
-                    .unwrap_or(0.0) as f32,
-            },
-            _ => match target {
-                Some(t) => JointCommand::Position {
-                    target: t as f32,
-                    velocity: v,
-                },
-                None => continue,
-            },
-        };
-        out[j] = cmd;
-    }
-    out
-}
+pub use crate::state::{action_of, commands_of};
 
 fn record_step(mut rec: ResMut<Recording>, sim: Res<Sim>) {
     let Some(active) = rec.active.as_mut() else {
@@ -240,12 +146,7 @@ fn new_demo_on_reset(
 }
 
 fn demo_extra(scene: &Scene, every: u32, fresh: bool) -> Value {
-    Value::Dict(vec![
-        ("scene_id".into(), Value::Str(scene.config.scene_id.clone())),
-        ("sim_hz".into(), Value::Float(crate::sim::SIM_HZ)),
-        ("state_every".into(), Value::Int(i64::from(every.max(1)))),
-        ("from_fresh_load".into(), Value::Bool(fresh)),
-    ])
+    crate::state::demo_extra(&scene.config.scene_id, every, fresh)
 }
 
 /// How this run's recording ended: finishes one still running, else reports the last one

@@ -13,9 +13,11 @@
 
 mod free_play;
 mod pick_and_place;
+mod world;
 
 pub use free_play::FreePlay;
 pub use pick_and_place::PickAndPlace;
+pub use world::{config_of, default_rule_book, judge};
 
 use std::fmt;
 use std::str::FromStr;

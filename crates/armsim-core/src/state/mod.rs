@@ -5,6 +5,10 @@
 //! or by vector. Bevy-free: it reads and writes `SimWorld` and joint command vectors, so the
 //! protocols, the recorder, replay and tests all share one path.
 
+mod recorded;
+
+pub use recorded::{action_of, commands_of, demo_extra};
+
 use std::collections::BTreeMap;
 
 use glam::{Quat, Vec3};

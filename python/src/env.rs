@@ -1,0 +1,674 @@
+//! The pick-and-place env's world in Rust (`EnvCore`), n of them stepped in parallel threads
+//! without the GIL (`VecCore`), and the teleop IK on its own for a remote arm (`TeleopIk`).
+//!
+//! An action is an end-effector displacement and a gripper command. The displacement moves a
+//! hand target (kept inside the workspace box and within `LEASH_M` of the tool), and the target
+//! goes through the teleop control pipeline of `armsim_core::protocol::teleop::control` every
+//! physics step, exactly as a headset's hand does: 1€ filter, workspace clamp, table clearance,
+//! end-effector speed limit, IK with the gripper pointing down, joint speed limit.
+//!
+//! Reward: +1 for each cube the referee scores in the step, plus `shaping` times the change of a
+//! potential Φ = −(distance from the tool to the nearest unscored cube + Σ over unscored cubes of
+//! their horizontal distance to the goal zone's centre). Potential-based shaping (Ng et al. 1999)
+//! leaves the best policy unchanged; `shaping=0` gives the referee's reward alone.
+
+use std::sync::Arc;
+
+use armsim_core::protocol::teleop::control::{TeleopCommand, TeleopController, TeleopState};
+use armsim_core::protocol::tick::CommandAdapter;
+use armsim_core::referee::{
+    PlayMode, RefereeEvent, RuleBookConfig, ZoneRect, config_of, rule_book_by_name,
+};
+use armsim_core::scene::Scene;
+use armsim_core::sim::gripper_commands;
+use glam::Vec3;
+use numpy::{PyArray1, PyArray2, PyArrayMethods, PyReadonlyArray1, PyReadonlyArray2};
+use pyo3::exceptions::{PyRuntimeError, PyValueError};
+use pyo3::prelude::*;
+
+use crate::assets::resolve_scene;
+use crate::runner::Runner;
+
+/// How far the hand target may lead the tool (m): a policy pushing against a wall or the table
+/// does not wind the target up far beyond where the arm is.
+const LEASH_M: f32 = 0.1;
+
+#[derive(Clone, Debug)]
+pub struct EnvOptions {
+    /// Physics steps per env step (8: 30 Hz control at 240 Hz physics).
+    pub frame_skip: u32,
+    /// Largest displacement of the hand target per env step (m), for an action of ±1.
+    pub max_step_m: f32,
+    pub shaping: f64,
+    /// Overrides the scene's `episode_time_limit_s`.
+    pub time_limit_s: Option<f64>,
+}
+
+/// One pick-and-place world with its teleop pipeline.
+pub struct Env {
+    runner: Runner,
+    options: EnvOptions,
+    controller: TeleopController,
+    zone: ZoneRect,
+    target: Vec3,
+    grip: bool,
+    scored: Vec<bool>,
+    potential: f64,
+    cursor: u64,
+    seq: u64,
+}
+
+/// What one env step gave.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct StepOut {
+    pub reward: f64,
+    pub terminated: bool,
+    pub truncated: bool,
+}
+
+impl Env {
+    pub fn new(scene: Arc<Scene>, options: EnvOptions) -> Result<Self, String> {
+        let mut config: RuleBookConfig = config_of(&scene);
+        if let Some(t) = options.time_limit_s {
+            if !(t.is_finite() && t > 0.0) {
+                return Err(format!("time_limit_s must be a positive number, got {t}"));
+            }
+            config.time_limit_s = Some(t);
+        }
+        let zone = config.goal_zone.ok_or_else(|| {
+            format!(
+                "scene {} has no goal zone (extensions.armsim.goal_zone); PickAndPlace needs one",
+                scene.config.scene_id
+            )
+        })?;
+        if options.frame_skip == 0 {
+            return Err("frame_skip must be at least 1".into());
+        }
+        if !(options.max_step_m.is_finite() && options.max_step_m > 0.0) {
+            return Err(format!(
+                "max_step_m must be positive, got {}",
+                options.max_step_m
+            ));
+        }
+        let book = rule_book_by_name("pick_and_place", &config).map_err(|e| e.to_string())?;
+        let runner = Runner::with_book(scene.clone(), book);
+        let controller =
+            TeleopController::new(&scene, &runner.world, scene.config.control.filter.params);
+        let mut env = Self {
+            scored: vec![false; runner.world.objects.len()],
+            runner,
+            options,
+            controller,
+            zone,
+            target: Vec3::ZERO,
+            grip: false,
+            potential: 0.0,
+            cursor: 0,
+            seq: 0,
+        };
+        env.reset();
+        Ok(env)
+    }
+
+    /// The scene's initial state, kicked off (PlayOn), gripper open, hand at the tool.
+    pub fn reset(&mut self) {
+        // A runner without a recording cannot fail to reset.
+        let _ = self.runner.reset();
+        self.runner.kick_off();
+        let scene = self.runner.scene.clone();
+        self.controller = TeleopController::new(
+            &scene,
+            &self.runner.world,
+            scene.config.control.filter.params,
+        );
+        self.target = self.runner.world.ee_position();
+        self.grip = false;
+        self.scored.iter_mut().for_each(|s| *s = false);
+        self.cursor = self.runner.last_seq();
+        self.seq = 0;
+        self.potential = self.phi();
+    }
+
+    fn phi(&self) -> f64 {
+        let world = &self.runner.world;
+        let ee = world.ee_position();
+        let mut nearest = f32::INFINITY;
+        let mut to_zone = 0.0f32;
+        let zone = glam::Vec2::from(self.zone.center_xy);
+        for (i, o) in world.objects.iter().enumerate() {
+            if self.scored[i] {
+                continue;
+            }
+            let p = world.body_pose(o.body).translation;
+            nearest = nearest.min((p - ee).length());
+            to_zone += (p.truncate() - zone).length();
+        }
+        if nearest.is_infinite() {
+            nearest = 0.0;
+        }
+        -f64::from(nearest + to_zone)
+    }
+
+    /// One env step: `action` = [dx, dy, dz, grip] with dx..dz in -1..=1 (scaled by
+    /// `max_step_m`) and grip > 0 closing the gripper.
+    pub fn step(&mut self, action: [f32; 4]) -> StepOut {
+        let d = Vec3::new(action[0], action[1], action[2]);
+        let d = if d.is_finite() {
+            d.clamp(Vec3::splat(-1.0), Vec3::splat(1.0))
+        } else {
+            Vec3::ZERO
+        };
+        let limits = &self.runner.scene.config.control.limits;
+        let ee = self.runner.world.ee_position();
+        let mut target = limits
+            .workspace_aabb_m
+            .clamp(self.target + d * self.options.max_step_m);
+        target = ee + (target - ee).clamp_length_max(LEASH_M);
+        self.target = target;
+        self.grip = action[3] > 0.0;
+        self.seq += 1;
+        let cmd = TeleopCommand {
+            seq: self.seq,
+            target,
+            grip_closed: self.grip,
+            clutch: true,
+        };
+        for _ in 0..self.options.frame_skip {
+            if self.runner.error.is_some() {
+                break;
+            }
+            let world = &mut self.runner.world;
+            let state = TeleopState {
+                q: world.joint_positions(),
+                qd: world.joint_velocities(),
+                frame: None,
+            };
+            if let Some(commands) = self.controller.adapt(&cmd, &state) {
+                for (i, c) in commands.into_iter().enumerate() {
+                    let _ = world.set_command(i, c);
+                }
+            }
+            // A recording never runs here, so stepping cannot fail.
+            let _ = self.runner.step(1);
+        }
+        let mut reward = 0.0;
+        for e in self.runner.events_since(self.cursor) {
+            if let RefereeEvent::Scored { object, .. } = e.event {
+                reward += 1.0;
+                if let Some(s) = self.scored.get_mut(object) {
+                    *s = true;
+                }
+            }
+        }
+        self.cursor = self.runner.last_seq();
+        let potential = self.phi();
+        reward += self.options.shaping * (potential - self.potential);
+        self.potential = potential;
+        let mode = self.runner.book.play_mode();
+        StepOut {
+            reward,
+            terminated: mode == PlayMode::Success,
+            // A physics blow-up ends the episode too: nothing more can be learnt from it.
+            truncated: mode == PlayMode::TimeUp || self.runner.error.is_some(),
+        }
+    }
+
+    pub fn obs_len(&self) -> usize {
+        let nj = self.runner.world.joint_count();
+        2 * nj + 3 + 1 + 7 * self.runner.world.objects.len() + 4
+    }
+
+    /// (key, shape) of each part of the flat observation, in order.
+    pub fn layout(&self) -> Vec<(String, Vec<usize>)> {
+        let nj = self.runner.world.joint_count();
+        vec![
+            ("q".into(), vec![nj]),
+            ("qd".into(), vec![nj]),
+            ("ee_pos".into(), vec![3]),
+            ("gripper".into(), vec![1]),
+            ("cubes".into(), vec![self.runner.world.objects.len(), 7]),
+            ("goal_zone".into(), vec![4]),
+        ]
+    }
+
+    /// Writes the flat observation into `out` (length `obs_len`).
+    pub fn observe(&self, out: &mut [f64]) {
+        let world = &self.runner.world;
+        let mut k = 0;
+        let mut put = |v: f32| {
+            out[k] = f64::from(v);
+            k += 1;
+        };
+        world.joint_positions().into_iter().for_each(&mut put);
+        world.joint_velocities().into_iter().for_each(&mut put);
+        world
+            .ee_position()
+            .to_array()
+            .into_iter()
+            .for_each(&mut put);
+        put(if self.grip { 1.0 } else { 0.0 });
+        for o in &world.objects {
+            let p = world.body_pose(o.body);
+            p.translation.to_array().into_iter().for_each(&mut put);
+            let r = p.rotation;
+            [r.w, r.x, r.y, r.z].into_iter().for_each(&mut put);
+        }
+        let z = &self.zone;
+        [
+            z.center_xy[0],
+            z.center_xy[1],
+            z.half_size[0],
+            z.half_size[1],
+        ]
+        .into_iter()
+        .for_each(&mut put);
+    }
+}
+
+fn options(
+    frame_skip: u32,
+    max_step_m: f32,
+    shaping: f64,
+    time_limit_s: Option<f64>,
+) -> EnvOptions {
+    EnvOptions {
+        frame_skip,
+        max_step_m,
+        shaping,
+        time_limit_s,
+    }
+}
+
+fn action_of(a: &[f32]) -> PyResult<[f32; 4]> {
+    <[f32; 4]>::try_from(a).map_err(|_| {
+        PyValueError::new_err(format!(
+            "an action has 4 values (dx, dy, dz, grip), got {}",
+            a.len()
+        ))
+    })
+}
+
+/// One pick-and-place world for `armsim.envs.PickAndPlaceEnv`.
+#[pyclass(module = "armsim._core")]
+pub struct EnvCore {
+    env: Env,
+}
+
+#[pymethods]
+impl EnvCore {
+    #[new]
+    #[pyo3(signature = (scene=None, frame_skip=8, max_step_m=0.03, shaping=1.0, time_limit_s=None))]
+    fn new(
+        scene: Option<String>,
+        frame_skip: u32,
+        max_step_m: f32,
+        shaping: f64,
+        time_limit_s: Option<f64>,
+    ) -> PyResult<Self> {
+        let scene = resolve_scene(scene.as_deref()).map_err(PyValueError::new_err)?;
+        let env = Env::new(
+            scene,
+            options(frame_skip, max_step_m, shaping, time_limit_s),
+        )
+        .map_err(PyValueError::new_err)?;
+        Ok(Self { env })
+    }
+
+    fn layout(&self) -> Vec<(String, Vec<usize>)> {
+        self.env.layout()
+    }
+
+    fn reset<'py>(&mut self, py: Python<'py>) -> Bound<'py, PyArray1<f64>> {
+        self.env.reset();
+        self.obs(py)
+    }
+
+    fn obs<'py>(&self, py: Python<'py>) -> Bound<'py, PyArray1<f64>> {
+        let mut out = vec![0.0; self.env.obs_len()];
+        self.env.observe(&mut out);
+        PyArray1::from_vec(py, out)
+    }
+
+    /// (obs, reward, terminated, truncated); the GIL is released while the world steps.
+    fn step<'py>(
+        &mut self,
+        py: Python<'py>,
+        action: PyReadonlyArray1<'py, f32>,
+    ) -> PyResult<(Bound<'py, PyArray1<f64>>, f64, bool, bool)> {
+        let a = action_of(action.as_slice()?)?;
+        let env = &mut self.env;
+        let out = py.detach(|| env.step(a));
+        if let Some(why) = &self.env.runner.error {
+            let _ = why;
+        }
+        Ok((self.obs(py), out.reward, out.terminated, out.truncated))
+    }
+
+    #[getter]
+    fn play_mode(&self) -> &'static str {
+        self.env.runner.book.play_mode().as_str()
+    }
+
+    #[getter]
+    fn score(&self) -> u32 {
+        self.env.runner.book.score()
+    }
+
+    #[getter]
+    fn sim_time(&self) -> f64 {
+        self.env.runner.sim_time()
+    }
+
+    #[getter]
+    fn error(&self) -> Option<String> {
+        self.env.runner.error.clone()
+    }
+
+    /// The hand target the pipeline follows (world, m).
+    #[getter]
+    fn target<'py>(&self, py: Python<'py>) -> Bound<'py, PyArray1<f64>> {
+        PyArray1::from_iter(py, self.env.target.to_array().map(f64::from))
+    }
+
+    #[getter]
+    fn object_names(&self) -> Vec<String> {
+        self.env
+            .runner
+            .world
+            .objects
+            .iter()
+            .map(|o| o.name.clone())
+            .collect()
+    }
+
+    #[getter]
+    fn joint_names(&self) -> Vec<String> {
+        self.env
+            .runner
+            .world
+            .robot
+            .joints
+            .iter()
+            .map(|j| j.name.clone())
+            .collect()
+    }
+
+    /// The bit-for-bit state hash of the world (`SimWorld::state_hash`).
+    fn state_hash(&self) -> u64 {
+        self.env.runner.world.state_hash()
+    }
+}
+
+/// n pick-and-place worlds stepped in parallel threads without the GIL, with gymnasium's
+/// next-step autoreset: the step after an episode ends resets that world (its action ignored).
+#[pyclass(module = "armsim._core")]
+pub struct VecCore {
+    envs: Vec<Env>,
+    needs_reset: Vec<bool>,
+    threads: usize,
+}
+
+#[pymethods]
+impl VecCore {
+    #[new]
+    #[pyo3(signature = (n, scene=None, frame_skip=8, max_step_m=0.03, shaping=1.0, time_limit_s=None, threads=None))]
+    fn new(
+        n: usize,
+        scene: Option<String>,
+        frame_skip: u32,
+        max_step_m: f32,
+        shaping: f64,
+        time_limit_s: Option<f64>,
+        threads: Option<usize>,
+    ) -> PyResult<Self> {
+        if n == 0 {
+            return Err(PyValueError::new_err("make_vec needs at least one world"));
+        }
+        let scene = resolve_scene(scene.as_deref()).map_err(PyValueError::new_err)?;
+        let opts = options(frame_skip, max_step_m, shaping, time_limit_s);
+        let envs = (0..n)
+            .map(|_| Env::new(scene.clone(), opts.clone()))
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(PyValueError::new_err)?;
+        let cores = std::thread::available_parallelism().map_or(1, |c| c.get());
+        let threads = threads.unwrap_or(cores).clamp(1, n);
+        Ok(Self {
+            envs,
+            needs_reset: vec![false; n],
+            threads,
+        })
+    }
+
+    #[getter]
+    fn num_envs(&self) -> usize {
+        self.envs.len()
+    }
+
+    #[getter]
+    fn threads(&self) -> usize {
+        self.threads
+    }
+
+    fn layout(&self) -> Vec<(String, Vec<usize>)> {
+        self.envs[0].layout()
+    }
+
+    fn reset<'py>(&mut self, py: Python<'py>) -> Bound<'py, PyArray2<f64>> {
+        let envs = &mut self.envs;
+        py.detach(|| envs.iter_mut().for_each(Env::reset));
+        self.needs_reset.iter_mut().for_each(|r| *r = false);
+        self.obs(py)
+    }
+
+    fn obs<'py>(&self, py: Python<'py>) -> Bound<'py, PyArray2<f64>> {
+        let d = self.envs[0].obs_len();
+        let mut out = vec![0.0; d * self.envs.len()];
+        for (env, chunk) in self.envs.iter().zip(out.chunks_mut(d)) {
+            env.observe(chunk);
+        }
+        let arr = PyArray1::from_vec(py, out);
+        arr.reshape([self.envs.len(), d]).expect("n * d elements")
+    }
+
+    /// Steps every world with its row of `actions` (n, 4) in parallel threads, GIL released.
+    /// Returns (obs (n, d), rewards (n,), terminated (n,), truncated (n,), reset (n,)), where
+    /// `reset[i]` says world i was reset by this call (autoreset) instead of stepped.
+    #[allow(clippy::type_complexity)]
+    fn step<'py>(
+        &mut self,
+        py: Python<'py>,
+        actions: PyReadonlyArray2<'py, f32>,
+    ) -> PyResult<(
+        Bound<'py, PyArray2<f64>>,
+        Bound<'py, PyArray1<f64>>,
+        Bound<'py, PyArray1<bool>>,
+        Bound<'py, PyArray1<bool>>,
+        Bound<'py, PyArray1<bool>>,
+    )> {
+        let n = self.envs.len();
+        let shape = actions.as_array().shape().to_vec();
+        if shape != [n, 4] {
+            return Err(PyValueError::new_err(format!(
+                "actions must have shape ({n}, 4), got {shape:?}"
+            )));
+        }
+        let flat: Vec<f32> = actions.as_array().iter().copied().collect();
+        let mut outs = vec![StepOut::default(); n];
+        let was_reset = self.needs_reset.clone();
+        let per = n.div_ceil(self.threads);
+        let envs = &mut self.envs;
+        py.detach(|| {
+            std::thread::scope(|s| {
+                for ((envs, outs), (acts, resets)) in envs
+                    .chunks_mut(per)
+                    .zip(outs.chunks_mut(per))
+                    .zip(flat.chunks(per * 4).zip(was_reset.chunks(per)))
+                {
+                    s.spawn(move || {
+                        for (i, env) in envs.iter_mut().enumerate() {
+                            if resets[i] {
+                                env.reset();
+                            } else {
+                                let a = [
+                                    acts[4 * i],
+                                    acts[4 * i + 1],
+                                    acts[4 * i + 2],
+                                    acts[4 * i + 3],
+                                ];
+                                outs[i] = env.step(a);
+                            }
+                        }
+                    });
+                }
+            });
+        });
+        for (r, o) in self.needs_reset.iter_mut().zip(&outs) {
+            *r = o.terminated || o.truncated;
+        }
+        Ok((
+            self.obs(py),
+            PyArray1::from_iter(py, outs.iter().map(|o| o.reward)),
+            PyArray1::from_iter(py, outs.iter().map(|o| o.terminated)),
+            PyArray1::from_iter(py, outs.iter().map(|o| o.truncated)),
+            PyArray1::from_vec(py, was_reset),
+        ))
+    }
+
+    /// Each world's play mode.
+    fn play_modes(&self) -> Vec<&'static str> {
+        self.envs
+            .iter()
+            .map(|e| e.runner.book.play_mode().as_str())
+            .collect()
+    }
+
+    /// Each world's score.
+    fn scores(&self) -> Vec<u32> {
+        self.envs.iter().map(|e| e.runner.book.score()).collect()
+    }
+
+    fn state_hashes(&self) -> Vec<u64> {
+        self.envs
+            .iter()
+            .map(|e| e.runner.world.state_hash())
+            .collect()
+    }
+}
+
+/// The teleop control pipeline on its own, for driving a remote arm (`armsim.connect`): given
+/// the hand target and the measured joints, the joint position targets of one physics step.
+#[pyclass(module = "armsim._core")]
+pub struct TeleopIk {
+    scene: Arc<Scene>,
+    controller: TeleopController,
+    gripper: Option<usize>,
+}
+
+#[pymethods]
+impl TeleopIk {
+    #[new]
+    #[pyo3(signature = (scene=None))]
+    fn new(scene: Option<String>) -> PyResult<Self> {
+        let scene = resolve_scene(scene.as_deref()).map_err(PyValueError::new_err)?;
+        let world = armsim_core::sim::SimWorld::new(&scene);
+        let controller = TeleopController::new(&scene, &world, scene.config.control.filter.params);
+        Ok(Self {
+            gripper: scene.gripper_joint(),
+            scene,
+            controller,
+        })
+    }
+
+    /// Forget the hand: the next call starts again from the measured arm.
+    fn reset(&mut self) {
+        self.controller.disengage(false);
+    }
+
+    /// `steps` physics steps of the pipeline towards `target` (world, m) from the measured
+    /// joints `q`, `qd` (robot order). Returns (position targets, velocity feed-forward) per
+    /// joint, robot order; the gripper joints get its open/closed targets.
+    fn solve(
+        &mut self,
+        target: [f32; 3],
+        grip_closed: bool,
+        q: PyReadonlyArray1<'_, f64>,
+        qd: PyReadonlyArray1<'_, f64>,
+        steps: u32,
+    ) -> PyResult<(Vec<f64>, Vec<f64>)> {
+        let q: Vec<f32> = q.as_array().iter().map(|&v| v as f32).collect();
+        let qd: Vec<f32> = qd.as_array().iter().map(|&v| v as f32).collect();
+        let n = self.scene.robot.joints.len();
+        if q.len() != n || qd.len() != n {
+            return Err(PyValueError::new_err(format!(
+                "q and qd need {n} values (robot order)"
+            )));
+        }
+        let target = Vec3::from(target);
+        if !target.is_finite() {
+            return Err(PyValueError::new_err("the target must be finite"));
+        }
+        let cmd = TeleopCommand {
+            seq: 1,
+            target,
+            grip_closed,
+            clutch: true,
+        };
+        let state = TeleopState { q, qd, frame: None };
+        let mut last = None;
+        for _ in 0..steps.max(1) {
+            last = self.controller.adapt(&cmd, &state);
+        }
+        let commands =
+            last.ok_or_else(|| PyRuntimeError::new_err("the pipeline gave no command"))?;
+        let mut pos = Vec::with_capacity(n);
+        let mut vel = Vec::with_capacity(n);
+        for c in &commands {
+            match *c {
+                armsim_core::sim::JointCommand::Position { target, velocity } => {
+                    pos.push(f64::from(target));
+                    vel.push(f64::from(velocity));
+                }
+                _ => {
+                    pos.push(f64::NAN);
+                    vel.push(0.0);
+                }
+            }
+        }
+        if let Some(leader) = self.gripper {
+            for (j, c) in gripper_commands(
+                &self.scene.robot,
+                leader,
+                if grip_closed { 1.0 } else { 0.0 },
+            ) {
+                if let armsim_core::sim::JointCommand::Position { target, .. } = c {
+                    pos[j] = f64::from(target);
+                }
+            }
+        }
+        Ok((pos, vel))
+    }
+
+    /// The tool point (world, m) of joint positions `q` (robot order).
+    fn tool_point(&self, q: PyReadonlyArray1<'_, f64>) -> Vec<f64> {
+        let q: Vec<f32> = q.as_array().iter().map(|&v| v as f32).collect();
+        self.controller
+            .tool_point(&q)
+            .to_array()
+            .map(f64::from)
+            .to_vec()
+    }
+
+    /// Gravity-compensation torques (robot order) at `q`, for PD effectors on a remote arm.
+    fn gravity(&self, q: PyReadonlyArray1<'_, f64>) -> Vec<f64> {
+        let q: Vec<f32> = q.as_array().iter().map(|&v| v as f32).collect();
+        let base = armsim_core::robot::Pose::new(
+            Vec3::from(self.scene.config.robot.base_pose.pos_m),
+            glam::Quat::from_array(self.scene.config.robot.base_pose.quat_xyzw).normalize(),
+        );
+        let g = base.rotation.inverse() * Vec3::new(0.0, 0.0, -9.81);
+        armsim_core::robot::kinematics::gravity_compensation(&self.scene.robot, &q, g, 1000.0)
+            .into_iter()
+            .map(f64::from)
+            .collect()
+    }
+}

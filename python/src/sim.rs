@@ -1,0 +1,441 @@
+//! `armsim.Sim`: one world in the Python process, stepped as the app steps it (see `runner.rs`),
+//! with joint state as numpy arrays, targets by array or by name, the MetaSim state view, the
+//! referee and recording. `step` releases the GIL, so other Python threads run meanwhile.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+use armsim_core::referee::PlayMode;
+use armsim_core::sim::{JointCommand, SIM_DT, gripper_commands};
+use armsim_core::state::{NamedAction, apply_actions, snapshot};
+use numpy::{PyArray1, PyReadonlyArray1};
+use pyo3::exceptions::{PyKeyError, PyRuntimeError, PyTypeError, PyValueError};
+use pyo3::prelude::*;
+use pyo3::types::PyDict;
+
+use crate::assets::resolve_scene;
+use crate::convert::json_to_py;
+use crate::runner::Runner;
+use crate::{event_to_py, traj_err};
+
+/// One armsim world (default scene, a bundled scene name or a scene file) stepped at 240 Hz.
+///
+/// Joint vectors are in `joint_names` order (the robot's order). Targets start as the scene's
+/// home posture (position control). `step` releases the GIL.
+#[pyclass(module = "armsim._core")]
+pub struct Sim {
+    pub runner: Runner,
+    /// The referee event `events()` returns from.
+    cursor: u64,
+}
+
+pub fn mode_of(mode: &str) -> PyResult<&'static str> {
+    match mode {
+        "position" | "velocity" | "effort" => Ok(match mode {
+            "position" => "position",
+            "velocity" => "velocity",
+            _ => "effort",
+        }),
+        _ => Err(PyValueError::new_err(format!(
+            "mode must be \"position\", \"velocity\" or \"effort\", got {mode:?}"
+        ))),
+    }
+}
+
+#[pymethods]
+impl Sim {
+    #[new]
+    #[pyo3(signature = (scene=None, rules=None))]
+    fn new(scene: Option<PathBuf>, rules: Option<&str>) -> PyResult<Self> {
+        let spec = scene.as_ref().map(|p| p.to_string_lossy().into_owned());
+        let scene = resolve_scene(spec.as_deref()).map_err(PyValueError::new_err)?;
+        let runner = Runner::new(scene, rules).map_err(PyValueError::new_err)?;
+        Ok(Self { runner, cursor: 0 })
+    }
+
+    /// Runs `n` physics steps of 1/240 s with the current targets, without the GIL. Raises
+    /// RuntimeError if the physics produced a non-finite state (call `reset()`).
+    #[pyo3(signature = (n=1))]
+    fn step(&mut self, py: Python<'_>, n: u64) -> PyResult<()> {
+        let runner = &mut self.runner;
+        let result = py.detach(|| runner.step(n));
+        result.map_err(traj_err)?;
+        for w in self.runner.warnings.drain(..) {
+            let _ = PyErr::warn(
+                py,
+                &py.get_type::<pyo3::exceptions::PyRuntimeWarning>(),
+                &std::ffi::CString::new(w).unwrap_or_default(),
+                1,
+            );
+        }
+        if let Some(why) = &self.runner.error {
+            return Err(PyRuntimeError::new_err(format!(
+                "{why} after {} steps; call reset()",
+                self.runner.steps
+            )));
+        }
+        Ok(())
+    }
+
+    /// Back to the scene's initial state: bit-identical to a fresh `Sim` of the same scene
+    /// (targets, referee and time too). A recording starts a new demo.
+    fn reset(&mut self) -> PyResult<()> {
+        self.runner.reset().map_err(traj_err)?;
+        self.cursor = self.runner.last_seq();
+        Ok(())
+    }
+
+    /// Joint names in the robot's order (the order of `q`, `qd` and array targets).
+    #[getter]
+    fn joint_names(&self) -> Vec<String> {
+        self.runner
+            .world
+            .robot
+            .joints
+            .iter()
+            .map(|j| j.name.clone())
+            .collect()
+    }
+
+    /// Joint positions (rad or m), float64, in `joint_names` order.
+    #[getter]
+    fn q<'py>(&self, py: Python<'py>) -> Bound<'py, PyArray1<f64>> {
+        let q = self.runner.world.joint_positions();
+        PyArray1::from_iter(py, q.iter().map(|&v| f64::from(v)))
+    }
+
+    /// Joint velocities (rad/s or m/s), float64, in `joint_names` order.
+    #[getter]
+    fn qd<'py>(&self, py: Python<'py>) -> Bound<'py, PyArray1<f64>> {
+        let qd = self.runner.world.joint_velocities();
+        PyArray1::from_iter(py, qd.iter().map(|&v| f64::from(v)))
+    }
+
+    /// Sets joint targets: an array in `joint_names` order (every joint) or a dict
+    /// `{joint: value}` (only those joints). `mode`: "position" (rad or m, through the joint's
+    /// PD motor), "velocity" (rad/s or m/s) or "effort" (N·m or N). Nothing changes on an error.
+    #[pyo3(signature = (values, mode="position"))]
+    fn set_targets(&mut self, values: &Bound<'_, PyAny>, mode: &str) -> PyResult<()> {
+        let mode = mode_of(mode)?;
+        let names = self.joint_names();
+        let map: BTreeMap<String, f32> = if let Ok(dict) = values.cast::<PyDict>() {
+            let mut map = BTreeMap::new();
+            for (k, v) in dict.iter() {
+                let name: String = k
+                    .extract()
+                    .map_err(|_| PyTypeError::new_err("target dict keys must be joint names"))?;
+                let value: f64 = v.extract().map_err(|_| {
+                    PyTypeError::new_err(format!("target for {name:?} must be a number"))
+                })?;
+                map.insert(name, value as f32);
+            }
+            map
+        } else {
+            let arr: Vec<f64> = values
+                .extract::<PyReadonlyArray1<'_, f64>>()
+                .map(|a| a.as_array().to_vec())
+                .or_else(|_| values.extract::<Vec<f64>>())
+                .map_err(|_| {
+                    PyTypeError::new_err(
+                        "targets must be a 1-D array or sequence of numbers, or a {joint: value} dict",
+                    )
+                })?;
+            if arr.len() != names.len() {
+                return Err(PyValueError::new_err(format!(
+                    "expected {} targets in the order {names:?}, got {}",
+                    names.len(),
+                    arr.len()
+                )));
+            }
+            names
+                .iter()
+                .cloned()
+                .zip(arr.iter().map(|&v| v as f32))
+                .collect()
+        };
+        let mut action = NamedAction::default();
+        match mode {
+            "position" => action.dof_pos_target = Some(map),
+            "velocity" => action.dof_vel_target = Some(map),
+            _ => action.dof_effort_target = Some(map),
+        }
+        let world = &mut self.runner.world;
+        let mut commands = world.commands().to_vec();
+        let actions = BTreeMap::from([(world.robot.name.clone(), action)]);
+        apply_actions(&world.robot, &mut commands, &actions).map_err(|e| match e {
+            armsim_core::state::ActionError::UnknownJoint { .. } => {
+                PyKeyError::new_err(e.to_string())
+            }
+            _ => PyValueError::new_err(e.to_string()),
+        })?;
+        for (i, cmd) in commands.into_iter().enumerate() {
+            world
+                .set_command(i, cmd)
+                .map_err(|e| PyValueError::new_err(e.to_string()))?;
+        }
+        Ok(())
+    }
+
+    /// Opens (0) or closes (1) the gripper: position targets for the scene's gripper joint and
+    /// the joints that mimic it.
+    fn set_gripper(&mut self, closed: f64) -> PyResult<()> {
+        if !(0.0..=1.0).contains(&closed) {
+            return Err(PyValueError::new_err(format!(
+                "closed must be in 0..=1, got {closed}"
+            )));
+        }
+        let leader = self
+            .runner
+            .scene
+            .gripper_joint()
+            .ok_or_else(|| PyValueError::new_err("this scene's robot has no gripper"))?;
+        let world = &mut self.runner.world;
+        for (j, cmd) in gripper_commands(&world.robot, leader, closed as f32) {
+            world
+                .set_command(j, cmd)
+                .map_err(|e| PyValueError::new_err(e.to_string()))?;
+        }
+        Ok(())
+    }
+
+    /// The current command of every joint: `[(mode, value, velocity)]` in `joint_names` order.
+    #[getter]
+    fn targets(&self) -> Vec<(&'static str, f64, f64)> {
+        self.runner
+            .world
+            .commands()
+            .iter()
+            .map(|c| match *c {
+                JointCommand::Position { target, velocity } => {
+                    ("position", f64::from(target), f64::from(velocity))
+                }
+                JointCommand::Velocity { target } => ("velocity", f64::from(target), 0.0),
+                JointCommand::Effort { torque } => ("effort", f64::from(torque), 0.0),
+            })
+            .collect()
+    }
+
+    /// The end-effector (tool centre) point in the world, metres, float64 (3,).
+    #[getter]
+    fn ee_pos<'py>(&self, py: Python<'py>) -> Bound<'py, PyArray1<f64>> {
+        let p = self.runner.world.ee_position();
+        PyArray1::from_iter(py, p.to_array().iter().map(|&v| f64::from(v)))
+    }
+
+    /// Every free object: `{name: {"pos": (3,), "rot": (4,) w x y z}}`, float64.
+    #[getter]
+    fn objects<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let out = PyDict::new(py);
+        let world = &self.runner.world;
+        for o in &world.objects {
+            let pose = world.body_pose(o.body);
+            let r = pose.rotation;
+            let entry = PyDict::new(py);
+            entry.set_item(
+                "pos",
+                PyArray1::from_iter(py, pose.translation.to_array().map(f64::from)),
+            )?;
+            entry.set_item(
+                "rot",
+                PyArray1::from_iter(py, [r.w, r.x, r.y, r.z].map(f64::from)),
+            )?;
+            out.set_item(&o.name, entry)?;
+        }
+        Ok(out)
+    }
+
+    /// MetaSim's dict view of the world (spec 002 `DictEnvState`): objects and robots by name,
+    /// `rot` w first, joint maps by name; `extras` holds the referee and the clock.
+    fn state<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        let r = &self.runner;
+        let mut dict = snapshot(&r.world).to_dict();
+        dict.extras
+            .insert("sim_time_s".into(), serde_json::json!(r.sim_time()));
+        dict.extras
+            .insert("steps".into(), serde_json::json!(r.steps));
+        dict.extras.insert(
+            "referee".into(),
+            serde_json::json!({
+                "rules": r.book.name(),
+                "play_mode": r.book.play_mode().as_str(),
+                "score": r.book.score(),
+                "play_time_s": r.book.play_time(),
+            }),
+        );
+        let json =
+            serde_json::to_value(&dict).map_err(|e| PyRuntimeError::new_err(e.to_string()))?;
+        json_to_py(py, &json)
+    }
+
+    /// The hash over every body's pose and velocity and every joint's coordinate and velocity,
+    /// bit for bit (`SimWorld::state_hash`, as the app's determinism tests and
+    /// `armsim --headless` print it): equal hashes mean equal physical states.
+    fn state_hash(&self) -> u64 {
+        self.runner.world.state_hash()
+    }
+
+    /// The referee's play mode: "BeforeStart", "PlayOn", "Success" or "TimeUp".
+    #[getter]
+    fn play_mode(&self) -> &'static str {
+        self.runner.book.play_mode().as_str()
+    }
+
+    #[setter]
+    fn set_play_mode(&mut self, mode: &str) -> PyResult<()> {
+        let mode: PlayMode = mode
+            .parse()
+            .map_err(|e: armsim_core::referee::UnknownPlayMode| {
+                PyValueError::new_err(e.to_string())
+            })?;
+        self.runner.set_play_mode(mode);
+        Ok(())
+    }
+
+    /// Cubes scored in this episode.
+    #[getter]
+    fn score(&self) -> u32 {
+        self.runner.book.score()
+    }
+
+    /// Seconds played in this episode (time in PlayOn).
+    #[getter]
+    fn play_time(&self) -> f64 {
+        self.runner.book.play_time()
+    }
+
+    /// The rule book's name ("pick_and_place", "free_play").
+    #[getter]
+    fn rules(&self) -> &'static str {
+        self.runner.book.name()
+    }
+
+    /// Starts an episode: PlayOn, score and play time 0 (the monitor's `(kickOff)`).
+    fn kick_off(&mut self) {
+        self.runner.kick_off();
+    }
+
+    /// Referee events since the last call (or the last reset), oldest first: dicts with `seq`,
+    /// `sim_time`, `code` (PLAY_MODE, KICK_OFF, SCORED, OBJECT_REPLACED), `text` and the event's fields.
+    fn events<'py>(&mut self, py: Python<'py>) -> PyResult<Vec<Bound<'py, PyDict>>> {
+        let out = self
+            .runner
+            .events_since(self.cursor)
+            .map(|e| event_to_py(py, e))
+            .collect::<PyResult<Vec<_>>>()?;
+        self.cursor = self.runner.last_seq();
+        Ok(out)
+    }
+
+    /// Simulated seconds since the last reset.
+    #[getter]
+    fn sim_time(&self) -> f64 {
+        self.runner.sim_time()
+    }
+
+    /// Physics steps since the last reset.
+    #[getter]
+    fn steps(&self) -> u64 {
+        self.runner.steps
+    }
+
+    /// One physics step, seconds (1/240).
+    #[getter]
+    fn dt(&self) -> f64 {
+        SIM_DT
+    }
+
+    /// The scene's id (`scene_id`).
+    #[getter]
+    fn scene_id(&self) -> String {
+        self.runner.scene.config.scene_id.clone()
+    }
+
+    /// The robot's name (the key of its demos in a trajectory file).
+    #[getter]
+    fn robot(&self) -> String {
+        self.runner.world.robot.name.clone()
+    }
+
+    /// Starts recording a MetaSim v2 trajectory into `path` (`.json`, `.json.gz`, `.pkl`,
+    /// `.pkl.gz`): every step's commands and a state every `every` steps, as `armsim --record`.
+    /// Use as a context manager (`with sim.record(path): ...`) or call `stop_recording()`.
+    #[pyo3(signature = (path, every=1))]
+    fn record(slf: Bound<'_, Self>, path: PathBuf, every: u32) -> PyResult<Recording> {
+        {
+            let mut this = slf.borrow_mut();
+            if let Some(Err(e)) = this.runner.finish_recording() {
+                return Err(traj_err(e));
+            }
+            this.runner
+                .start_recording(&path, every)
+                .map_err(traj_err)?;
+        }
+        Ok(Recording {
+            sim: slf.unbind(),
+            path,
+        })
+    }
+
+    /// Ends the recording and writes the file; returns `{path, demos, actions, states}`, or
+    /// None if nothing was being recorded.
+    fn stop_recording<'py>(&mut self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyDict>>> {
+        match self.runner.finish_recording() {
+            None => Ok(None),
+            Some(Err(e)) => Err(traj_err(e)),
+            Some(Ok(r)) => {
+                let d = PyDict::new(py);
+                d.set_item("path", r.path.to_string_lossy().into_owned())?;
+                d.set_item("demos", r.demos)?;
+                d.set_item("actions", r.actions)?;
+                d.set_item("states", r.states)?;
+                Ok(Some(d))
+            }
+        }
+    }
+
+    #[getter]
+    fn is_recording(&self) -> bool {
+        self.runner.is_recording()
+    }
+
+    fn __repr__(&self) -> String {
+        format!(
+            "Sim(scene={:?}, robot={:?}, steps={}, play_mode={})",
+            self.runner.scene.config.scene_id,
+            self.runner.world.robot.name,
+            self.runner.steps,
+            self.runner.book.play_mode()
+        )
+    }
+}
+
+/// An active recording of a `Sim`; leaving the `with` block (or `close()`) writes the file.
+#[pyclass(module = "armsim._core")]
+pub struct Recording {
+    sim: Py<Sim>,
+    #[pyo3(get)]
+    path: PathBuf,
+}
+
+#[pymethods]
+impl Recording {
+    fn __enter__(slf: Py<Self>) -> Py<Self> {
+        slf
+    }
+
+    #[pyo3(signature = (*_args))]
+    fn __exit__<'py>(
+        &self,
+        py: Python<'py>,
+        _args: &Bound<'py, pyo3::types::PyTuple>,
+    ) -> PyResult<bool> {
+        self.close(py)?;
+        // False: an exception raised in the block propagates.
+        Ok(false)
+    }
+
+    /// Writes the file (`Sim.stop_recording()`).
+    fn close<'py>(&self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyDict>>> {
+        self.sim.borrow_mut(py).stop_recording(py)
+    }
+}
