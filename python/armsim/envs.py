@@ -144,6 +144,21 @@ class PickAndPlaceVectorEnv(VectorEnv):
         flat, rewards, terminated, truncated, _was_reset = self._core.step(a)
         return _split(flat, self._slices), rewards, terminated, truncated, self._infos()
 
+    def record_episodes(self, directory, prefix="episode", every=8):
+        """Records each world's episodes, from a reset done here, as MetaSim v2 files
+        `<directory>/<prefix>-w<world>-ep<k>.pkl.gz` (every physics step's commands, a state
+        every `every` physics steps). Returns the reset's observation."""
+        flat = self._core.record_episodes(str(directory), prefix, every)
+        return _split(flat, self._slices), self._infos()
+
+    def take_recorded(self):
+        """Paths of the episodes finished (and written) since the last call."""
+        return self._core.take_recorded()
+
+    def stop_recording(self):
+        """Stops recording; episodes still running are discarded."""
+        self._core.stop_recording()
+
     def state_hashes(self):
         return self._core.state_hashes()
 

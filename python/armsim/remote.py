@@ -29,15 +29,17 @@ import numpy as np
 from . import _core
 
 #: PD gains (kp N*m/rad, kd N*m*s/rad) of the arm6 arm joints' effectors; others use DEFAULT_GAINS.
+#: The server applies the torque as an explicit force each 1/240 s step, so kd must stay small
+#: against each link's inertia: higher damping (e.g. kd 40 on the shoulder) makes the arm buzz.
 ARM6_GAINS = {
-    "shoulder_pan": (400.0, 30.0),
-    "shoulder_lift": (600.0, 40.0),
-    "elbow": (400.0, 25.0),
-    "wrist_1": (60.0, 2.0),
-    "wrist_2": (30.0, 0.8),
-    "wrist_3": (10.0, 0.2),
+    "shoulder_pan": (1500.0, 20.0),
+    "shoulder_lift": (1500.0, 20.0),
+    "elbow": (1000.0, 10.0),
+    "wrist_1": (150.0, 1.5),
+    "wrist_2": (50.0, 0.3),
+    "wrist_3": (20.0, 0.05),
 }
-DEFAULT_GAINS = (100.0, 4.0)
+DEFAULT_GAINS = (40.0, 0.3)
 
 
 class ProtocolError(RuntimeError):
@@ -98,6 +100,10 @@ def parse_sexp(text):
     return cur
 
 
+def _text(e):
+    return e if isinstance(e, str) else "(" + " ".join(map(_text, e)) + ")"
+
+
 class Perception:
     """One agent perception, decoded."""
 
@@ -134,7 +140,8 @@ class Perception:
             elif head == "quat":
                 self.quat[e[1][1]] = np.array([float(v) for v in e[2][1:5]])
             elif head == "referee":
-                self.referee.append({f[0]: " ".join(f[1:]) for f in e[1:]})
+                self.referee.append({f[0]: " ".join(map(_text, f[1:])) for f in e[1:]
+                                     if isinstance(f, list) and f})
             elif head == "error":
                 self.errors.append(" ".join(str(x) for x in e[1:]))
 
@@ -219,19 +226,30 @@ class RemoteSim:
         self._grip = False
         self._target = None
         self._scored = set()
+        self._owe_reply = False
         self.last = self._next_perception()
         self.errors = list(self.last.errors)
 
     # -- perceptions --------------------------------------------------------------------------
 
     def _next_perception(self):
+        """The next perception. In sync mode the server waits for one message per perception:
+        a perception not answered by an action is answered with `(syn)` first."""
+        if self.sync and self._owe_reply:
+            _send(self._agent, "(syn)")
+        self._owe_reply = False
         while True:
             text = self._agent_reader.get(self.timeout)
             p = Perception(parse_sexp(text))
             if p.time is not None:
+                self._owe_reply = True
                 return p
             # An (error ...) on its own: keep it for the caller.
             self.errors = getattr(self, "errors", []) + p.errors
+
+    def _send_action(self, msg):
+        _send(self._agent, msg)
+        self._owe_reply = False
 
     def _latest_perception(self, after):
         """The newest perception at or past sim time `after` (real-time mode)."""
@@ -308,27 +326,29 @@ class RemoteSim:
         """With a monitor: resets the scene, starts the session and kicks off an episode. Without
         one: starts from wherever the arm is. Returns (obs, info) like `PickAndPlaceEnv.reset`."""
         if self._monitor is not None:
-            for cmd in ("(reset)", "(start)", "(kickOff)"):
-                self.command(cmd)
-            # The reset takes effect at the server's next frame; wait until perceptions show it.
-            deadline = time.monotonic() + self.timeout
-            while True:
-                self.last = self._next_perception()
-                if self.sync:
-                    _send(self._agent, "(syn)")
-                if self.last.play_mode == "PlayOn" and self.last.time is not None and self.last.time < 0.5 \
-                        and self.last.session == "RUNNING":
-                    break
-                if time.monotonic() > deadline:
-                    raise TimeoutError("the server did not reset and kick off within the timeout")
-            if self.sync:
-                self.last = self._next_perception()
+            # The reset must land before the kick-off (a reset puts the referee back to
+            # BeforeStart), so each waits for the perceptions to show the one before.
+            before = self.last.time
+            self.command("(reset)")
+            self.command("(start)")
+            self._wait(lambda p: p.time < before or p.time < 0.05, "reset the scene")
+            self.command("(kickOff)")
+            self._wait(lambda p: p.play_mode == "PlayOn" and p.session == "RUNNING", "kick off")
         self._ik.reset()
         self._grip = False
         self._target = np.array(self.ee_pos, dtype=np.float64)
         self._scored = set()
         self._potential = self._phi()
         return self.observation(), self._info()
+
+    def _wait(self, done, what):
+        deadline = time.monotonic() + self.timeout
+        while True:
+            self.last = self._next_perception()
+            if done(self.last):
+                return
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"the server did not {what} within {self.timeout} s")
 
     def _effectors(self, target):
         q, qd = self.q, self.qd
@@ -360,22 +380,17 @@ class RemoteSim:
         self._grip = bool(a[3] > 0)
         msg = self._effectors(target)
         t0 = self.last.time
-        _send(self._agent, msg)
+        self._send_action(msg)
         if self.sync:
-            cycles = max(1, round(self.frame_skip / self.cycle_steps))
-            for c in range(cycles):
+            # One message per cycle: the effectors, then (syn) until frame_skip steps are done.
+            for _ in range(max(1, round(self.frame_skip / self.cycle_steps))):
                 self.last = self._next_perception()
-                if c + 1 < cycles:
-                    _send(self._agent, "(syn)")
         else:
             self.last = self._latest_perception(t0 + self.frame_skip * self.dt)
         reward = 0.0
         for e in self.last.referee:
             if e.get("code") == "SCORED":
                 reward += 1.0
-        for i, n in enumerate(self.object_names):
-            if i not in self._scored and self.score > len(self._scored):
-                pass
         # Which cubes scored is not in the perception; count by score instead.
         while len(self._scored) < self.score:
             self._scored.add(len(self._scored))

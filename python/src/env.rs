@@ -1,5 +1,5 @@
-//! The pick-and-place env's world in Rust (`EnvCore`), n of them stepped in parallel threads
-//! without the GIL (`VecCore`), and the teleop IK on its own for a remote arm (`TeleopIk`).
+//! The pick-and-place env's world in Rust (`EnvCore`) and n of them stepped in parallel threads
+//! without the GIL (`VecCore`).
 //!
 //! An action is an end-effector displacement and a gripper command. The displacement moves a
 //! hand target (kept inside the workspace box and within `LEASH_M` of the tool), and the target
@@ -20,7 +20,6 @@ use armsim_core::referee::{
     PlayMode, RefereeEvent, RuleBookConfig, ZoneRect, config_of, rule_book_by_name,
 };
 use armsim_core::scene::Scene;
-use armsim_core::sim::gripper_commands;
 use glam::Vec3;
 use numpy::{PyArray1, PyArray2, PyArrayMethods, PyReadonlyArray1, PyReadonlyArray2};
 use pyo3::exceptions::{PyRuntimeError, PyValueError};
@@ -56,6 +55,11 @@ pub struct Env {
     potential: f64,
     cursor: u64,
     seq: u64,
+    /// Each episode recorded to its own file: (folder, file name prefix, a state every n steps).
+    record: Option<(std::path::PathBuf, String, u32)>,
+    episodes_started: u64,
+    /// Files of finished episodes (or why one could not be written), for the caller to take.
+    pub finished: Vec<Result<String, String>>,
 }
 
 /// What one env step gave.
@@ -105,16 +109,49 @@ impl Env {
             potential: 0.0,
             cursor: 0,
             seq: 0,
+            record: None,
+            episodes_started: 0,
+            finished: Vec::new(),
         };
         env.reset();
         Ok(env)
     }
 
+    /// Records every episode from the next reset on as `<dir>/<prefix>-ep<k>.pkl.gz` (MetaSim
+    /// v2: every physics step's commands, a state every `every` steps).
+    pub fn record_episodes(&mut self, dir: std::path::PathBuf, prefix: String, every: u32) {
+        self.record = Some((dir, prefix, every));
+    }
+
+    /// Ends the current episode's recording: written to its file, or removed if `keep` is false
+    /// (an episode cut short because enough were collected).
+    pub fn finish_recording(&mut self, keep: bool) {
+        match self.runner.finish_recording() {
+            None => {}
+            Some(Ok(r)) if keep => self
+                .finished
+                .push(Ok(r.path.to_string_lossy().into_owned())),
+            Some(Ok(r)) => {
+                let _ = std::fs::remove_file(&r.path);
+            }
+            Some(Err(e)) => self.finished.push(Err(e.to_string())),
+        }
+    }
+
     /// The scene's initial state, kicked off (PlayOn), gripper open, hand at the tool.
     pub fn reset(&mut self) {
-        // A runner without a recording cannot fail to reset.
+        // An episode still being recorded was cut short by the reset: it is not kept.
+        self.finish_recording(false);
+        // Without a recording running, a reset cannot fail.
         let _ = self.runner.reset();
         self.runner.kick_off();
+        if let Some((dir, prefix, every)) = &self.record {
+            let path = dir.join(format!("{prefix}-ep{:05}.pkl.gz", self.episodes_started));
+            self.episodes_started += 1;
+            if let Err(e) = self.runner.start_recording(&path, *every) {
+                self.finished.push(Err(e.to_string()));
+            }
+        }
         let scene = self.runner.scene.clone();
         self.controller = TeleopController::new(
             &scene,
@@ -188,8 +225,10 @@ impl Env {
                     let _ = world.set_command(i, c);
                 }
             }
-            // A recording never runs here, so stepping cannot fail.
-            let _ = self.runner.step(1);
+            if let Err(e) = self.runner.step(1) {
+                // The recording stopped (disk full, …); the episode goes on unrecorded.
+                self.finished.push(Err(e.to_string()));
+            }
         }
         let mut reward = 0.0;
         for e in self.runner.events_since(self.cursor) {
@@ -205,12 +244,16 @@ impl Env {
         reward += self.options.shaping * (potential - self.potential);
         self.potential = potential;
         let mode = self.runner.book.play_mode();
-        StepOut {
+        let out = StepOut {
             reward,
             terminated: mode == PlayMode::Success,
             // A physics blow-up ends the episode too: nothing more can be learnt from it.
             truncated: mode == PlayMode::TimeUp || self.runner.error.is_some(),
+        };
+        if out.terminated || out.truncated {
+            self.finish_recording(true);
         }
+        out
     }
 
     pub fn obs_len(&self) -> usize {
@@ -338,9 +381,6 @@ impl EnvCore {
         let a = action_of(action.as_slice()?)?;
         let env = &mut self.env;
         let out = py.detach(|| env.step(a));
-        if let Some(why) = &self.env.runner.error {
-            let _ = why;
-        }
         Ok((self.obs(py), out.reward, out.terminated, out.truncated))
     }
 
@@ -547,128 +587,47 @@ impl VecCore {
         self.envs.iter().map(|e| e.runner.book.score()).collect()
     }
 
+    /// Records every world's episodes, from a reset done here, as
+    /// `<dir>/<prefix>-w<world>-ep<k>.pkl.gz`; `take_recorded()` hands over the finished files.
+    #[pyo3(signature = (dir, prefix="episode", every=8))]
+    fn record_episodes<'py>(
+        &mut self,
+        py: Python<'py>,
+        dir: std::path::PathBuf,
+        prefix: &str,
+        every: u32,
+    ) -> PyResult<Bound<'py, PyArray2<f64>>> {
+        std::fs::create_dir_all(&dir)
+            .map_err(|e| PyValueError::new_err(format!("cannot create {}: {e}", dir.display())))?;
+        for (i, env) in self.envs.iter_mut().enumerate() {
+            env.record_episodes(dir.clone(), format!("{prefix}-w{i}"), every);
+        }
+        Ok(self.reset(py))
+    }
+
+    /// Paths of the episodes written since the last call; raises if one could not be written.
+    fn take_recorded(&mut self) -> PyResult<Vec<String>> {
+        let mut out = Vec::new();
+        for env in &mut self.envs {
+            for r in env.finished.drain(..) {
+                out.push(r.map_err(PyRuntimeError::new_err)?);
+            }
+        }
+        Ok(out)
+    }
+
+    /// Stops recording; episodes still running are discarded (their files removed).
+    fn stop_recording(&mut self) {
+        for env in &mut self.envs {
+            env.finish_recording(false);
+            env.record = None;
+        }
+    }
+
     fn state_hashes(&self) -> Vec<u64> {
         self.envs
             .iter()
             .map(|e| e.runner.world.state_hash())
-            .collect()
-    }
-}
-
-/// The teleop control pipeline on its own, for driving a remote arm (`armsim.connect`): given
-/// the hand target and the measured joints, the joint position targets of one physics step.
-#[pyclass(module = "armsim._core")]
-pub struct TeleopIk {
-    scene: Arc<Scene>,
-    controller: TeleopController,
-    gripper: Option<usize>,
-}
-
-#[pymethods]
-impl TeleopIk {
-    #[new]
-    #[pyo3(signature = (scene=None))]
-    fn new(scene: Option<String>) -> PyResult<Self> {
-        let scene = resolve_scene(scene.as_deref()).map_err(PyValueError::new_err)?;
-        let world = armsim_core::sim::SimWorld::new(&scene);
-        let controller = TeleopController::new(&scene, &world, scene.config.control.filter.params);
-        Ok(Self {
-            gripper: scene.gripper_joint(),
-            scene,
-            controller,
-        })
-    }
-
-    /// Forget the hand: the next call starts again from the measured arm.
-    fn reset(&mut self) {
-        self.controller.disengage(false);
-    }
-
-    /// `steps` physics steps of the pipeline towards `target` (world, m) from the measured
-    /// joints `q`, `qd` (robot order). Returns (position targets, velocity feed-forward) per
-    /// joint, robot order; the gripper joints get its open/closed targets.
-    fn solve(
-        &mut self,
-        target: [f32; 3],
-        grip_closed: bool,
-        q: PyReadonlyArray1<'_, f64>,
-        qd: PyReadonlyArray1<'_, f64>,
-        steps: u32,
-    ) -> PyResult<(Vec<f64>, Vec<f64>)> {
-        let q: Vec<f32> = q.as_array().iter().map(|&v| v as f32).collect();
-        let qd: Vec<f32> = qd.as_array().iter().map(|&v| v as f32).collect();
-        let n = self.scene.robot.joints.len();
-        if q.len() != n || qd.len() != n {
-            return Err(PyValueError::new_err(format!(
-                "q and qd need {n} values (robot order)"
-            )));
-        }
-        let target = Vec3::from(target);
-        if !target.is_finite() {
-            return Err(PyValueError::new_err("the target must be finite"));
-        }
-        let cmd = TeleopCommand {
-            seq: 1,
-            target,
-            grip_closed,
-            clutch: true,
-        };
-        let state = TeleopState { q, qd, frame: None };
-        let mut last = None;
-        for _ in 0..steps.max(1) {
-            last = self.controller.adapt(&cmd, &state);
-        }
-        let commands =
-            last.ok_or_else(|| PyRuntimeError::new_err("the pipeline gave no command"))?;
-        let mut pos = Vec::with_capacity(n);
-        let mut vel = Vec::with_capacity(n);
-        for c in &commands {
-            match *c {
-                armsim_core::sim::JointCommand::Position { target, velocity } => {
-                    pos.push(f64::from(target));
-                    vel.push(f64::from(velocity));
-                }
-                _ => {
-                    pos.push(f64::NAN);
-                    vel.push(0.0);
-                }
-            }
-        }
-        if let Some(leader) = self.gripper {
-            for (j, c) in gripper_commands(
-                &self.scene.robot,
-                leader,
-                if grip_closed { 1.0 } else { 0.0 },
-            ) {
-                if let armsim_core::sim::JointCommand::Position { target, .. } = c {
-                    pos[j] = f64::from(target);
-                }
-            }
-        }
-        Ok((pos, vel))
-    }
-
-    /// The tool point (world, m) of joint positions `q` (robot order).
-    fn tool_point(&self, q: PyReadonlyArray1<'_, f64>) -> Vec<f64> {
-        let q: Vec<f32> = q.as_array().iter().map(|&v| v as f32).collect();
-        self.controller
-            .tool_point(&q)
-            .to_array()
-            .map(f64::from)
-            .to_vec()
-    }
-
-    /// Gravity-compensation torques (robot order) at `q`, for PD effectors on a remote arm.
-    fn gravity(&self, q: PyReadonlyArray1<'_, f64>) -> Vec<f64> {
-        let q: Vec<f32> = q.as_array().iter().map(|&v| v as f32).collect();
-        let base = armsim_core::robot::Pose::new(
-            Vec3::from(self.scene.config.robot.base_pose.pos_m),
-            glam::Quat::from_array(self.scene.config.robot.base_pose.quat_xyzw).normalize(),
-        );
-        let g = base.rotation.inverse() * Vec3::new(0.0, 0.0, -9.81);
-        armsim_core::robot::kinematics::gravity_compensation(&self.scene.robot, &q, g, 1000.0)
-            .into_iter()
-            .map(f64::from)
             .collect()
     }
 }

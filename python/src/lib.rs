@@ -6,6 +6,7 @@
 mod assets;
 mod convert;
 mod env;
+mod ik;
 mod runner;
 mod sim;
 
@@ -115,7 +116,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<sim::Recording>()?;
     m.add_class::<env::EnvCore>()?;
     m.add_class::<env::VecCore>()?;
-    m.add_class::<env::TeleopIk>()?;
+    m.add_class::<ik::TeleopIk>()?;
     m.add_function(wrap_pyfunction!(load_trajectory, m)?)?;
     m.add_function(wrap_pyfunction!(save_trajectory, m)?)?;
     m.add_function(wrap_pyfunction!(bench_bare_step, m)?)?;
