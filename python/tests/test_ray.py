@@ -18,6 +18,9 @@ def test_ray_collect_two_actors(tmp_path):
         [sys.executable, str(EXAMPLES / "ray_collect.py"), "--actors", "2", "--episodes", "1",
          "--out", str(out)],
         capture_output=True, text=True, timeout=600,
+        # Ray puts the driver's working directory on its workers' path; python/ would shadow the
+        # installed package with its sources.
+        cwd=tmp_path,
     )
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "2/2 Success" in proc.stdout, proc.stdout
