@@ -13,7 +13,7 @@
 Each figure is the median of --repeats runs. Run on a quiet machine for absolute figures; the
 ratios are what carries over.
 
-    python/.venv/bin/python python/bench.py [--repeats 5] [--no-ray]
+    python/.venv/bin/python examples/python/bench.py [--repeats 5] [--no-ray]
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ import numpy as np
 
 import armsim
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def median_time(fn, repeats):
