@@ -473,6 +473,9 @@ fn a_connection_without_init_is_closed_after_ten_seconds() {
         false,
         move |agent, _| {
             let mut a = Peer::open(agent);
+            // The server's deadline is 10 s: the client's default read timeout is the same, so
+            // give this one read room to see the server's answer under load.
+            a.s.set_read_timeout(Some(Duration::from_secs(20))).unwrap();
             let t0 = Instant::now();
             let reply = a.recv().expect("an error before the close");
             let reason = is_error(&reply).expect("(error …)");
