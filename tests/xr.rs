@@ -275,3 +275,60 @@ fn slow_or_garbage_clients_are_cut_off_without_harm() {
     common::drive(&mut app, client, Duration::from_millis(1));
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn the_binary_logs_the_url_fingerprint_and_adb_line_and_refuses_a_bad_key() {
+    use std::io::BufRead;
+    use std::process::{Command, Stdio};
+    let dir = temp_dir();
+    let armsim = || {
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_armsim"));
+        cmd.current_dir(env!("CARGO_MANIFEST_DIR"))
+            .env("ARMSIM_CONFIG_DIR", &dir)
+            .args([
+                "--headless",
+                "--no-agent-ports",
+                "--teleop-port",
+                "0",
+                "--xr-port",
+                "0",
+            ]);
+        cmd
+    };
+    let bad = armsim().args(["--xr-key", "no spaces"]).output().unwrap();
+    assert!(!bad.status.success());
+    assert!(String::from_utf8_lossy(&bad.stderr).contains("--xr-key must be"));
+    let mut child = armsim()
+        .args(["--xr-key", "cli-test-key1"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut seen = Vec::new();
+    for line in std::io::BufReader::new(child.stderr.take().unwrap()).lines() {
+        let line = line.unwrap();
+        let done = line.contains("adb reverse tcp:");
+        seen.push(line);
+        if done {
+            break;
+        }
+    }
+    let _ = child.kill();
+    let _ = child.wait();
+    let text = seen.join("\n");
+    assert!(text.contains("SHA-256 "), "{text}");
+    assert!(
+        text.contains("generated in"),
+        "first start makes the certificate: {text}"
+    );
+    let url = seen
+        .iter()
+        .find_map(|l| l.split("headset page: ").nth(1))
+        .unwrap_or_else(|| panic!("no URL line: {text}"));
+    assert!(
+        url.starts_with("https://127.0.0.1:") && url.ends_with("/?key=cli-test-key1"),
+        "{url}"
+    );
+    assert!(dir.join("xr-cert.pem").exists() && dir.join("xr-key.pem").exists());
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -61,7 +61,8 @@ addEventListener('resize', () => {
 // --- orbit camera (desktop) ----------------------------------------------------------------
 const t = info.table;
 const focus = new THREE.Vector3(t.center_xy_m[0], t.center_xy_m[1], t.top_height_m).applyMatrix4(xrFromSim);
-const orbit = { yaw: 0.6, pitch: 0.55, dist: 2.0 };
+// A three-quarter view from the table's far side, the arm behind the cubes.
+const orbit = { yaw: 2.3, pitch: 0.62, dist: 1.7 };
 function placeCamera() {
   const { yaw, pitch, dist } = orbit;
   camera.position.set(

@@ -65,7 +65,8 @@ const browser = await chromium.launch({
 let failed = false;
 try {
   const iwer = readFileSync(path.join(here, '../node_modules/iwer/build/iwer.js'), 'utf8');
-  const headset = await browser.newContext({ viewport: { width: 960, height: 640 } });
+  // Small windows: chromium renders in software here, and every frame is a control frame.
+  const headset = await browser.newContext({ viewport: { width: 480, height: 320 } });
   await headset.addInitScript({ content: iwer });
   await headset.addInitScript(() => {
     const device = new IWER.XRDevice(IWER.metaQuest3);
@@ -80,7 +81,7 @@ try {
   log('page: controller, state frames arriving; XR mode', await page.evaluate(() => window.armsim.xrMode));
 
   // An observer in a second, plain desktop browser context.
-  const observer = await (await browser.newContext({ viewport: { width: 960, height: 640 } })).newPage();
+  const observer = await (await browser.newContext({ viewport: { width: 800, height: 500 } })).newPage();
   await observer.goto(url);
   await observer.waitForFunction(() => window.armsim?.client?.role === 'observer' && window.armsim.client.state, null, { timeout: 30000 });
 
