@@ -83,6 +83,7 @@ const client = new TeleopClient({
   WebSocketImpl: WebSocket,
   now: () => performance.timeOrigin + performance.now(),
   onChange: () => {},
+  reconnectMs: 2000,
 });
 client.open();
 // Heartbeats from a timer too, so a session outlives a hidden tab's paused animation frames.
@@ -278,7 +279,7 @@ renderer.setAnimationLoop((_, frame) => {
   } else if (desk.on) {
     drive(desk.space || desk.mouse, pointerHand(), desk.grip);
   } else {
-    drive(false, null, false);
+    world.target.visible = false; // watching: no control frames
   }
   $('state').textContent = lines.state;
   $('rtt').textContent = lines.rtt;

@@ -107,7 +107,12 @@ export class Latency {
  * `onChange` is called after anything a HUD shows changed.
  */
 export class TeleopClient {
-  constructor({ url, sceneId, heartbeat, WebSocketImpl, now = () => Date.now(), onChange = () => {} }) {
+  constructor({
+    url, sceneId, heartbeat, WebSocketImpl, now = () => Date.now(), onChange = () => {},
+    reconnectMs = 0, setTimer = (f, ms) => setTimeout(f, ms),
+  }) {
+    this.reconnectMs = reconnectMs;
+    this.setTimer = setTimer;
     this.url = url;
     this.sceneId = sceneId;
     this.periodMs = heartbeat?.period_ms ?? 1000;
@@ -139,9 +144,15 @@ export class TeleopClient {
     };
     ws.onmessage = (m) => this.receive(typeof m.data === 'string' ? m.data : '');
     ws.onclose = (e) => {
+      if (this.socket !== ws) return;
       this.connection = `closed${e?.reason ? `: ${e.reason}` : ''}`;
       this.sessionId = '';
       this.role = null;
+      // armsim restarted or the network dropped: try again, as a new session.
+      if (this.reconnectMs > 0) {
+        this.connection += ', reconnecting';
+        this.setTimer(() => this.open(), this.reconnectMs);
+      }
       this.onChange();
     };
     ws.onerror = () => {
@@ -170,9 +181,12 @@ export class TeleopClient {
     }
   }
 
-  /** A control frame, if this session controls the arm and the pacer lets it through. */
+  /**
+   * A control frame, if this session controls the arm, sees RUNNING (its own START sent: the
+   * server refuses frames otherwise) and the pacer lets it through.
+   */
   control({ target, grip, clutch }) {
-    if (!this.sessionId || this.role !== 'controller' || !target) return false;
+    if (!this.sessionId || this.role !== 'controller' || this.simState !== 'RUNNING' || !target) return false;
     const t = this.now();
     if (!this.pacer.ready(t)) return false;
     if (!this.send('control_frame', controlPayload({ target, grip, clutch }))) return false;

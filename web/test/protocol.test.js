@@ -79,6 +79,9 @@ test('a session: CONNECT, role, heartbeats at the scene period, control only as 
     event: 'ALERT', sim_state: 'IDLE', extensions: { role: 'controller', alert: { code: 'PROMOTED', message: 'you control' } } } }) });
   assert.equal(c.role, 'controller');
   assert.ok(c.activeAlerts().some((a) => a.startsWith('PROMOTED')));
+  assert.equal(c.control({ target: [0, 0, 1], grip: true, clutch: true }), false, 'not started');
+  ws.onmessage({ data: JSON.stringify({ msg_type: 'sim_event', payload: {
+    event: 'STARTED', sim_state: 'RUNNING', extensions: {} } }) });
   assert.equal(c.control({ target: [0, 0, 1], grip: true, clutch: true }), true);
   const frame = ws.sent.at(-1);
   assert.equal(frame.msg_type, 'control_frame');
@@ -91,4 +94,26 @@ test('a session: CONNECT, role, heartbeats at the scene period, control only as 
   ws.onmessage({ data: 'not json' });
   c.command('START');
   assert.equal(ws.sent.at(-1).payload.command, 'START');
+});
+
+test('a closed socket reconnects as a new session after the delay', () => {
+  const timers = [];
+  const c = new TeleopClient({
+    url: 'wss://x/ws', sceneId: 's', WebSocketImpl: FakeSocket, reconnectMs: 2000,
+    setTimer: (f, ms) => timers.push([f, ms]),
+  });
+  c.open();
+  const first = FakeSocket.last;
+  first.onopen();
+  first.onmessage({ data: JSON.stringify({ msg_type: 'sim_event', payload: {
+    event: 'CONNECTED', sim_state: 'IDLE', session_id: 'a', extensions: { role: 'controller' } } }) });
+  first.onclose({ reason: 'bye' });
+  assert.equal(c.sessionId, '');
+  assert.match(c.connection, /reconnecting/);
+  assert.equal(timers.length, 1);
+  assert.equal(timers[0][1], 2000);
+  timers[0][0]();
+  assert.notEqual(FakeSocket.last, first);
+  FakeSocket.last.onopen();
+  assert.equal(FakeSocket.last.sent[0].payload.command, 'CONNECT');
 });
