@@ -104,7 +104,10 @@ function drive(pressed, handXr, grip) {
   control.clutch = out.clutch;
   control.grip = grip;
   control.target = out.target;
-  if (out.released) control.released = out.released;
+  if (out.released) {
+    control.released = out.released;
+    control.releasedAt = performance.now();
+  }
   if (out.target && client.control({ target: out.target, grip, clutch: out.clutch })) control.frames += 1;
   world.target.visible = out.clutch;
   if (out.clutch) {
@@ -272,6 +275,11 @@ renderer.setAnimationLoop((_, frame) => {
   client.tick();
   if (client.state) world.applyState(client.state);
   const lines = hudLines(client);
+  if (control.releasedAt && performance.now() - control.releasedAt < 3000) {
+    lines.alerts.unshift(control.released === 'jump'
+      ? 'clutch released: the hand jumped over 6 cm; press again'
+      : 'clutch released: hand lost; press again');
+  }
   if (frame) {
     const { pressed, hand, grip } = xrInput(frame);
     drive(pressed, hand, grip);

@@ -163,7 +163,8 @@ try {
   await page.evaluate(([x, y, z]) => window.__device.controllers.right.position.set(x, y, z),
     [start[0] + 0.3, start[1], start[2]]);
   await page.waitForFunction(() => !window.armsim.control.clutch && window.armsim.control.released === 'jump', null, { timeout: 5000 });
-  log('a 20 cm jump released the clutch');
+  await page.waitForFunction(() => document.getElementById('alerts').textContent.includes('clutch released'), null, { timeout: 5000 });
+  log('a 20 cm jump released the clutch, and the HUD says so');
 
   const stats = await page.evaluate(() => window.armsim.stats());
   const fmt = (v) => (v == null ? 'n/a' : v.toFixed(1));
