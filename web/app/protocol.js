@@ -35,17 +35,20 @@ export function controlPayload({ target, grip, clutch }) {
   };
 }
 
-/** Lets a frame through at most `maxHz` times a second (the XR frame rate may be 120). */
+/**
+ * Lets frames through at most `maxHz` times a second on average (a 120 Hz display sends 90 of
+ * its 120 frames), every frame of a display at or under `maxHz` (jitter tolerated: a frame may
+ * come a tenth of a period early, and the schedule never runs more than one period behind).
+ */
 export class Pacer {
   constructor(maxHz = MAX_CONTROL_HZ) {
-    this.minGap = 1000 / maxHz;
-    this.last = -Infinity;
+    this.gap = 1000 / maxHz;
+    this.next = -Infinity;
   }
 
   ready(nowMs) {
-    // A little slack, so a 90 Hz display is not halved by jitter.
-    if (nowMs - this.last < this.minGap * 0.9) return false;
-    this.last = nowMs;
+    if (nowMs < this.next - this.gap * 0.1) return false;
+    this.next = Math.max(this.next, nowMs - this.gap) + this.gap;
     return true;
   }
 }

@@ -16,11 +16,19 @@ test('envelopes carry every revA field', () => {
   assert.throws(() => controlPayload({ target: [NaN, 0, 0] }));
 });
 
-test('the pacer keeps control frames at or under 90 Hz', () => {
-  const pacer = new Pacer(90);
-  let sent = 0;
-  for (let t = 0; t < 1000; t += 1000 / 120) if (pacer.ready(t)) sent++;
-  assert.ok(sent <= 91 && sent >= 55, `${sent}`);
+test('the pacer keeps control frames at or under 90 Hz and passes every frame of a 90 Hz display', () => {
+  const sentAt = (hz, jitter = 0) => {
+    const pacer = new Pacer(90);
+    let sent = 0;
+    for (let i = 0; i < hz * 2; i++) {
+      const t = (i * 1000) / hz + (i % 2 ? jitter : -jitter);
+      if (pacer.ready(t)) sent++;
+    }
+    return sent / 2;
+  };
+  for (const hz of [100, 120, 144]) assert.ok(sentAt(hz) <= 91 && sentAt(hz) >= 85, `${hz} Hz: ${sentAt(hz)}`);
+  assert.equal(sentAt(90, 0.5), 90, 'a 90 Hz display with jitter');
+  assert.equal(sentAt(72), 72);
 });
 
 test('latency pairs a control seq with the first state frame carrying it', () => {
