@@ -2,9 +2,11 @@
 // certificate, Debian's chromium driven by playwright-core, IWER emulating a Quest 3 and its
 // controllers. The test enters the immersive session, holds squeeze, moves the right controller
 // 10 cm, and checks through the state frames that the end effector moved about 10 cm in the
-// direction the scene's anchor maps it to; a second page watches as an observer; a screenshot of
-// the desktop view must show the arm and the three cubes. It prints the control -> state latency
-// (p50, p99) and the page's control rate.
+// direction the scene's anchor maps it to, and that a jump over 6 cm releases the clutch; a second
+// page watches as an observer, whose desktop view's pixels must show the arm and the three cubes;
+// when the headset leaves, that observer is promoted, STARTs and drives the arm with the mouse
+// (Teleop on, Space held). It prints the control -> state latency (p50, p99) and the page's
+// control rate.
 //
 // Environment: ARMSIM_BIN (default ../target/debug/armsim), CHROMIUM (default /usr/bin/chromium),
 // ARMSIM_WEB_OUT (where the screenshot goes; default web/test-results).
@@ -167,6 +169,30 @@ try {
   log('a 20 cm jump released the clutch, and the HUD says so');
 
   const stats = await page.evaluate(() => window.armsim.stats());
+
+  // The headset leaves: the observer is promoted, STARTs, and drives from the desktop view with
+  // the mouse (Teleop on, Space held as the clutch).
+  await page.close();
+  await observer.waitForFunction(() => window.armsim.client.role === 'controller', null, { timeout: 10000 });
+  await observer.click('#start');
+  await observer.waitForFunction(() => window.armsim.client.simState === 'RUNNING', null, { timeout: 10000 });
+  await observer.check('#teleop');
+  const [cx, cy] = [500, 300];
+  await observer.mouse.move(cx, cy);
+  await observer.waitForTimeout(300);
+  await observer.keyboard.down('Space');
+  await observer.waitForFunction(() => window.armsim.control.clutch, null, { timeout: 5000 });
+  const deskBefore = await observer.evaluate(() => window.armsim.client.state.ee_pos_m);
+  for (let i = 1; i <= 15; i++) {
+    await observer.mouse.move(cx + i * 4, cy);
+    await sleep(60);
+  }
+  await sleep(2000);
+  const deskAfter = await observer.evaluate(() => window.armsim.client.state.ee_pos_m);
+  await observer.keyboard.up('Space');
+  const deskMoved = Math.hypot(...deskAfter.map((v, i) => v - deskBefore[i]));
+  log(`desktop teleop: promoted observer moved the end effector ${(deskMoved * 100).toFixed(1)} cm with the mouse`);
+  assert.ok(deskMoved > 0.03, `the mouse drives the arm from the desktop view (${deskMoved} m)`);
   const fmt = (v) => (v == null ? 'n/a' : v.toFixed(1));
   console.log(`latency control frame -> state frame: p50 ${fmt(stats.p50_ms)} ms, p99 ${fmt(stats.p99_ms)} ms over ${stats.n} frames; page control rate ${fmt(stats.control_hz)} Hz`);
   assert.ok(stats.n > 20, 'latency samples were taken');
