@@ -2,7 +2,8 @@
 // certificate, Debian's chromium driven by playwright-core, IWER emulating a Quest 3 and its
 // controllers. The test enters the immersive session, holds squeeze, moves the right controller
 // 10 cm, and checks through the state frames that the end effector moved about 10 cm in the
-// direction the scene's anchor maps it to, and that a jump over 6 cm releases the clutch; a second
+// direction the scene's anchor maps it to, that a jump over 6 cm releases the clutch and that
+// a right-hand pinch (IWER hand tracking) holds it; a second
 // page watches as an observer, whose desktop view's pixels must show the arm and the three cubes;
 // when the headset leaves, that observer is promoted, STARTs and drives the arm with the mouse
 // (Teleop on, Space held). It prints the control -> state latency (p50, p99) and the page's
@@ -169,6 +170,18 @@ try {
   log('a 20 cm jump released the clutch, and the HUD says so');
 
   const stats = await page.evaluate(() => window.armsim.stats());
+
+  // Hand tracking: the right hand's pinch is the clutch.
+  await page.evaluate(() => {
+    window.__device.controllers.right.updateButtonValue('squeeze', 0);
+    window.__device.primaryInputMode = 'hand';
+  });
+  await page.waitForFunction(() => !window.armsim.control.clutch, null, { timeout: 5000 });
+  await page.evaluate(() => window.__device.hands.right.updatePinchValue(1));
+  await page.waitForFunction(() => window.armsim.control.clutch, null, { timeout: 5000 });
+  await page.evaluate(() => window.__device.hands.right.updatePinchValue(0));
+  await page.waitForFunction(() => !window.armsim.control.clutch, null, { timeout: 5000 });
+  log('a right-hand pinch holds the clutch, opening the hand lets go');
 
   // The headset leaves: the observer is promoted, STARTs, and drives from the desktop view with
   // the mouse (Teleop on, Space held as the clutch).
