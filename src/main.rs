@@ -77,6 +77,30 @@ struct Cli {
     #[arg(long)]
     no_teleop: bool,
 
+    /// Serve the headset page (HTTPS: the WebXR page, /scene.json and revA over wss at the
+    /// scene's ws_path) on this port, at the teleop address (0 = any free port).
+    #[arg(long, default_value_t = armsim::protocol::xr::DEFAULT_PORT, value_name = "PORT")]
+    xr_port: u16,
+
+    /// Do not serve the headset page.
+    #[arg(long)]
+    no_xr: bool,
+
+    /// The headset page's pairing key (default: a random one per start); 8-128 characters of
+    /// A-Z a-z 0-9 - _.
+    #[arg(long, value_name = "KEY")]
+    xr_key: Option<String>,
+
+    /// The headset page's certificate (PEM), e.g. from mkcert; with --tls-key. Default: a
+    /// self-signed one made at first start and kept in the config directory
+    /// ($ARMSIM_CONFIG_DIR, $XDG_CONFIG_HOME/armsim or ~/.config/armsim).
+    #[arg(long, value_name = "FILE", requires = "tls_key")]
+    tls_cert: Option<PathBuf>,
+
+    /// The private key (PEM) of --tls-cert.
+    #[arg(long, value_name = "FILE", requires = "tls_cert")]
+    tls_key: Option<PathBuf>,
+
     /// RCSSServerMJ-style agent port (length-prefixed S-expressions; 0 = any free port).
     #[arg(long, default_value_t = 60000, value_name = "PORT")]
     agent_port: u16,
@@ -307,6 +331,27 @@ fn run() -> anyhow::Result<ExitCode> {
             controller_grace: cli.controller_grace.map(std::time::Duration::from_secs_f64),
         })
     };
+    let xr = if cli.no_teleop || cli.no_xr {
+        None
+    } else {
+        if let Some(key) = &cli.xr_key {
+            armsim::protocol::xr::check_key(key).map_err(anyhow::Error::msg)?;
+        }
+        let cert = match (&cli.tls_cert, &cli.tls_key) {
+            (Some(cert), Some(key)) => armsim::protocol::xr::CertSource::Files {
+                cert: cert.clone(),
+                key: key.clone(),
+            },
+            _ => armsim::protocol::xr::CertSource::Generated {
+                dir: armsim::protocol::xr::tls::config_dir()?,
+            },
+        };
+        Some(armsim::protocol::xr::XrOptions {
+            port: cli.xr_port,
+            key: cli.xr_key.clone(),
+            cert,
+        })
+    };
     let lockstep = cli.remote_control_port.map(|port| {
         (
             std::net::SocketAddr::new(bind, port),
@@ -355,6 +400,9 @@ fn run() -> anyhow::Result<ExitCode> {
                      use --teleop-port or --no-teleop)"
                 )
             })?;
+        }
+        if let Some(options) = &xr {
+            armsim::protocol::xr::add(app, options.clone())?;
         }
         Ok(())
     };

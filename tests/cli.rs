@@ -4,7 +4,8 @@
 use std::process::Command;
 
 /// Never collide with a running armsim (or a parallel test) on the default ports.
-const ANY_PORTS: [&str; 6] = [
+const ANY_PORTS: [&str; 7] = [
+    "--no-xr",
     "--teleop-port",
     "0",
     "--agent-port",
@@ -98,6 +99,11 @@ fn help_lists_the_flags() {
         "--duration",
         "--realtime",
         "--fast",
+        "--xr-port",
+        "--no-xr",
+        "--xr-key",
+        "--tls-cert",
+        "--tls-key",
     ] {
         assert!(help.contains(flag), "--help lacks {flag}:\n{help}");
     }

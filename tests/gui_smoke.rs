@@ -144,7 +144,21 @@ fn window_shows_the_scene_and_panel_and_responds_to_keys_clicks_and_sliders() {
         .env("DISPLAY", &display)
         .env_remove("WAYLAND_DISPLAY")
         .env("RUST_LOG", "info")
-        .args(["--teleop-port", "0", "--agent-port", "0", "--monitor-port"])
+        // The headset page is on (its panel section is drawn); its certificate goes to a
+        // scratch directory, not the user's config.
+        .env(
+            "ARMSIM_CONFIG_DIR",
+            std::env::temp_dir().join(format!("armsim-gui-{}", std::process::id())),
+        )
+        .args([
+            "--teleop-port",
+            "0",
+            "--xr-port",
+            "0",
+            "--agent-port",
+            "0",
+            "--monitor-port",
+        ])
         .arg(monitor_port.to_string())
         .arg("--screenshot")
         .arg(&shot)

@@ -11,3 +11,4 @@ pub mod net;
 pub mod registry;
 pub mod sexp;
 pub mod teleop;
+pub mod xr;

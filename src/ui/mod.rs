@@ -5,6 +5,7 @@
 
 mod camera;
 mod gizmos;
+mod headset;
 mod history;
 mod panel;
 mod visuals;

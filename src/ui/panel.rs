@@ -30,6 +30,7 @@ pub(super) fn plugin(app: &mut App) {
 /// Widget state that outlives a frame.
 #[derive(Resource, Default)]
 struct PanelState {
+    headset: super::headset::HeadsetState,
     place_object: usize,
     place_pos: [f32; 3],
     gripper_closed: bool,
@@ -84,6 +85,7 @@ fn draw_panel(
     mut wv: WorldView,
     mut traj: Trajectories,
     mut state: ResMut<PanelState>,
+    xr: Option<Res<crate::protocol::xr::XrInfo>>,
     mut camera: Query<&mut Camera, With<super::camera::OrbitCamera>>,
     window: Query<&Window, With<PrimaryWindow>>,
 ) -> Result {
@@ -110,6 +112,11 @@ fn draw_panel(
                 egui::CollapsingHeader::new("Connections")
                     .default_open(true)
                     .show(ui, |ui| connections_section(ui, &mut sv.conns));
+                if let Some(xr) = &xr {
+                    egui::CollapsingHeader::new("Headset")
+                        .default_open(true)
+                        .show(ui, |ui| super::headset::section(ui, xr, &mut state.headset));
+                }
                 egui::CollapsingHeader::new("Referee")
                     .default_open(true)
                     .show(ui, |ui| referee_section(ui, &mut sv, &mut wv, &mut state));

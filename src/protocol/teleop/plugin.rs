@@ -99,6 +99,8 @@ pub struct TeleopServer {
     pub path: String,
     pub state_rate_hz: f64,
     links: BTreeMap<u64, Link>,
+    /// What another listener (the headset page's wss) needs to feed these sessions.
+    hub: server::Hub,
     sessions: Sessions,
     events: Receiver<ServerEvent>,
     shared: Arc<SharedSimState>,
@@ -119,6 +121,11 @@ impl TeleopServer {
     /// The connection that controls the arm, if any.
     pub fn controller(&self) -> Option<u64> {
         self.sessions.controller()
+    }
+
+    /// The shared side of the connection threads, for another listener to feed these sessions.
+    pub fn hub(&self) -> &server::Hub {
+        &self.hub
     }
 
     /// The sessions' state machine (roles, START, heartbeats).
@@ -235,7 +242,7 @@ pub fn add(app: &mut App, options: TeleopOptions) -> io::Result<SocketAddr> {
     let scene = app.world().resource::<SimScene>().0.clone();
     let cfg = &scene.config;
     let shared = Arc::new(SharedSimState::default());
-    let (addr, events) = server::start(
+    let (addr, events, hub) = server::start(
         TeleopConfig {
             addr: options.addr,
             path: cfg.networking.ws_path.clone(),
@@ -284,6 +291,7 @@ pub fn add(app: &mut App, options: TeleopOptions) -> io::Result<SocketAddr> {
         path: cfg.networking.ws_path.clone(),
         state_rate_hz: options.state_rate_hz,
         links: BTreeMap::new(),
+        hub,
         sessions,
         events,
         shared,
@@ -338,6 +346,11 @@ fn handle_events(mut server: ResMut<TeleopServer>, mut fx: BridgeIo) {
                 Input::Opened { conn, peer }
             }
             ServerEvent::Session(input) => input,
+            ServerEvent::Alert { code, text } => {
+                warn!("teleop: {code}: {text}");
+                fx.log.push(fx.clock.sim_time, PROTOCOL, code, text);
+                continue;
+            }
         };
         server.feed(&mut fx.conns, &mut state, input);
     }

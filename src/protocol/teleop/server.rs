@@ -8,7 +8,7 @@ use std::collections::VecDeque;
 use std::io;
 use std::net::{Shutdown, SocketAddr, TcpListener, TcpStream};
 use std::ops::ControlFlow;
-use std::sync::atomic::{AtomicU8, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU8, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::thread;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
@@ -99,6 +99,8 @@ pub enum ServerEvent {
     /// What the connection's session did (CONNECT accepted, a command, a control frame, a
     /// heartbeat, a refusal, the close), handed as it is to the sessions' state machine.
     Session(Input),
+    /// For the panel's alert log, outside any session (a page request with a wrong key).
+    Alert { code: &'static str, text: String },
 }
 
 /// What the simulation tells one connection.
@@ -111,62 +113,108 @@ pub enum ToClient {
     Close(String),
 }
 
-/// Binds (a port in use is an error here, at start-up) and starts the accept thread.
+/// Binds (a port in use is an error here, at start-up) and starts the accept thread. The
+/// returned [`Hub`] lets another listener (the headset page's wss) feed the same connections.
 pub fn start(
     config: TeleopConfig,
     shared: Arc<SharedSimState>,
-) -> io::Result<(SocketAddr, Receiver<ServerEvent>)> {
+) -> io::Result<(SocketAddr, Receiver<ServerEvent>, Hub)> {
     let listener = TcpListener::bind(config.addr)?;
     let local = listener.local_addr()?;
     let (events, rx) = unbounded();
+    let hub = Hub {
+        config: Arc::new(config),
+        events,
+        shared,
+        sessions: Arc::new(AtomicUsize::new(0)),
+        handshakes: Arc::new(Handshakes::default()),
+        next_conn: Arc::new(AtomicU64::new(1)),
+    };
+    let accept = hub.clone();
     thread::Builder::new()
         .name("teleop-accept".into())
-        .spawn(move || accept_loop(listener, config, events, shared))?;
-    Ok((local, rx))
+        .spawn(move || accept_loop(listener, accept))?;
+    Ok((local, rx, hub))
 }
 
-fn accept_loop(
-    listener: TcpListener,
-    config: TeleopConfig,
+/// What every teleop listener shares: the events channel to the simulation, the session and
+/// handshake counts (the limits hold for all listeners together) and the connection ids.
+#[derive(Clone)]
+pub struct Hub {
+    config: Arc<TeleopConfig>,
     events: Sender<ServerEvent>,
     shared: Arc<SharedSimState>,
-) {
-    let sessions = Arc::new(AtomicUsize::new(0));
-    let handshakes = Arc::new(Handshakes::default());
-    let mut next_conn = 1u64;
+    sessions: Arc<AtomicUsize>,
+    handshakes: Arc<Handshakes>,
+    next_conn: Arc<AtomicU64>,
+}
+
+impl Hub {
+    /// A new connection: its id, counted among the handshakes in progress (see [`Handshakes`]).
+    pub fn begin(&self, stream: &TcpStream) -> u64 {
+        let conn = self.next_conn.fetch_add(1, Ordering::Relaxed);
+        self.handshakes.begin(conn, stream);
+        conn
+    }
+
+    /// The connection is past its handshake, or gone.
+    pub fn end_handshake(&self, conn: u64) {
+        self.handshakes.end(conn);
+    }
+
+    pub fn config(&self) -> &TeleopConfig {
+        &self.config
+    }
+
+    /// Something the simulation should hear about that is not a session's (a refused request).
+    pub fn notify(&self, event: ServerEvent) {
+        let _ = self.events.send(event);
+    }
+
+    /// The WebSocket handshake on `stream` (whose bytes may start with a request head already
+    /// read, see [`Transport`]), then the connection's life as a revA session; on this thread.
+    pub fn run<S: Transport>(&self, conn: u64, peer: SocketAddr, stream: S, via: &str) {
+        let shaken = handshake(stream, &self.config, &self.sessions);
+        self.handshakes.end(conn);
+        let ws = match shaken {
+            Ok(ws) => ws,
+            Err(reason) => {
+                info!("teleop: {peer} refused at the handshake{via}: {reason}");
+                return;
+            }
+        };
+        let reason = serve(
+            ws,
+            conn,
+            peer,
+            &self.config,
+            &self.events,
+            &self.shared,
+            via,
+        );
+        info!("teleop: connection {conn} ({peer}{via}) closed: {reason}");
+        self.sessions.fetch_sub(1, Ordering::SeqCst);
+        let _ = self
+            .events
+            .send(ServerEvent::Session(Input::Closed { conn, reason }));
+    }
+}
+
+fn accept_loop(listener: TcpListener, hub: Hub) {
     net::accept_loop(&listener, "teleop", |stream| {
-        let conn = next_conn;
-        next_conn += 1;
         let peer = stream
             .peer_addr()
             .unwrap_or_else(|_| SocketAddr::from(([0, 0, 0, 0], 0)));
-        handshakes.begin(conn, &stream);
-        let (events, config, shared, sessions, pending) = (
-            events.clone(),
-            config.clone(),
-            shared.clone(),
-            sessions.clone(),
-            handshakes.clone(),
-        );
+        let conn = hub.begin(&stream);
+        let hub_conn = hub.clone();
         let spawned = thread::Builder::new()
             .name(format!("teleop-{peer}"))
             .spawn(move || {
-                let shaken = handshake(stream, &config, &sessions);
-                pending.end(conn);
-                let ws = match shaken {
-                    Ok(ws) => ws,
-                    Err(reason) => {
-                        info!("teleop: {peer} refused at the handshake: {reason}");
-                        return;
-                    }
-                };
-                let reason = serve(ws, conn, peer, &config, &events, &shared);
-                info!("teleop: connection {conn} ({peer}) closed: {reason}");
-                sessions.fetch_sub(1, Ordering::SeqCst);
-                let _ = events.send(ServerEvent::Session(Input::Closed { conn, reason }));
+                let stream = HandshakeStream::new(stream);
+                hub_conn.run(conn, peer, stream, "");
             });
         if let Err(e) = spawned {
-            handshakes.end(conn);
+            hub.end_handshake(conn);
             return Err(e);
         }
         Ok(ControlFlow::Continue(()))
@@ -199,11 +247,30 @@ impl Handshakes {
     }
 }
 
-/// The socket under a WebSocket, with an optional deadline that every read is held to: the
-/// handshake gets one deadline in all, however its bytes trickle in.
-struct HandshakeStream {
-    stream: TcpStream,
-    deadline: Option<Instant>,
+/// The byte stream under a WebSocket: a plain socket, or TLS over one. Reads are held to a
+/// deadline during the handshake (one deadline in all, however its bytes trickle in); after it,
+/// to the short [`POLL`] timeout, so one thread both reads and writes.
+pub trait Transport: io::Read + io::Write + Send + 'static {
+    /// The socket underneath.
+    fn tcp(&self) -> &TcpStream;
+    /// The handshake is over: lift its deadline and poll instead.
+    fn end_handshake(&mut self) -> io::Result<()>;
+}
+
+/// A socket with an optional deadline that every read is held to.
+pub struct HandshakeStream {
+    pub stream: TcpStream,
+    pub deadline: Option<Instant>,
+}
+
+impl HandshakeStream {
+    /// The stream with the handshake's deadline, counted from now.
+    pub fn new(stream: TcpStream) -> Self {
+        Self {
+            stream,
+            deadline: Some(Instant::now() + HANDSHAKE_TIMEOUT),
+        }
+    }
 }
 
 impl io::Read for HandshakeStream {
@@ -225,19 +292,27 @@ impl io::Write for HandshakeStream {
     }
 }
 
-fn handshake(
-    stream: TcpStream,
+impl Transport for HandshakeStream {
+    fn tcp(&self) -> &TcpStream {
+        &self.stream
+    }
+
+    fn end_handshake(&mut self) -> io::Result<()> {
+        self.deadline = None;
+        self.stream.set_read_timeout(Some(POLL))
+    }
+}
+
+fn handshake<S: Transport>(
+    conn: S,
     config: &TeleopConfig,
     sessions: &AtomicUsize,
-) -> Result<WebSocket<HandshakeStream>, String> {
+) -> Result<WebSocket<S>, String> {
+    let stream = conn.tcp();
     stream.set_nodelay(true).map_err(|e| e.to_string())?;
     stream
         .set_write_timeout(Some(WRITE_TIMEOUT))
         .map_err(|e| e.to_string())?;
-    let conn = HandshakeStream {
-        stream,
-        deadline: Some(Instant::now() + HANDSHAKE_TIMEOUT),
-    };
     let path = config.path.clone();
     let counted = std::cell::Cell::new(false);
     // tungstenite's callback signature fixes the error type; its size is not ours to choose.
@@ -280,9 +355,7 @@ fn handshake(
             return Err(e.to_string());
         }
     };
-    let conn = ws.get_mut();
-    conn.deadline = None;
-    if let Err(e) = conn.stream.set_read_timeout(Some(POLL)) {
+    if let Err(e) = ws.get_mut().end_handshake() {
         sessions.fetch_sub(1, Ordering::SeqCst);
         return Err(e.to_string());
     }
@@ -322,8 +395,8 @@ fn now_ms() -> u64 {
 }
 
 /// One connection's wire state.
-struct Wire {
-    ws: WebSocket<HandshakeStream>,
+struct Wire<S: Transport> {
+    ws: WebSocket<S>,
     conn: u64,
     session: Option<String>,
     seq: u64,
@@ -333,7 +406,7 @@ struct Wire {
     counters: Arc<ConnCounters>,
 }
 
-impl Wire {
+impl<S: Transport> Wire<S> {
     fn send(&mut self, msg_type: &str, payload: &impl serde::Serialize) -> Result<(), WsError> {
         self.seq += 1;
         let session = self.session.as_deref().unwrap_or("");
@@ -362,13 +435,14 @@ impl Wire {
     }
 }
 
-fn serve(
-    ws: WebSocket<HandshakeStream>,
+fn serve<S: Transport>(
+    ws: WebSocket<S>,
     conn: u64,
     peer: SocketAddr,
     config: &TeleopConfig,
     events: &Sender<ServerEvent>,
     shared: &SharedSimState,
+    via: &str,
 ) -> String {
     let (outbox, inbox) = bounded::<ToClient>(256);
     let (states, state_rx) = bounded::<Arc<StateFramePayload>>(1);
@@ -386,7 +460,7 @@ fn serve(
     {
         return "simulation stopped".into();
     }
-    info!("teleop: connection {conn} from {peer}");
+    info!("teleop: connection {conn} from {peer}{via}");
     let mut wire = Wire {
         ws,
         conn,
@@ -466,7 +540,7 @@ fn serve(
     }
 }
 
-fn ping(wire: &mut Wire) -> Result<(), WsError> {
+fn ping<S: Transport>(wire: &mut Wire<S>) -> Result<(), WsError> {
     let nonce = wire.ping.map_or(1, |(n, _)| n + 1);
     wire.ws
         .write(Message::Ping(nonce.to_be_bytes().to_vec().into()))?;
@@ -475,7 +549,7 @@ fn ping(wire: &mut Wire) -> Result<(), WsError> {
     Ok(())
 }
 
-fn on_pong(wire: &mut Wire, payload: &[u8]) {
+fn on_pong<S: Transport>(wire: &mut Wire<S>, payload: &[u8]) {
     let Some((nonce, sent)) = wire.ping else {
         return;
     };
@@ -491,8 +565,8 @@ fn on_pong(wire: &mut Wire, payload: &[u8]) {
         .store((rtt * 1e3).round().max(1.0) as u64, Ordering::Relaxed);
 }
 
-fn refuse(
-    wire: &mut Wire,
+fn refuse<S: Transport>(
+    wire: &mut Wire<S>,
     events: &Sender<ServerEvent>,
     shared: &SharedSimState,
     code: &'static str,
@@ -507,8 +581,8 @@ fn refuse(
     Ok(())
 }
 
-fn on_text(
-    wire: &mut Wire,
+fn on_text<S: Transport>(
+    wire: &mut Wire<S>,
     text: &str,
     config: &TeleopConfig,
     events: &Sender<ServerEvent>,

@@ -502,8 +502,29 @@ pub fn state_payload(
             last_control_seq: controller.map_or(0, |c| c.last_seq()),
             ee_target_m: controller.and_then(|c| c.setpoint()).map(|p| p.to_array()),
             referee: None,
+            link_poses: link_poses(world),
         },
     }
+}
+
+/// Every link's pose in the sim frame, by name (`extensions.link_poses`).
+pub fn link_poses(
+    world: &SimWorld,
+) -> std::collections::BTreeMap<String, super::envelope::PoseOut> {
+    world
+        .robot
+        .links
+        .iter()
+        .zip(&world.link_bodies)
+        .map(|(link, &body)| {
+            let pose = world.body_pose(body);
+            let out = super::envelope::PoseOut {
+                pos_m: pose.translation.to_array(),
+                quat_xyzw: pose.rotation.to_array(),
+            };
+            (link.name.clone(), out)
+        })
+        .collect()
 }
 
 #[cfg(test)]

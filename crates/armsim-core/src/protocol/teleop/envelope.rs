@@ -303,6 +303,9 @@ pub struct StateExtensions {
     pub ee_target_m: Option<[f32; 3]>,
     /// The referee's view of the episode.
     pub referee: Option<RefereeSummary>,
+    /// Every robot link's pose in the sim frame, by link name: with `/scene.json`'s link
+    /// shapes, what a client needs to draw the arm.
+    pub link_poses: std::collections::BTreeMap<String, PoseOut>,
 }
 
 #[derive(Clone, Debug, Serialize)]

@@ -5,3 +5,4 @@
 pub mod control;
 pub mod envelope;
 pub mod filter;
+pub mod scene_info;

@@ -1,0 +1,221 @@
+// The headset path end to end: a headless armsim serving the page over HTTPS with its generated
+// certificate, Debian's chromium driven by playwright-core, IWER emulating a Quest 3 and its
+// controllers. The test enters the immersive session, holds squeeze, moves the right controller
+// 10 cm, and checks through the state frames that the end effector moved about 10 cm in the
+// direction the scene's anchor maps it to, that a jump over 6 cm releases the clutch and that
+// a right-hand pinch (IWER hand tracking) holds it; a second
+// page watches as an observer, whose desktop view's pixels must show the arm and the three cubes;
+// when the headset leaves, that observer is promoted, STARTs and drives the arm with the mouse
+// (Teleop on, Space held). It prints the control -> state latency (p50, p99) and the page's
+// control rate.
+//
+// Environment: ARMSIM_BIN (default ../target/debug/armsim), CHROMIUM (default /usr/bin/chromium),
+// ARMSIM_WEB_OUT (where the screenshot goes; default web/test-results).
+
+import { spawn } from 'node:child_process';
+import { X509Certificate, createHash } from 'node:crypto';
+import { mkdtempSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import assert from 'node:assert/strict';
+import { chromium } from 'playwright-core';
+import { frames, transformVector, xrToAnchor } from '../app/mapping.js';
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+const root = path.resolve(here, '../..');
+const bin = process.env.ARMSIM_BIN ?? path.join(root, 'target/debug/armsim');
+const chromePath = process.env.CHROMIUM ?? '/usr/bin/chromium';
+const outDir = process.env.ARMSIM_WEB_OUT ?? path.join(root, 'web/test-results');
+const KEY = 'browser-test-key';
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+const t0 = Date.now();
+const log = (...a) => console.log(`[${((Date.now() - t0) / 1000).toFixed(1)} s]`, ...a);
+
+const configDir = mkdtempSync(path.join(tmpdir(), 'armsim-web-'));
+const sim = spawn(bin, [
+  '--headless', '--scene', path.join(root, 'assets/scenes/default_scene.json'),
+  '--teleop-port', '0', '--xr-port', '0', '--xr-key', KEY, '--no-agent-ports',
+], { env: { ...process.env, ARMSIM_CONFIG_DIR: configDir }, stdio: ['ignore', 'pipe', 'pipe'] });
+let simLog = '';
+const url = await new Promise((resolve, reject) => {
+  const timer = setTimeout(() => reject(new Error(`armsim logged no page URL in 60 s:\n${simLog}`)), 60000);
+  const onData = (d) => {
+    simLog += d;
+    const m = simLog.match(/headset page: (https:\/\/\S+\?key=\S+)/);
+    if (m) {
+      clearTimeout(timer);
+      resolve(m[1]);
+    }
+  };
+  sim.stdout.on('data', onData);
+  sim.stderr.on('data', onData);
+  sim.on('exit', (code) => reject(new Error(`armsim exited (${code}):\n${simLog}`)));
+});
+log('armsim serves', url);
+
+// Trust exactly armsim's certificate (its public key), not every certificate.
+const cert = new X509Certificate(readFileSync(path.join(configDir, 'xr-cert.pem')));
+const spki = createHash('sha256').update(cert.publicKey.export({ type: 'spki', format: 'der' })).digest('base64');
+const browser = await chromium.launch({
+  executablePath: chromePath,
+  args: [
+    '--headless', '--no-sandbox', '--use-gl=swiftshader', '--enable-unsafe-swiftshader',
+    '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update',
+    '--disable-sync', `--ignore-certificate-errors-spki-list=${spki}`,
+  ],
+});
+let failed = false;
+try {
+  const iwer = readFileSync(path.join(here, '../node_modules/iwer/build/iwer.js'), 'utf8');
+  // Small windows: chromium renders in software here, and every frame is a control frame.
+  const headset = await browser.newContext({ viewport: { width: 480, height: 320 } });
+  await headset.addInitScript({ content: iwer });
+  await headset.addInitScript(() => {
+    const device = new IWER.XRDevice(IWER.metaQuest3);
+    device.installRuntime({ forceInstall: true });
+    window.__device = device;
+  });
+  const page = await headset.newPage();
+  page.on('pageerror', (e) => log('page error:', e.message));
+  // A quarter of the Quest's resolution: chromium renders in software here.
+  await page.goto(`${url}&scale=0.25`);
+  await page.waitForFunction(() => window.armsim?.client?.role === 'controller' && window.armsim.client.state, null, { timeout: 30000 });
+  log('page: controller, state frames arriving; XR mode', await page.evaluate(() => window.armsim.xrMode));
+
+  // An observer in a second, plain desktop browser context.
+  const observer = await (await browser.newContext({ viewport: { width: 800, height: 500 } })).newPage();
+  await observer.goto(url);
+  await observer.waitForFunction(() => window.armsim?.client?.role === 'observer' && window.armsim.client.state, null, { timeout: 30000 });
+
+  // The desktop view: the arm (orange links) and the three cubes must be in the picture.
+  mkdirSync(outDir, { recursive: true });
+  await observer.waitForTimeout(500);
+  await observer.screenshot({ path: path.join(outDir, 'desktop.png') });
+  const counts = await observer.evaluate(() => {
+    const src = document.querySelector('#view canvas');
+    const c = document.createElement('canvas');
+    c.width = src.width;
+    c.height = src.height;
+    const g = c.getContext('2d');
+    g.drawImage(src, 0, 0);
+    const px = g.getImageData(0, 0, c.width, c.height).data;
+    const n = { red: 0, orange: 0, green: 0, blue: 0 };
+    for (let i = 0; i < px.length; i += 4) {
+      const [r, gr, b] = [px[i], px[i + 1], px[i + 2]];
+      const max = Math.max(r, gr, b);
+      const min = Math.min(r, gr, b);
+      if (max < 90 || (max - min) / max < 0.45) continue;
+      let h = max === r ? ((gr - b) / (max - min)) * 60 : max === gr ? (2 + (b - r) / (max - min)) * 60 : (4 + (r - gr) / (max - min)) * 60;
+      if (h < 0) h += 360;
+      if (h < 15 || h > 345) n.red++;
+      else if (h >= 22 && h <= 45) n.orange++;
+      else if (h >= 95 && h <= 150) n.green++;
+      else if (h >= 212 && h <= 245) n.blue++;
+    }
+    return n;
+  });
+  log('desktop view pixels by colour', counts);
+  for (const [what, n] of Object.entries(counts)) {
+    assert.ok(n >= 40, `the desktop view shows the ${what === 'orange' ? 'arm' : `${what} cube`} (${n} pixels)`);
+  }
+
+  const fps = async (p) => {
+    const a = await p.evaluate(() => window.armsim.renderedFrames());
+    await sleep(2000);
+    return ((await p.evaluate(() => window.armsim.renderedFrames())) - a) / 2;
+  };
+  log('frames/s: headset page', await fps(page), 'observer', await fps(observer));
+  // START, then the immersive session.
+  await page.click('#start');
+  await page.waitForFunction(() => window.armsim.client.simState === 'RUNNING', null, { timeout: 10000 });
+  await page.click('#xr');
+  await page.waitForFunction(() => window.armsim.presenting(), null, { timeout: 15000 });
+  log('immersive session running; frames/s', await fps(page));
+  const info = await page.evaluate(() => window.armsim.info);
+  const ee = () => page.evaluate(() => window.armsim.client.state.ee_pos_m);
+
+  await page.evaluate(() => window.__device.controllers.right.updateButtonValue('squeeze', 1));
+  await page.waitForFunction(() => window.armsim.control.clutch, null, { timeout: 5000 });
+  await sleep(500);
+  const before = await ee();
+  const start = await page.evaluate(() => window.__device.controllers.right.position.toArray?.() ?? [
+    window.__device.controllers.right.position.x, window.__device.controllers.right.position.y,
+    window.__device.controllers.right.position.z]);
+  // 10 cm to the operator's right (XR +X), in 5 mm steps: under the 6 cm jump guard.
+  const moveXr = [0.1, 0, 0];
+  for (let i = 1; i <= 20; i++) {
+    await page.evaluate(([x, y, z]) => window.__device.controllers.right.position.set(x, y, z),
+      [start[0] + (moveXr[0] * i) / 20, start[1] + (moveXr[1] * i) / 20, start[2] + (moveXr[2] * i) / 20]);
+    await sleep(25);
+  }
+  await sleep(2500);
+  const after = await ee();
+  assert.ok(await page.evaluate(() => window.armsim.control.clutch), 'the clutch held through the move');
+  const expected = transformVector(frames(info.t_sim_from_vp_anchor).t, xrToAnchor(moveXr));
+  const moved = after.map((v, i) => v - before[i]);
+  const err = Math.hypot(...moved.map((v, i) => v - expected[i]));
+  log('end effector moved', moved.map((v) => v.toFixed(4)), 'expected', expected, `error ${(err * 100).toFixed(1)} cm`);
+  assert.ok(err < 0.025, `the end effector follows the controller: moved ${moved}, expected ${expected}`);
+
+  // The observer saw it.
+  const seen = await observer.evaluate(() => window.armsim.client.state.ee_pos_m);
+  assert.ok(Math.hypot(...seen.map((v, i) => v - after[i])) < 0.02, `observer sees the arm: ${seen} vs ${after}`);
+
+  // A jump of more than 6 cm in one frame releases the clutch.
+  await page.evaluate(([x, y, z]) => window.__device.controllers.right.position.set(x, y, z),
+    [start[0] + 0.3, start[1], start[2]]);
+  await page.waitForFunction(() => !window.armsim.control.clutch && window.armsim.control.released === 'jump', null, { timeout: 5000 });
+  await page.waitForFunction(() => document.getElementById('alerts').textContent.includes('clutch released'), null, { timeout: 5000 });
+  log('a 20 cm jump released the clutch, and the HUD says so');
+
+  const stats = await page.evaluate(() => window.armsim.stats());
+
+  // Hand tracking: the right hand's pinch is the clutch.
+  await page.evaluate(() => {
+    window.__device.controllers.right.updateButtonValue('squeeze', 0);
+    window.__device.primaryInputMode = 'hand';
+  });
+  await page.waitForFunction(() => !window.armsim.control.clutch, null, { timeout: 5000 });
+  await page.evaluate(() => window.__device.hands.right.updatePinchValue(1));
+  await page.waitForFunction(() => window.armsim.control.clutch, null, { timeout: 5000 });
+  await page.evaluate(() => window.__device.hands.right.updatePinchValue(0));
+  await page.waitForFunction(() => !window.armsim.control.clutch, null, { timeout: 5000 });
+  log('a right-hand pinch holds the clutch, opening the hand lets go');
+
+  // The headset leaves: the observer is promoted, STARTs, and drives from the desktop view with
+  // the mouse (Teleop on, Space held as the clutch).
+  await page.close();
+  await observer.waitForFunction(() => window.armsim.client.role === 'controller', null, { timeout: 10000 });
+  await observer.click('#start');
+  await observer.waitForFunction(() => window.armsim.client.simState === 'RUNNING', null, { timeout: 10000 });
+  await observer.check('#teleop');
+  const [cx, cy] = [500, 300];
+  await observer.mouse.move(cx, cy);
+  await observer.waitForTimeout(300);
+  await observer.keyboard.down('Space');
+  await observer.waitForFunction(() => window.armsim.control.clutch, null, { timeout: 5000 });
+  const deskBefore = await observer.evaluate(() => window.armsim.client.state.ee_pos_m);
+  for (let i = 1; i <= 15; i++) {
+    await observer.mouse.move(cx + i * 4, cy);
+    await sleep(60);
+  }
+  await sleep(2000);
+  const deskAfter = await observer.evaluate(() => window.armsim.client.state.ee_pos_m);
+  await observer.keyboard.up('Space');
+  const deskMoved = Math.hypot(...deskAfter.map((v, i) => v - deskBefore[i]));
+  log(`desktop teleop: promoted observer moved the end effector ${(deskMoved * 100).toFixed(1)} cm with the mouse`);
+  assert.ok(deskMoved > 0.03, `the mouse drives the arm from the desktop view (${deskMoved} m)`);
+  const fmt = (v) => (v == null ? 'n/a' : v.toFixed(1));
+  console.log(`latency control frame -> state frame: p50 ${fmt(stats.p50_ms)} ms, p99 ${fmt(stats.p99_ms)} ms over ${stats.n} frames; page control rate ${fmt(stats.control_hz)} Hz`);
+  assert.ok(stats.n > 20, 'latency samples were taken');
+} catch (e) {
+  failed = true;
+  console.error(e);
+  console.error('--- armsim log ---\n', simLog.split('\n').slice(-40).join('\n'));
+} finally {
+  await browser.close();
+  sim.kill('SIGTERM');
+  rmSync(configDir, { recursive: true, force: true });
+}
+process.exit(failed ? 1 : 0);
