@@ -164,7 +164,7 @@ struct Cli {
     #[arg(long, default_value_t = 10.0, value_name = "SECS", hide = true)]
     frame_log_secs: f64,
 
-    /// Benchmark switches (hidden): tonemap, unlit, no-panel, no-gizmos.
+    /// Benchmark switches (hidden): tonemap, pbr (lite keeps PBR materials), no-panel, no-gizmos.
     #[arg(long, value_delimiter = ',', value_name = "SWITCH", hide = true)]
     render_tweak: Vec<String>,
 
@@ -255,11 +255,11 @@ fn render_profile(cli: &Cli) -> anyhow::Result<RenderProfile> {
     for tweak in &cli.render_tweak {
         match tweak.as_str() {
             "tonemap" => render.lite.tonemapping = true,
-            "unlit" => render.lite.unlit = true,
+            "pbr" => render.lite.pbr = true,
             "no-panel" => render.ablation.no_panel = true,
             "no-gizmos" => render.ablation.no_gizmos = true,
             other => anyhow::bail!(
-                "unknown --render-tweak {other:?} (tonemap, unlit, no-panel, no-gizmos)"
+                "unknown --render-tweak {other:?} (tonemap, pbr, no-panel, no-gizmos)"
             ),
         }
     }

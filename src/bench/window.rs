@@ -15,7 +15,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context, bail};
 use x11rb::connection::Connection;
-use x11rb::protocol::xproto::{ConnectionExt, ImageFormat};
+use x11rb::protocol::xproto::{AtomEnum, ConnectionExt, ImageFormat};
 
 /// Where the panel's Start and Pause buttons are in the default layout (1280×800, scale 1),
 /// in window pixels; the GUI smoke test clicks the same places.
@@ -31,6 +31,14 @@ pub struct Options {
     pub breakdown: bool,
 }
 
+/// The window's title as the window manager reads it (`_NET_WM_NAME`, UTF-8).
+fn title(x11: &impl Connection, window: u32, atom: u32) -> anyhow::Result<String> {
+    let reply = x11
+        .get_property(false, window, atom, AtomEnum::ANY, 0, 256)?
+        .reply()?;
+    Ok(String::from_utf8_lossy(&reply.value).into_owned())
+}
+
 /// One configuration of the window and the figures measured for it.
 pub struct Row {
     name: String,
@@ -40,6 +48,7 @@ pub struct Row {
     p99_ms: f64,
     rtf: f64,
     clicks_ms: Vec<f64>,
+    titles_ms: Vec<f64>,
 }
 
 pub struct Report {
@@ -85,6 +94,10 @@ pub fn run(options: &Options) -> anyhow::Result<Report> {
                 vec!["--render-profile", "full", "--render-tweak", "no-panel"],
             ),
             (
+                "lite, no panel",
+                vec!["--render-profile", "lite", "--render-tweak", "no-panel"],
+            ),
+            (
                 "full, no gizmos",
                 vec!["--render-profile", "full", "--render-tweak", "no-gizmos"],
             ),
@@ -97,8 +110,8 @@ pub fn run(options: &Options) -> anyhow::Result<Report> {
                 vec!["--render-profile", "lite", "--render-tweak", "tonemap"],
             ),
             (
-                "lite, unlit",
-                vec!["--render-profile", "lite", "--render-tweak", "unlit"],
+                "lite + PBR materials",
+                vec!["--render-profile", "lite", "--render-tweak", "pbr"],
             ),
             (
                 "lite, no frame cap",
@@ -279,9 +292,8 @@ fn measure(
         .expect("log lock")
         .iter()
         .find_map(|l| {
-            l.find("software renderer ")
-                .or_else(|| l.find("GPU "))
-                .map(|i| l[i..].split(": ").next().unwrap_or_default().to_string())
+            let at = l.find("armsim::ui::render: ")? + "armsim::ui::render: ".len();
+            Some(l[at..].split(": ").next().unwrap_or_default().to_string())
         })
         .unwrap_or_else(|| "?".into());
     let window: u32 = xdotool(
@@ -308,8 +320,13 @@ fn measure(
         xdotool(display, &["click", "1"])?;
         Ok(())
     };
-    // Start the session: figures are for a running arm.
-    click(START_BUTTON)?;
+    // Start the session: figures are for a running arm. Without the panel, by key.
+    let panel = !args.contains(&"no-panel");
+    if panel {
+        click(START_BUTTON)?;
+    } else {
+        xdotool(display, &["windowfocus", "--sync", &wid, "key", "space"])?;
+    }
     let t = Instant::now();
     while !has("session IDLE -> RUNNING") {
         alive()?;
@@ -330,7 +347,10 @@ fn measure(
 
     // Input to repaint: click Pause, read pixels until the label turns yellow; Start again.
     let mut clicks_ms = Vec::new();
-    for i in 0..options.clicks {
+    let mut titles_ms = Vec::new();
+    let net_wm_name = x11.intern_atom(false, b"_NET_WM_NAME")?.reply()?.atom;
+    let clicks = if panel { options.clicks } else { 0 };
+    for i in 0..clicks {
         wait_until(Duration::from_secs(30), || {
             state_pixels(x11, window).is_ok_and(|(y, g)| g > 5 && y == 0)
         })
@@ -353,14 +373,25 @@ fn measure(
             .args(["click", "1"])
             .spawn()
             .context("xdotool runs")?;
+        // Both the title (set by the main world at the end of a frame) and the panel's pixels
+        // (drawn by the render thread a frame later), whichever comes first.
+        let (mut panel_at, mut title_at) = (None, None);
         let seen = wait_until(Duration::from_secs(30), || {
-            state_pixels(x11, window).is_ok_and(|(y, _)| y > 5)
+            if title_at.is_none()
+                && title(x11, window, net_wm_name).is_ok_and(|t| t.ends_with("PAUSED"))
+            {
+                title_at = Some(t0.elapsed());
+            }
+            if panel_at.is_none() && state_pixels(x11, window).is_ok_and(|(y, _)| y > 5) {
+                panel_at = Some(t0.elapsed());
+            }
+            panel_at.is_some() && title_at.is_some()
         });
-        let elapsed = t0.elapsed();
         let _ = clicker.wait();
         alive()?;
         seen.context("the Pause click never showed PAUSED")?;
-        clicks_ms.push(elapsed.as_secs_f64() * 1e3);
+        clicks_ms.extend(panel_at.map(|d| d.as_secs_f64() * 1e3));
+        titles_ms.extend(title_at.map(|d| d.as_secs_f64() * 1e3));
         click(START_BUTTON)?;
     }
     drop(app);
@@ -373,6 +404,7 @@ fn measure(
             p99_ms,
             rtf,
             clicks_ms,
+            titles_ms,
         },
         adapter,
     ))
@@ -421,15 +453,23 @@ impl fmt::Display for Report {
         )?;
         writeln!(
             f,
-            "  {:<26} {:>9} {:>9} {:>9} {:>7} {:>14} {:>10}",
-            "profile", "frames/s", "p50 ms", "p99 ms", "RTF", "click med/max", "fps ratio"
+            "  {:<26} {:>9} {:>9} {:>9} {:>7} {:>16} {:>16} {:>10}",
+            "profile",
+            "frames/s",
+            "p50 ms",
+            "p99 ms",
+            "RTF",
+            "→panel med/max",
+            "→title med/max",
+            "fps ratio"
         )?;
         let base = self.rows.first().map_or(f64::NAN, |r| r.fps);
         for r in &self.rows {
             let (med, max) = median_max(&r.clicks_ms);
+            let (tmed, tmax) = median_max(&r.titles_ms);
             writeln!(
                 f,
-                "  {:<26} {:>9.1} {:>9.1} {:>9.1} {:>7.3} {:>6.0}/{:<4.0} ms {:>9.2}×",
+                "  {:<26} {:>9.1} {:>9.1} {:>9.1} {:>7.3} {:>8.0}/{:<4.0} ms {:>8.0}/{:<4.0} ms {:>9.2}×",
                 r.name,
                 r.fps,
                 r.p50_ms,
@@ -437,6 +477,8 @@ impl fmt::Display for Report {
                 r.rtf,
                 med,
                 max,
+                tmed,
+                tmax,
                 r.fps / base
             )?;
         }

@@ -3,7 +3,8 @@
 //! lavapipe/llvmpipe in VMs, remote desktops and CI boxes), where every pixel the fragment
 //! shaders touch costs CPU time shared with physics: the 3D view renders into an offscreen image
 //! at a fraction of the resolution that the panel's egui pass stretches over the view (bilinear),
-//! tonemapping is bypassed, and frames are capped so the rasterizer's threads leave the
+//! meshes use a flat Lambert material (`flat.wgsl`) instead of PBR, tonemapping is bypassed,
+//! and frames are capped so the rasterizer's threads leave the
 //! simulation its share of the cores. Input still wakes the app at once (winit's reactive mode),
 //! so a click is not delayed by the cap.
 //!
@@ -14,7 +15,10 @@
 use bevy::camera::{CameraOutputMode, ClearColorConfig, RenderTarget, Viewport};
 use bevy::core_pipeline::tonemapping::{DebandDither, Tonemapping};
 use bevy::prelude::*;
-use bevy::render::render_resource::{Extent3d, TextureFormat, TextureUsages};
+use bevy::render::render_resource::{
+    AsBindGroup, Extent3d, ShaderType, TextureFormat, TextureUsages,
+};
+use bevy::shader::ShaderRef;
 use bevy::window::WindowRef;
 use bevy::winit::{UpdateMode, WinitSettings};
 use bevy_egui::PrimaryEguiContext;
@@ -58,8 +62,8 @@ pub struct LiteSettings {
     pub max_fps: f64,
     /// Keep Bevy's tonemapping (TonyMcMapface) instead of bypassing it.
     pub tonemapping: bool,
-    /// Draw every material unlit (flat colours, no lighting).
-    pub unlit: bool,
+    /// Keep Bevy's PBR materials instead of the flat Lambert material.
+    pub pbr: bool,
 }
 
 impl Default for LiteSettings {
@@ -68,7 +72,7 @@ impl Default for LiteSettings {
             scale: 0.5,
             max_fps: 30.0,
             tonemapping: false,
-            unlit: false,
+            pbr: false,
         }
     }
 }
@@ -117,12 +121,14 @@ pub struct ViewRect {
 pub struct LiteTarget(pub Handle<Image>);
 
 pub(super) fn plugin(app: &mut App) {
-    app.init_resource::<RenderProfile>()
+    bevy::asset::embedded_asset!(app, "flat.wgsl");
+    app.add_plugins(MaterialPlugin::<FlatMaterial>::default())
+        .init_resource::<RenderProfile>()
         .init_resource::<ViewRect>()
         .add_systems(Startup, spawn_target)
         .add_systems(
             PostUpdate,
-            (detect_adapter, apply_profile, place_view)
+            (detect_adapter, apply_profile, swap_materials, place_view)
                 .chain()
                 .before(bevy::camera::CameraUpdateSystems),
         );
@@ -131,8 +137,9 @@ pub(super) fn plugin(app: &mut App) {
 fn spawn_target(mut commands: Commands, mut images: ResMut<Assets<Image>>) {
     let mut image = Image::new_target_texture(1, 1, TextureFormat::Rgba8UnormSrgb, None);
     image.texture_descriptor.usage |= TextureUsages::COPY_SRC;
-    // The camera draws every pixel; nothing needs uploading.
+    // The camera draws every pixel; nothing needs uploading or keeping across a resize.
     image.data = None;
+    image.copy_on_resize = false;
     let handle = images.add(image);
     commands.insert_resource(LiteTarget(handle));
 }
@@ -193,9 +200,8 @@ fn apply_profile(
     profile: Res<RenderProfile>,
     mut applied: Local<Option<(Profile, LiteSettings)>>,
     target: Res<LiteTarget>,
-    mut scene_cam: Query<(Entity, &mut Camera), (With<OrbitCamera>, Without<PrimaryEguiContext>)>,
+    mut scene_cam: Query<(Entity, &mut Camera), With<OrbitCamera>>,
     mut egui_cam: Query<&mut Camera, (With<PrimaryEguiContext>, Without<OrbitCamera>)>,
-    mut materials: ResMut<Assets<StandardMaterial>>,
     mut winit: ResMut<WinitSettings>,
     mut gizmos: ResMut<GizmoConfigStore>,
     mut commands: Commands,
@@ -234,17 +240,6 @@ fn apply_profile(
             };
         }
     }
-    let unlit = lite && settings.unlit;
-    let ids: Vec<_> = materials
-        .iter()
-        .filter(|(_, m)| m.unlit != unlit && m.base_color_texture.is_none())
-        .map(|(id, _)| id)
-        .collect();
-    for id in ids {
-        if let Some(mut m) = materials.get_mut(id) {
-            m.unlit = unlit;
-        }
-    }
     *winit = if lite {
         let mode = UpdateMode::Reactive {
             wait: std::time::Duration::from_secs_f64(1.0 / settings.max_fps),
@@ -264,7 +259,11 @@ fn apply_profile(
             "render profile lite: 3D view at {:.0}% resolution, tonemapping {}, {}, at most {} frames/s",
             settings.scale * 100.0,
             if settings.tonemapping { "on" } else { "off" },
-            if settings.unlit { "unlit" } else { "lit" },
+            if settings.pbr {
+                "PBR materials"
+            } else {
+                "flat materials"
+            },
             settings.max_fps
         );
     } else if applied.is_some() {
@@ -326,4 +325,102 @@ pub fn lite_size(view: UVec2, scale: f32) -> UVec2 {
         .round()
         .as_uvec2()
         .max(UVec2::ONE)
+}
+
+/// The lite profile's material (`flat.wgsl`): colour times a Lambert term of one key light plus a
+/// constant fill, instead of Bevy's PBR shader.
+#[derive(Asset, TypePath, AsBindGroup, Debug, Clone)]
+pub struct FlatMaterial {
+    #[uniform(0)]
+    pub uniform: FlatUniform,
+    pub alpha_mode: AlphaMode,
+}
+
+#[derive(Clone, Copy, Debug, ShaderType)]
+pub struct FlatUniform {
+    /// Linear RGBA.
+    pub color: Vec4,
+    /// Direction towards the key light (normalized) and, in w, the fill fraction.
+    pub light: Vec4,
+}
+
+impl Material for FlatMaterial {
+    fn fragment_shader() -> ShaderRef {
+        "embedded://armsim/ui/flat.wgsl".into()
+    }
+
+    fn alpha_mode(&self) -> AlphaMode {
+        self.alpha_mode
+    }
+}
+
+/// Both materials of a mesh, so the profile can swap them.
+#[derive(Component, Clone)]
+struct BothMaterials {
+    standard: Handle<StandardMaterial>,
+    flat: Handle<FlatMaterial>,
+}
+
+/// Direction towards the scene's key light: the directional light of `visuals` stands at
+/// (1.5, -1, 4) and looks at (0.4, 0, 1).
+const KEY_LIGHT: Vec3 = Vec3::new(1.1, -1.0, 3.0);
+/// Share of a colour that faces away from the key light keep (ambient and fill).
+const FILL: f32 = 0.45;
+/// Brightens the flat colours to about what PBR with the scene's lights and tonemapping shows.
+const GAIN: f32 = 1.6;
+
+/// Swaps every mesh's material between PBR (full, or `--render-tweak pbr`) and flat (lite).
+fn swap_materials(
+    profile: Res<RenderProfile>,
+    mut applied: Local<Option<bool>>,
+    standard: Query<(Entity, &MeshMaterial3d<StandardMaterial>), Without<BothMaterials>>,
+    both: Query<(Entity, &BothMaterials)>,
+    std_assets: Res<Assets<StandardMaterial>>,
+    mut flat_assets: ResMut<Assets<FlatMaterial>>,
+    mut commands: Commands,
+) {
+    let Some(active) = profile.active else {
+        return;
+    };
+    let flat = active == Profile::Lite && !profile.lite.pbr;
+    if *applied == Some(flat) && standard.is_empty() {
+        return;
+    }
+    // Meshes not seen yet get their flat twin.
+    for (entity, material) in &standard {
+        let Some(m) = std_assets.get(&material.0) else {
+            continue;
+        };
+        let handle = flat_assets.add(FlatMaterial {
+            uniform: FlatUniform {
+                color: (m.base_color.to_linear().to_vec3() * GAIN).extend(m.base_color.alpha()),
+                light: KEY_LIGHT.normalize().extend(FILL),
+            },
+            alpha_mode: m.alpha_mode,
+        });
+        let both = BothMaterials {
+            standard: material.0.clone(),
+            flat: handle,
+        };
+        if flat {
+            commands
+                .entity(entity)
+                .remove::<MeshMaterial3d<StandardMaterial>>()
+                .insert(MeshMaterial3d(both.flat.clone()));
+        }
+        commands.entity(entity).insert(both);
+    }
+    if *applied != Some(flat) {
+        for (entity, both) in &both {
+            let mut e = commands.entity(entity);
+            if flat {
+                e.remove::<MeshMaterial3d<StandardMaterial>>()
+                    .insert(MeshMaterial3d(both.flat.clone()));
+            } else {
+                e.remove::<MeshMaterial3d<FlatMaterial>>()
+                    .insert(MeshMaterial3d(both.standard.clone()));
+            }
+        }
+    }
+    *applied = Some(flat);
 }
