@@ -62,7 +62,8 @@ pub fn window_app(
 ) -> App {
     let _ = ui::STARTED.set(std::time::Instant::now());
     let mut app = App::new();
-    ui::add_window_plugins(&mut app, &scene);
+    let pipelined = ui::render::pipelined_rendering(render.choice);
+    ui::add_window_plugins(&mut app, &scene, pipelined);
     add_simulation(&mut app, scene, options);
     ui::plugin(&mut app);
     app.insert_resource(ui_options);

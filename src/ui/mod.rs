@@ -36,10 +36,15 @@ pub fn window_title(scene: &Scene) -> String {
     format!("armsim — {}", scene.config.scene_id)
 }
 
-/// Bevy's default plugins configured for our window, plus egui.
-pub fn add_window_plugins(app: &mut App, scene: &Scene) {
+/// Bevy's default plugins configured for our window, plus egui; `pipelined`: see
+/// [`render::pipelined_rendering`].
+pub fn add_window_plugins(app: &mut App, scene: &Scene, pipelined: bool) {
+    let mut plugins = DefaultPlugins.build();
+    if !pipelined {
+        plugins = plugins.disable::<bevy::render::pipelined_rendering::PipelinedRenderingPlugin>();
+    }
     app.add_plugins(
-        DefaultPlugins
+        plugins
             .set(WindowPlugin {
                 primary_window: Some(Window {
                     title: window_title(scene),
@@ -54,7 +59,8 @@ pub fn add_window_plugins(app: &mut App, scene: &Scene) {
             }),
     )
     .add_plugins(EguiPlugin::default())
-    .insert_resource(ClearColor(Color::srgb(0.62, 0.68, 0.75)));
+    .insert_resource(ClearColor(Color::srgb(0.62, 0.68, 0.75)))
+    .insert_resource(render::Pipelined(pipelined));
     // Per-pass GPU and CPU times in the log (Vulkan timestamp queries), for profiling.
     if std::env::var_os("ARMSIM_RENDER_DIAGNOSTICS").is_some() {
         app.add_plugins((

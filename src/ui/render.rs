@@ -37,6 +37,39 @@ pub enum ProfileChoice {
     Lite,
 }
 
+/// Whether the window should render pipelined (the render world one frame behind the main
+/// world, on its own thread). That overlap buys throughput on a GPU but, under a software
+/// rasterizer whose threads already fill the cores, only adds a frame between a click and its
+/// repaint (`armsim bench window`: click to panel 464 → 129 ms median at the same frame rate).
+/// So the lite profile renders unpipelined. The plugin is chosen before the app exists, so for
+/// `auto` this asks wgpu which adapter Bevy will most likely get (Bevy's default backends and
+/// power preference, no surface); it takes about a tenth of a second.
+pub fn pipelined_rendering(choice: ProfileChoice) -> bool {
+    match choice {
+        ProfileChoice::Full => true,
+        ProfileChoice::Lite => false,
+        ProfileChoice::Auto => {
+            let instance = wgpu::Instance::new(
+                wgpu::InstanceDescriptor::new_without_display_handle().with_env(),
+            );
+            let options = wgpu::RequestAdapterOptions {
+                power_preference: wgpu::PowerPreference::from_env()
+                    .unwrap_or(wgpu::PowerPreference::HighPerformance),
+                force_fallback_adapter: false,
+                compatible_surface: None,
+            };
+            match bevy::tasks::block_on(instance.request_adapter(&options)) {
+                Ok(adapter) => adapter.get_info().device_type != wgpu::DeviceType::Cpu,
+                Err(_) => true,
+            }
+        }
+    }
+}
+
+/// Whether the app was built with pipelined rendering (for the log).
+#[derive(Resource, Clone, Copy, Debug)]
+pub struct Pipelined(pub bool);
+
 /// A resolved profile.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Profile {
@@ -149,6 +182,7 @@ fn spawn_target(mut commands: Commands, mut images: ResMut<Assets<Image>>) {
 fn detect_adapter(
     adapter: Option<Res<bevy::render::renderer::RenderAdapterInfo>>,
     mut profile: ResMut<RenderProfile>,
+    pipelined: Option<Res<Pipelined>>,
     mut lights: Query<&mut DirectionalLight>,
     cameras: Query<Entity, With<Camera>>,
     mut commands: Commands,
@@ -189,6 +223,9 @@ fn detect_adapter(
         }
     } else {
         info!("GPU {name}: render profile {}", active.as_str());
+    }
+    if pipelined.is_some_and(|p| !p.0) {
+        info!("rendering unpipelined: one frame less between input and repaint");
     }
     profile.adapter = Some((name, software));
     profile.active = Some(active);
