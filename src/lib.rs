@@ -54,13 +54,20 @@ pub fn headless_app(scene: Arc<Scene>, options: &SimOptions) -> App {
 }
 
 /// The simulation in a window with the 3D view and the control panel.
-pub fn window_app(scene: Arc<Scene>, options: &SimOptions, ui_options: ui::UiOptions) -> App {
+pub fn window_app(
+    scene: Arc<Scene>,
+    options: &SimOptions,
+    ui_options: ui::UiOptions,
+    render: ui::render::RenderProfile,
+) -> App {
     let _ = ui::STARTED.set(std::time::Instant::now());
     let mut app = App::new();
-    ui::add_window_plugins(&mut app, &scene);
+    let pipelined = ui::render::pipelined_rendering(render.choice);
+    ui::add_window_plugins(&mut app, &scene, pipelined);
     add_simulation(&mut app, scene, options);
     ui::plugin(&mut app);
     app.insert_resource(ui_options);
+    app.insert_resource(render);
     app
 }
 

@@ -12,6 +12,7 @@ use anyhow::Context;
 use armsim::headless::{self, StopAfter};
 use armsim::sim::ClockMode;
 use armsim::trajectory::plugin::{self as trajectory, ReplayMode};
+use armsim::ui::render::{ProfileChoice, RenderProfile};
 use armsim::{SimOptions, scene};
 use clap::{Parser, Subcommand};
 
@@ -168,6 +169,29 @@ struct Cli {
     #[arg(long, value_name = "PATH")]
     screenshot: Option<PathBuf>,
 
+    /// Window only: `full` (window resolution, tonemapping, no frame cap), `lite` (for software
+    /// renderers: reduced resolution, no tonemapping, capped frame rate) or `auto` (lite on a
+    /// software adapter such as Mesa's llvmpipe, full on a GPU). The panel's View section
+    /// switches it too.
+    #[arg(long, value_enum, default_value_t = ProfileChoice::Auto, value_name = "PROFILE")]
+    render_profile: ProfileChoice,
+
+    /// Window, lite profile: fraction of the view's resolution the 3D scene renders at.
+    #[arg(long, default_value_t = 0.5, value_name = "FRACTION")]
+    render_scale: f32,
+
+    /// Window, lite profile: frame cap (input still wakes the window at once).
+    #[arg(long, default_value_t = 30.0, value_name = "FPS")]
+    max_fps: f64,
+
+    /// Window: seconds between the frame-rate log lines.
+    #[arg(long, default_value_t = 10.0, value_name = "SECS", hide = true)]
+    frame_log_secs: f64,
+
+    /// Benchmark switches (hidden): tonemap, pbr (lite keeps PBR materials), no-panel, no-gizmos.
+    #[arg(long, value_delimiter = ',', value_name = "SWITCH", hide = true)]
+    render_tweak: Vec<String>,
+
     #[command(subcommand)]
     command: Option<Command>,
 }
@@ -186,6 +210,15 @@ enum Command {
         /// `teleop`: observer sessions besides the controller.
         #[arg(long, default_value_t = 64, value_name = "N")]
         observers: usize,
+        /// `window`: seconds each render profile is measured for.
+        #[arg(long, default_value_t = 20.0, value_name = "SECS")]
+        seconds: f64,
+        /// `window`: Pause clicks per profile for the input-to-repaint latency.
+        #[arg(long, default_value_t = 8, value_name = "N")]
+        clicks: usize,
+        /// `window`: also measure what each part costs (lite with one thing put back or taken away).
+        #[arg(long)]
+        breakdown: bool,
     },
 }
 
@@ -203,6 +236,10 @@ enum BenchKind {
     Teleop,
     /// MetaSim trajectory recording overhead and the load time of a 100-demo file per format.
     Record,
+    /// The window on the default scene under the current DISPLAY (or a private Xvfb when none):
+    /// frames/s, frame time p50/p99, real-time factor and click-to-repaint latency of the
+    /// panel's Pause button, for the full and the lite render profile.
+    Window,
 }
 
 /// The scene's `ws_host` as an address to bind ("localhost" is loopback).
@@ -217,6 +254,40 @@ fn resolve_host(host: &str) -> anyhow::Result<std::net::IpAddr> {
         .map(|a| a.ip())
         .find(|ip| ip.is_ipv4())
         .with_context(|| format!("networking.ws_host {host:?} has no IPv4 address"))
+}
+
+/// The window's render profile from the command line.
+fn render_profile(cli: &Cli) -> anyhow::Result<RenderProfile> {
+    if !(cli.render_scale.is_finite() && (0.25..=1.0).contains(&cli.render_scale)) {
+        anyhow::bail!(
+            "--render-scale must be in 0.25..=1, got {}",
+            cli.render_scale
+        );
+    }
+    if !(cli.max_fps.is_finite() && (1.0..=1000.0).contains(&cli.max_fps)) {
+        anyhow::bail!("--max-fps must be in 1..=1000, got {}", cli.max_fps);
+    }
+    if !(cli.frame_log_secs.is_finite() && cli.frame_log_secs >= 0.5) {
+        anyhow::bail!("--frame-log-secs must be at least 0.5");
+    }
+    let mut render = RenderProfile {
+        choice: cli.render_profile,
+        ..Default::default()
+    };
+    render.lite.scale = cli.render_scale;
+    render.lite.max_fps = cli.max_fps;
+    for tweak in &cli.render_tweak {
+        match tweak.as_str() {
+            "tonemap" => render.lite.tonemapping = true,
+            "pbr" => render.lite.pbr = true,
+            "no-panel" => render.ablation.no_panel = true,
+            "no-gizmos" => render.ablation.no_gizmos = true,
+            other => anyhow::bail!(
+                "unknown --render-tweak {other:?} (tonemap, pbr, no-panel, no-gizmos)"
+            ),
+        }
+    }
+    Ok(render)
 }
 
 fn main() -> ExitCode {
@@ -254,9 +325,22 @@ fn run() -> anyhow::Result<ExitCode> {
         kind,
         steps,
         observers,
+        seconds,
+        clicks,
+        breakdown,
     }) = cli.command
     {
         match kind {
+            BenchKind::Window => {
+                let options = bench::window::Options {
+                    scene: cli.scene.clone(),
+                    seconds,
+                    clicks,
+                    breakdown,
+                };
+                let report = bench::window::run(&options).context("window benchmark failed")?;
+                println!("{report}");
+            }
             BenchKind::Step => {
                 let report =
                     bench::run(scene, steps.unwrap_or(24_000)).context("benchmark failed")?;
@@ -439,10 +523,12 @@ fn run() -> anyhow::Result<ExitCode> {
         }
         return Ok(code);
     } else {
+        let render = render_profile(&cli)?;
         let ui_options = armsim::ui::UiOptions {
             screenshot: cli.screenshot,
+            frame_log_secs: Some(cli.frame_log_secs),
         };
-        let mut app = armsim::window_app(scene, &options, ui_options);
+        let mut app = armsim::window_app(scene, &options, ui_options, render);
         add_servers(&mut app)?;
         // Bevy's own Ctrl-C handler closes the window through AppExit (ctrlc's `termination`
         // feature, which armsim enables, makes it cover SIGTERM too); recordings finish on it,

@@ -109,19 +109,38 @@ impl Rgb {
     }
 }
 
-#[test]
-fn window_shows_the_scene_and_panel_and_responds_to_keys_clicks_and_sliders() {
+/// A window under its own Xvfb: the app, its log, the display and where things are.
+struct Window {
+    app: Guard,
+    log: Arc<Mutex<String>>,
+    display: String,
+    root: PathBuf,
+    artifacts: PathBuf,
+    monitor_port: u16,
+    // Dropped last: the display outlives the app.
+    _xvfb: Guard,
+}
+
+fn alive(app: &mut Guard, log: &Arc<Mutex<String>>) {
+    if let Ok(Some(status)) = app.0.try_wait() {
+        panic!("armsim exited early ({status}):\n{}", log.lock().unwrap());
+    }
+}
+
+/// Starts armsim with `--render-profile PROFILE` on a fresh Xvfb display (offset `n` so tests
+/// in one binary do not share one), waits for its screenshot and checks what it shows.
+fn open_window(profile: &str, n: u32) -> Window {
     for tool in ["Xvfb", "xdotool"] {
         require(tool);
     }
     let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
     let artifacts = root.join("target/gui-artifacts");
     std::fs::create_dir_all(&artifacts).unwrap();
-    let shot = artifacts.join("default_scene.png");
+    let shot = artifacts.join(format!("default_scene_{profile}.png"));
     let _ = std::fs::remove_file(&shot);
 
-    let display = format!(":{}", 90 + std::process::id() % 800);
-    let _xvfb = Guard(
+    let display = format!(":{}", 90 + (std::process::id() * 2 + n) % 1600);
+    let xvfb = Guard(
         Command::new("Xvfb")
             .args([&display, "-screen", "0", "1280x800x24", "-nolisten", "tcp"])
             .stdout(Stdio::null())
@@ -145,11 +164,12 @@ fn window_shows_the_scene_and_panel_and_responds_to_keys_clicks_and_sliders() {
         .env_remove("WAYLAND_DISPLAY")
         .env("RUST_LOG", "info")
         // The headset page is on (its panel section is drawn); its certificate goes to a
-        // scratch directory, not the user's config.
+        // scratch directory per window, not the user's config.
         .env(
             "ARMSIM_CONFIG_DIR",
-            std::env::temp_dir().join(format!("armsim-gui-{}", std::process::id())),
+            std::env::temp_dir().join(format!("armsim-gui-{}-{profile}", std::process::id())),
         )
+        .args(["--render-profile", profile])
         .args([
             "--teleop-port",
             "0",
@@ -181,11 +201,6 @@ fn window_shows_the_scene_and_panel_and_responds_to_keys_clicks_and_sliders() {
         });
     }
     let mut app = Guard(child);
-    let alive = |app: &mut Guard, log: &Arc<Mutex<String>>| {
-        if let Ok(Some(status)) = app.0.try_wait() {
-            panic!("armsim exited early ({status}):\n{}", log.lock().unwrap());
-        }
-    };
 
     // Software rendering in a debug build is slow to start: be generous.
     wait_for("the screenshot", Duration::from_secs(300), || {
@@ -195,24 +210,45 @@ fn window_shows_the_scene_and_panel_and_responds_to_keys_clicks_and_sliders() {
             .unwrap_or(false)
     });
     std::thread::sleep(Duration::from_millis(500));
+    let wanted = format!("render profile {profile}");
+    assert!(
+        log.lock().unwrap().contains(&wanted),
+        "the log does not say `{wanted}`:\n{}",
+        log.lock().unwrap()
+    );
     let img = Rgb::load(&shot);
     assert_eq!((img.width, img.height), (1280, 800), "window size");
+    check_scene(&img, profile);
+    Window {
+        app,
+        log,
+        display,
+        root,
+        artifacts,
+        monitor_port,
+        _xvfb: xvfb,
+    }
+}
 
+/// The panel, the table, the cubes, the arm and the goal zone marker are in the screenshot.
+fn check_scene(img: &Rgb, profile: &str) {
     // The panel: egui's dark fill down the left side.
     let panel = img.fraction(8, 200, 300, 790, |[r, g, b]| {
         r < 70 && g < 70 && b < 70 && r.abs_diff(g) < 8 && g.abs_diff(b) < 8
     });
     assert!(
         panel > 0.8,
-        "left panel not found: {panel:.2} of the strip is panel-coloured"
+        "{profile}: left panel not found: {panel:.2} of the strip is panel-coloured"
     );
     // The table: a large wood-brown area in the 3D view.
     let table = img.fraction(300, 1280, 0, 800, |[r, g, b]| {
+        // Widened: the lite profile's flat colours can reach 255 in a channel.
+        let (r, g, b) = (u16::from(r), u16::from(g), u16::from(b));
         r > 60 && r > g + 15 && g > b + 10
     });
     assert!(
         table > 0.03,
-        "table not found: {table:.3} of the view is wood-coloured"
+        "{profile}: table not found: {table:.3} of the view is wood-coloured"
     );
     // The cubes: red, green and blue pixels.
     let red = img.count(300, |[r, g, b]| r > 120 && g < 70 && b < 70);
@@ -220,19 +256,48 @@ fn window_shows_the_scene_and_panel_and_responds_to_keys_clicks_and_sliders() {
     let blue = img.count(300, |[r, g, b]| b > 120 && r < 70 && g < 90);
     assert!(
         red > 20 && green > 20 && blue > 20,
-        "cubes: red {red}, green {green}, blue {blue} pixels"
+        "{profile}: cubes: red {red}, green {green}, blue {blue} pixels"
     );
     // The arm: its orange links (more saturated than the wood of the table).
     let arm = img.count(330, |[r, g, b]| {
         r > 170 && i32::from(r) - i32::from(b) > 120 && i32::from(r) - i32::from(g) > 60
     });
-    assert!(arm > 500, "arm not found: {arm} orange pixels");
+    assert!(arm > 500, "{profile}: arm not found: {arm} orange pixels");
     // The goal zone marker (a yellow gizmo line on the table).
     let zone = img.count(330, |[r, g, b]| r > 200 && g > 170 && b < 80);
     assert!(
         zone > 20,
-        "goal zone marker not found: {zone} yellow pixels"
+        "{profile}: goal zone marker not found: {zone} yellow pixels"
     );
+}
+
+/// Full quality on the software renderer too: what the window shows (the interaction is the
+/// same code in both profiles and is exercised by the lite test).
+#[test]
+fn full_profile_window_shows_the_scene_and_panel() {
+    let w = open_window("full", 1);
+    std::fs::write(
+        w.artifacts.join("gui_smoke_full.log"),
+        w.log.lock().unwrap().as_bytes(),
+    )
+    .unwrap();
+}
+
+/// The lite profile (the default on a software renderer, as in CI): what the window shows, and
+/// keys, clicks and sliders.
+#[test]
+fn window_shows_the_scene_and_panel_and_responds_to_keys_clicks_and_sliders() {
+    let w = open_window("lite", 0);
+    let Window {
+        mut app,
+        log,
+        display,
+        root,
+        artifacts,
+        monitor_port,
+        _xvfb,
+    } = w;
+    let alive = |app: &mut Guard, log: &Arc<Mutex<String>>| alive(app, log);
 
     // Space from IDLE starts the session, Space again pauses it: real key events through X.
     let window = Command::new("xdotool")
@@ -373,7 +438,7 @@ fn window_shows_the_scene_and_panel_and_responds_to_keys_clicks_and_sliders() {
         let _ = std::fs::rename(&after_shot, artifacts.join("after_slider.png"));
     }
     std::fs::write(
-        artifacts.join("gui_smoke.log"),
+        artifacts.join("gui_smoke_lite.log"),
         log.lock().unwrap().as_bytes(),
     )
     .unwrap();

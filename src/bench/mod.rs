@@ -6,6 +6,7 @@ pub mod agent;
 pub mod lockstep;
 pub mod record;
 pub mod teleop;
+pub mod window;
 
 use std::fmt;
 use std::sync::Arc;

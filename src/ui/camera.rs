@@ -63,7 +63,17 @@ fn spawn_camera(
 ) {
     egui_settings.auto_create_primary_context = false;
     let orbit = OrbitCamera::home(scene.0.config.table.top_height_m);
-    commands.spawn((Camera3d::default(), orbit.transform(), orbit));
+    // Order -1: in the lite profile the view renders into an image the display camera (order 0)
+    // then draws, so it must come first.
+    commands.spawn((
+        Camera3d::default(),
+        Camera {
+            order: -1,
+            ..default()
+        },
+        orbit.transform(),
+        orbit,
+    ));
     commands.spawn((
         PrimaryEguiContext,
         Camera2d,

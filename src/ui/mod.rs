@@ -8,6 +8,7 @@ mod gizmos;
 mod headset;
 mod history;
 mod panel;
+pub mod render;
 mod visuals;
 
 use std::path::PathBuf;
@@ -27,6 +28,8 @@ use crate::sim::ClockSystems;
 pub struct UiOptions {
     /// Save one screenshot here once the scene has rendered for a moment (for CI and docs).
     pub screenshot: Option<PathBuf>,
+    /// Seconds between the frame-rate log lines (default 10).
+    pub frame_log_secs: Option<f64>,
 }
 
 /// The window title for a scene: `armsim — <scene id>`.
@@ -34,10 +37,15 @@ pub fn window_title(scene: &Scene) -> String {
     format!("armsim — {}", scene.config.scene_id)
 }
 
-/// Bevy's default plugins configured for our window, plus egui.
-pub fn add_window_plugins(app: &mut App, scene: &Scene) {
+/// Bevy's default plugins configured for our window, plus egui; `pipelined`: see
+/// [`render::pipelined_rendering`].
+pub fn add_window_plugins(app: &mut App, scene: &Scene, pipelined: bool) {
+    let mut plugins = DefaultPlugins.build();
+    if !pipelined {
+        plugins = plugins.disable::<bevy::render::pipelined_rendering::PipelinedRenderingPlugin>();
+    }
     app.add_plugins(
-        DefaultPlugins
+        plugins
             .set(WindowPlugin {
                 primary_window: Some(Window {
                     title: window_title(scene),
@@ -52,11 +60,23 @@ pub fn add_window_plugins(app: &mut App, scene: &Scene) {
             }),
     )
     .add_plugins(EguiPlugin::default())
-    .insert_resource(ClearColor(Color::srgb(0.62, 0.68, 0.75)));
+    .insert_resource(ClearColor(Color::srgb(0.62, 0.68, 0.75)))
+    .insert_resource(render::Pipelined(pipelined));
+    // Per-pass GPU and CPU times in the log (Vulkan timestamp queries), for profiling.
+    if std::env::var_os("ARMSIM_RENDER_DIAGNOSTICS").is_some() {
+        app.add_plugins((
+            bevy::render::diagnostic::RenderDiagnosticsPlugin,
+            bevy::diagnostic::LogDiagnosticsPlugin {
+                wait_duration: std::time::Duration::from_secs(5),
+                ..default()
+            },
+        ));
+    }
 }
 
 pub(crate) fn plugin(app: &mut App) {
     app.init_resource::<UiOptions>();
+    render::plugin(app);
     camera::plugin(app);
     gizmos::plugin(app);
     history::plugin(app);
@@ -76,12 +96,17 @@ pub(crate) fn plugin(app: &mut App) {
 /// When `window_app` began building the app: the start of "time to first frame".
 pub(crate) static STARTED: std::sync::OnceLock<std::time::Instant> = std::sync::OnceLock::new();
 
-/// Logs the time to the first rendered frame, then the frame rate every 10 s.
+/// Logs the time to the first rendered frame, then every 10 s (`--frame-log-secs`) the frame
+/// rate, the frame time's median and 99th percentile and the simulation's real-time factor over
+/// that window (sim seconds per wall second; less than 1 only while paused or when the machine
+/// cannot keep up). `armsim bench window` reads these lines.
 fn frame_figures(
     frames: Res<bevy::diagnostic::FrameCount>,
     time: Res<Time<Real>>,
     clock: Res<crate::sim::SimClock>,
-    mut window: Local<Option<(f64, u32)>>,
+    options: Res<UiOptions>,
+    mut window: Local<Option<(f64, u32, f64)>>,
+    mut frame_times: Local<Vec<f64>>,
 ) {
     // Frame 1 has been rendered and presented when frame 2 begins.
     if frames.0 == 2
@@ -93,19 +118,39 @@ fn frame_figures(
         );
     }
     let now = time.elapsed_secs_f64();
+    if frames.0 > 2 {
+        frame_times.push(time.delta_secs_f64());
+    }
+    let every = options.frame_log_secs.unwrap_or(10.0);
     match *window {
-        None => *window = Some((now, frames.0)),
-        Some((t0, f0)) if now - t0 >= 10.0 => {
+        None => *window = Some((now, frames.0, clock.sim_time)),
+        Some((t0, f0, sim0)) if now - t0 >= every => {
+            let (p50, p99) = percentiles(&mut frame_times);
             info!(
-                "{:.1} frames/s over the last {:.0} s; simulation real-time factor {:.2}",
+                "{:.1} frames/s over the last {:.0} s (frame time p50 {:.1} ms, p99 {:.1} ms); \
+                 simulation real-time factor {:.3}",
                 f64::from(frames.0 - f0) / (now - t0),
                 now - t0,
-                clock.stats.real_time_factor
+                p50 * 1e3,
+                p99 * 1e3,
+                (clock.sim_time - sim0) / (now - t0)
             );
-            *window = Some((now, frames.0));
+            frame_times.clear();
+            *window = Some((now, frames.0, clock.sim_time));
         }
         Some(_) => {}
     }
+}
+
+/// Median and 99th percentile (nearest rank) of `values`; zeros when empty.
+fn percentiles(values: &mut [f64]) -> (f64, f64) {
+    if values.is_empty() {
+        return (0.0, 0.0);
+    }
+    values.sort_unstable_by(f64::total_cmp);
+    let at =
+        |q: f64| values[((values.len() as f64 * q).ceil() as usize).clamp(1, values.len()) - 1];
+    (at(0.5), at(0.99))
 }
 
 /// The title shows the scene and the session state (`armsim — default_scene — RUNNING`), so

@@ -3,15 +3,15 @@
 //! sliders), the referee, recording/replay and the alerts log. Every action a protocol can take
 //! on the session is also a click here. The 3D view is confined to the area right of the panel.
 
-use bevy::camera::Viewport;
 use bevy::ecs::system::SystemParam;
 use bevy::prelude::*;
 use bevy::window::PrimaryWindow;
-use bevy_egui::{EguiContexts, EguiPrimaryContextPass, egui};
+use bevy_egui::{EguiContexts, EguiPrimaryContextPass, EguiTextureHandle, egui};
 use egui_plot::{Legend, Line, Plot, PlotPoints};
 
 use super::gizmos::ViewOptions;
 use super::history::History;
+use super::render::{LiteTarget, Profile, RenderProfile, ViewRect};
 use crate::protocol::registry::Connections;
 use crate::referee::plugin::Referee;
 use crate::robot::Pose;
@@ -68,6 +68,7 @@ struct WorldView<'w> {
     log: Res<'w, AlertLog>,
     history: Res<'w, History>,
     view: ResMut<'w, ViewOptions>,
+    render: ResMut<'w, RenderProfile>,
 }
 
 /// Recording and replay state, and where to send requests.
@@ -86,9 +87,16 @@ fn draw_panel(
     mut traj: Trajectories,
     mut state: ResMut<PanelState>,
     xr: Option<Res<crate::protocol::xr::XrInfo>>,
-    mut camera: Query<&mut Camera, With<super::camera::OrbitCamera>>,
+    mut view_rect: ResMut<ViewRect>,
+    lite_target: Option<Res<LiteTarget>>,
     window: Query<&Window, With<PrimaryWindow>>,
 ) -> Result {
+    let lite_image = match wv.render.active {
+        Some(Profile::Lite) => lite_target
+            .as_ref()
+            .map(|t| contexts.add_image(EguiTextureHandle::Weak(t.0.id()))),
+        _ => None,
+    };
     let ctx = contexts.ctx_mut()?;
     let mut root = egui::Ui::new(
         ctx.clone(),
@@ -97,68 +105,131 @@ fn draw_panel(
             .layer_id(egui::LayerId::background())
             .max_rect(ctx.viewport_rect()),
     );
-    let width = egui::Panel::left("armsim_panel")
-        .resizable(true)
-        .default_size(300.0)
-        .show(&mut root, |ui| {
-            session_section(ui, &mut sv);
-            egui::ScrollArea::vertical().show(ui, |ui| {
-                egui::CollapsingHeader::new("Robot")
-                    .default_open(true)
-                    .show(ui, |ui| robot_section(ui, &mut sv, &mut wv, &mut state));
-                egui::CollapsingHeader::new("Monitoring")
-                    .default_open(true)
-                    .show(ui, |ui| monitoring_section(ui, &sv, &wv));
-                egui::CollapsingHeader::new("Connections")
-                    .default_open(true)
-                    .show(ui, |ui| connections_section(ui, &mut sv.conns));
-                if let Some(xr) = &xr {
-                    egui::CollapsingHeader::new("Headset")
+    // `--render-tweak no-panel` (benchmark only): the window without the panel.
+    let show_panel = !wv.render.ablation.no_panel;
+    let width = if !show_panel {
+        0.0
+    } else {
+        egui::Panel::left("armsim_panel")
+            .resizable(true)
+            .default_size(300.0)
+            .show(&mut root, |ui| {
+                session_section(ui, &mut sv);
+                egui::ScrollArea::vertical().show(ui, |ui| {
+                    egui::CollapsingHeader::new("Robot")
                         .default_open(true)
-                        .show(ui, |ui| super::headset::section(ui, xr, &mut state.headset));
-                }
-                egui::CollapsingHeader::new("Referee")
-                    .default_open(true)
-                    .show(ui, |ui| referee_section(ui, &mut sv, &mut wv, &mut state));
-                egui::CollapsingHeader::new("Plots")
-                    .default_open(false)
-                    .show(ui, |ui| plots_section(ui, &wv));
-                egui::CollapsingHeader::new("Record / replay")
-                    .default_open(false)
-                    .show(ui, |ui| trajectory_section(ui, &mut traj, &mut state));
-                egui::CollapsingHeader::new("Alerts")
-                    .default_open(true)
-                    .show(ui, |ui| alerts_section(ui, &wv));
-                egui::CollapsingHeader::new("View")
-                    .default_open(false)
-                    .show(ui, |ui| {
-                        let v = &mut wv.view;
-                        ui.checkbox(&mut v.workspace, "workspace box");
-                        ui.checkbox(&mut v.goal_zone, "goal zone");
-                        ui.checkbox(&mut v.teleop_target, "teleop target and setpoint");
-                        ui.checkbox(&mut v.joint_axes, "joint axes");
-                    });
-                ui.allocate_space(egui::vec2(ui.available_width(), 0.0));
-            });
-        })
-        .response
-        .rect
-        .width();
+                        .show(ui, |ui| robot_section(ui, &mut sv, &mut wv, &mut state));
+                    egui::CollapsingHeader::new("Monitoring")
+                        .default_open(true)
+                        .show(ui, |ui| monitoring_section(ui, &sv, &wv));
+                    egui::CollapsingHeader::new("Connections")
+                        .default_open(true)
+                        .show(ui, |ui| connections_section(ui, &mut sv.conns));
+                    if let Some(xr) = &xr {
+                        egui::CollapsingHeader::new("Headset")
+                            .default_open(true)
+                            .show(ui, |ui| super::headset::section(ui, xr, &mut state.headset));
+                    }
+                    egui::CollapsingHeader::new("Referee")
+                        .default_open(true)
+                        .show(ui, |ui| referee_section(ui, &mut sv, &mut wv, &mut state));
+                    egui::CollapsingHeader::new("Plots")
+                        .default_open(false)
+                        .show(ui, |ui| plots_section(ui, &wv));
+                    egui::CollapsingHeader::new("Record / replay")
+                        .default_open(false)
+                        .show(ui, |ui| trajectory_section(ui, &mut traj, &mut state));
+                    egui::CollapsingHeader::new("Alerts")
+                        .default_open(true)
+                        .show(ui, |ui| alerts_section(ui, &wv));
+                    egui::CollapsingHeader::new("View")
+                        .default_open(false)
+                        .show(ui, |ui| view_section(ui, &mut wv));
+                    ui.allocate_space(egui::vec2(ui.available_width(), 0.0));
+                });
+            })
+            .response
+            .rect
+            .width()
+    };
 
     // Keep the 3D view to the right of the panel.
-    if let (Ok(window), Ok(mut camera)) = (window.single(), camera.single_mut()) {
+    if let Ok(window) = window.single() {
         let left = (width * window.scale_factor()) as u32;
-        let size = UVec2::new(
-            window.physical_width().saturating_sub(left).max(1),
-            window.physical_height().max(1),
-        );
-        camera.viewport = Some(Viewport {
-            physical_position: UVec2::new(left, 0),
-            physical_size: size,
-            ..default()
-        });
+        let rect = ViewRect {
+            position: UVec2::new(left, 0),
+            size: UVec2::new(
+                window.physical_width().saturating_sub(left).max(1),
+                window.physical_height().max(1),
+            ),
+        };
+        if *view_rect != rect {
+            *view_rect = rect;
+        }
+        // Lite: the 3D view's offscreen image, stretched over the view under the panel.
+        if let Some(texture) = lite_image {
+            let k = window.scale_factor();
+            let view = egui::Rect::from_min_size(
+                egui::pos2(rect.position.x as f32 / k, 0.0),
+                egui::vec2(rect.size.x as f32 / k, rect.size.y as f32 / k),
+            );
+            ctx.layer_painter(egui::LayerId::background()).image(
+                texture,
+                view,
+                egui::Rect::from_min_max(egui::pos2(0.0, 0.0), egui::pos2(1.0, 1.0)),
+                egui::Color32::WHITE,
+            );
+        }
     }
     Ok(())
+}
+
+/// The View section: markers and the render profile.
+fn view_section(ui: &mut egui::Ui, wv: &mut WorldView) {
+    let v = &mut wv.view;
+    ui.checkbox(&mut v.workspace, "workspace box");
+    ui.checkbox(&mut v.goal_zone, "goal zone");
+    ui.checkbox(&mut v.teleop_target, "teleop target and setpoint");
+    ui.checkbox(&mut v.joint_axes, "joint axes");
+    let Some(active) = wv.render.active else {
+        return;
+    };
+    ui.horizontal(|ui| {
+        ui.label("render");
+        let mut pick = active;
+        ui.selectable_value(&mut pick, Profile::Full, "full")
+            .on_hover_text("window resolution, tonemapping, no frame cap");
+        ui.selectable_value(&mut pick, Profile::Lite, "lite")
+            .on_hover_text(
+                "for software renderers: reduced resolution, no tonemapping, capped frame rate",
+            );
+        if pick != active {
+            wv.render.active = Some(pick);
+        }
+    });
+    if active == Profile::Lite {
+        let lite = &mut wv.render.lite;
+        let mut percent = (lite.scale * 100.0).round();
+        ui.horizontal(|ui| {
+            ui.label("resolution");
+            if ui
+                .add(egui::Slider::new(&mut percent, 25.0..=100.0).suffix(" %"))
+                .changed()
+            {
+                lite.scale = percent / 100.0;
+            }
+        });
+    }
+    if let Some((name, software)) = &wv.render.adapter {
+        ui.small(format!(
+            "{}: {name}",
+            if *software {
+                "software renderer"
+            } else {
+                "GPU"
+            }
+        ));
+    }
 }
 
 fn session_section(ui: &mut egui::Ui, sv: &mut SessionView) {

@@ -16,10 +16,8 @@ use crate::sim::{BodyRole, ClockSystems, Sim};
 pub struct BodyVisual(pub RigidBodyHandle);
 
 pub(super) fn plugin(app: &mut App) {
-    app.add_systems(Startup, spawn_scene).add_systems(
-        Update,
-        (sync_poses.after(ClockSystems), software_renderer_tweaks),
-    );
+    app.add_systems(Startup, spawn_scene)
+        .add_systems(Update, sync_poses.after(ClockSystems));
 }
 
 /// The table's wood-like colour; the GUI test looks for it in screenshots.
@@ -159,37 +157,6 @@ fn sync_poses(sim: Res<Sim>, mut bodies: Query<(&BodyVisual, &mut Transform)>) {
             let p = rb.position();
             transform.translation = p.translation;
             transform.rotation = p.rotation;
-        }
-    }
-}
-
-/// On a software renderer (lavapipe/llvmpipe under Xvfb) shadow maps and multisampling cost most
-/// of a frame: turn them off there, once, and say so.
-fn software_renderer_tweaks(
-    adapter: Option<Res<bevy::render::renderer::RenderAdapterInfo>>,
-    mut lights: Query<&mut DirectionalLight>,
-    cameras: Query<Entity, With<Camera3d>>,
-    mut commands: Commands,
-    mut done: Local<bool>,
-) {
-    if *done {
-        return;
-    }
-    let Some(adapter) = adapter else {
-        return;
-    };
-    *done = true;
-    // wgpu's DeviceType is not re-exported by Bevy; its Debug name is stable ("Cpu").
-    if format!("{:?}", adapter.device_type) == "Cpu" {
-        info!(
-            "software renderer ({}): shadows and MSAA off to keep the window responsive",
-            adapter.name
-        );
-        for mut light in &mut lights {
-            light.shadow_maps_enabled = false;
-        }
-        for camera in &cameras {
-            commands.entity(camera).insert(Msaa::Off);
         }
     }
 }

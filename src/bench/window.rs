@@ -1,0 +1,508 @@
+//! `armsim bench window`: the real window on the default scene, one child `armsim` per render
+//! profile, under the current DISPLAY (or a private Xvfb at 1280×800 when DISPLAY is unset).
+//! Each child logs its frame rate, frame-time p50/p99 and real-time factor over a window of
+//! `--seconds` while the session runs (`--frame-log-secs`); the benchmark then clicks the
+//! panel's Pause button with xdotool and reads the window's pixels back from the X server until
+//! the state label turns PAUSED-yellow: input to repaint, as a user sees it. Profiles run one
+//! after the other in the same invocation, so their figures compare on the same machine load.
+
+use std::fmt;
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, bail};
+use x11rb::connection::Connection;
+use x11rb::protocol::xproto::{AtomEnum, ConnectionExt, ImageFormat};
+
+/// Where the panel's Start and Pause buttons are in the default layout (1280×800, scale 1),
+/// in window pixels; the GUI smoke test clicks the same places.
+const START_BUTTON: (u32, u32) = (26, 83);
+const PAUSE_BUTTON: (u32, u32) = (72, 83);
+/// The strip of the panel holding the state label (x, y, width, height).
+const STATE_LABEL: (i16, i16, u16, u16) = (0, 40, 260, 36);
+
+pub struct Options {
+    pub scene: PathBuf,
+    pub seconds: f64,
+    pub clicks: usize,
+    pub breakdown: bool,
+}
+
+/// The window's title as the window manager reads it (`_NET_WM_NAME`, UTF-8).
+fn title(x11: &impl Connection, window: u32, atom: u32) -> anyhow::Result<String> {
+    let reply = x11
+        .get_property(false, window, atom, AtomEnum::ANY, 0, 256)?
+        .reply()?;
+    Ok(String::from_utf8_lossy(&reply.value).into_owned())
+}
+
+/// One configuration of the window and the figures measured for it.
+pub struct Row {
+    name: String,
+    args: String,
+    fps: f64,
+    p50_ms: f64,
+    p99_ms: f64,
+    rtf: f64,
+    clicks_ms: Vec<f64>,
+    titles_ms: Vec<f64>,
+}
+
+pub struct Report {
+    display: String,
+    adapter: String,
+    load: String,
+    seconds: f64,
+    rows: Vec<Row>,
+}
+
+/// Kills the child when dropped, however the benchmark ends.
+struct Guard(Child);
+
+impl Drop for Guard {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+pub fn run(options: &Options) -> anyhow::Result<Report> {
+    if !(options.seconds.is_finite() && options.seconds >= 2.0) {
+        bail!("--seconds must be at least 2");
+    }
+    require("xdotool")?;
+    let (display, _xvfb) = match std::env::var("DISPLAY") {
+        Ok(d) if !d.is_empty() => (d, None),
+        _ => {
+            let (d, guard) = start_xvfb()?;
+            (d, Some(guard))
+        }
+    };
+    let (x11, _) = x11rb::connect(Some(&display))
+        .with_context(|| format!("cannot connect to the X display {display}"))?;
+    let mut variants: Vec<(&str, Vec<&str>)> = vec![
+        ("full", vec!["--render-profile", "full"]),
+        ("lite", vec!["--render-profile", "lite"]),
+    ];
+    if options.breakdown {
+        variants.extend([
+            (
+                "full, no panel",
+                vec!["--render-profile", "full", "--render-tweak", "no-panel"],
+            ),
+            (
+                "lite, no panel",
+                vec!["--render-profile", "lite", "--render-tweak", "no-panel"],
+            ),
+            (
+                "full, no gizmos",
+                vec!["--render-profile", "full", "--render-tweak", "no-gizmos"],
+            ),
+            (
+                "lite at 100% resolution",
+                vec!["--render-profile", "lite", "--render-scale", "1"],
+            ),
+            (
+                "lite + tonemapping",
+                vec!["--render-profile", "lite", "--render-tweak", "tonemap"],
+            ),
+            (
+                "lite + PBR materials",
+                vec!["--render-profile", "lite", "--render-tweak", "pbr"],
+            ),
+            (
+                "lite, no frame cap",
+                vec!["--render-profile", "lite", "--max-fps", "1000"],
+            ),
+        ]);
+    }
+    let mut report = Report {
+        display: display.clone(),
+        adapter: String::from("?"),
+        load: String::new(),
+        seconds: options.seconds,
+        rows: Vec::new(),
+    };
+    for (name, args) in variants {
+        eprintln!("bench window: measuring {name} ({} s) …", options.seconds);
+        let (row, adapter) = measure(options, &display, &x11, name, &args)
+            .with_context(|| format!("measuring {name}"))?;
+        report.adapter = adapter;
+        report.rows.push(row);
+    }
+    report.load = std::fs::read_to_string("/proc/loadavg")
+        .map(|l| l.split_whitespace().take(3).collect::<Vec<_>>().join(" "))
+        .unwrap_or_default();
+    Ok(report)
+}
+
+fn require(tool: &str) -> anyhow::Result<()> {
+    let found = Command::new("sh")
+        .args(["-c", &format!("command -v {tool}")])
+        .output()
+        .map(|o| o.status.success())
+        .unwrap_or(false);
+    if !found {
+        bail!("the window benchmark needs `{tool}` (Debian: apt-get install xdotool xvfb)");
+    }
+    Ok(())
+}
+
+fn start_xvfb() -> anyhow::Result<(String, Guard)> {
+    require("Xvfb")?;
+    let n = (100..900)
+        .map(|i| i + std::process::id() % 500)
+        .find(|n| !Path::new(&format!("/tmp/.X11-unix/X{n}")).exists())
+        .context("no free X display number")?;
+    let display = format!(":{n}");
+    let guard = Guard(
+        Command::new("Xvfb")
+            .args([&display, "-screen", "0", "1280x800x24", "-nolisten", "tcp"])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .context("cannot start Xvfb")?,
+    );
+    let socket = format!("/tmp/.X11-unix/X{n}");
+    wait_until(Duration::from_secs(20), || Path::new(&socket).exists())
+        .context("Xvfb did not come up")?;
+    eprintln!("bench window: DISPLAY unset, started Xvfb on {display} at 1280x800");
+    Ok((display, guard))
+}
+
+/// Polls `ok` every 2 ms until it holds; an error after `timeout`.
+fn wait_until(timeout: Duration, mut ok: impl FnMut() -> bool) -> anyhow::Result<Duration> {
+    let start = Instant::now();
+    loop {
+        if ok() {
+            return Ok(start.elapsed());
+        }
+        if start.elapsed() > timeout {
+            bail!("timed out after {timeout:?}");
+        }
+        std::thread::sleep(Duration::from_millis(2));
+    }
+}
+
+fn xdotool(display: &str, args: &[&str]) -> anyhow::Result<String> {
+    let out = Command::new("xdotool")
+        .env("DISPLAY", display)
+        .args(args)
+        .output()
+        .context("xdotool runs")?;
+    if !out.status.success() {
+        bail!(
+            "xdotool {} failed: {}",
+            args.join(" "),
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    Ok(String::from_utf8_lossy(&out.stdout).trim().to_string())
+}
+
+/// Pixels of the state label that are PAUSED-yellow and RUNNING-green.
+fn state_pixels(x11: &impl Connection, window: u32) -> anyhow::Result<(usize, usize)> {
+    let (x, y, w, h) = STATE_LABEL;
+    let image = x11
+        .get_image(ImageFormat::Z_PIXMAP, window, x, y, w, h, !0)?
+        .reply()?;
+    let (mut yellow, mut green) = (0, 0);
+    // 24-bit visuals come back as 32-bit BGRX.
+    for px in image.data.chunks_exact(4) {
+        let (b, g, r) = (i32::from(px[0]), i32::from(px[1]), i32::from(px[2]));
+        if (r - 230).abs() < 30 && (g - 190).abs() < 30 && b < 110 {
+            yellow += 1;
+        }
+        if (r - 90).abs() < 30 && (g - 200).abs() < 30 && (b - 110).abs() < 30 {
+            green += 1;
+        }
+    }
+    Ok((yellow, green))
+}
+
+fn measure(
+    options: &Options,
+    display: &str,
+    x11: &impl Connection,
+    name: &str,
+    args: &[&str],
+) -> anyhow::Result<(Row, String)> {
+    let exe = std::env::current_exe().context("own executable")?;
+    let mut child = Command::new(exe)
+        .env("DISPLAY", display)
+        .env_remove("WAYLAND_DISPLAY")
+        .env("RUST_LOG", "info")
+        .arg("--scene")
+        .arg(&options.scene)
+        .args(["--no-teleop", "--no-agent-ports", "--frame-log-secs"])
+        .arg(options.seconds.to_string())
+        .args(args)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .context("cannot start armsim")?;
+    let log = Arc::new(Mutex::new(Vec::<String>::new()));
+    for stream in [
+        Box::new(child.stdout.take().expect("piped")) as Box<dyn std::io::Read + Send>,
+        Box::new(child.stderr.take().expect("piped")),
+    ] {
+        let log = log.clone();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stream).lines().map_while(Result::ok) {
+                log.lock().expect("log lock").push(line);
+            }
+        });
+    }
+    let mut app = Guard(child);
+    let pid = app.0.id().to_string();
+    let has = |what: &str| {
+        log.lock()
+            .expect("log lock")
+            .iter()
+            .any(|l| l.contains(what))
+    };
+    let frame_lines = || -> Vec<String> {
+        log.lock()
+            .expect("log lock")
+            .iter()
+            .filter(|l| l.contains("frames/s over the last"))
+            .cloned()
+            .collect()
+    };
+    let dump = || log.lock().expect("log lock").join("\n");
+    let mut alive = || -> anyhow::Result<()> {
+        if let Some(status) = app.0.try_wait()? {
+            bail!("armsim exited ({status}):\n{}", dump());
+        }
+        Ok(())
+    };
+    let start = Instant::now();
+    while !has("first frame rendered") {
+        alive()?;
+        if start.elapsed() > Duration::from_secs(180) {
+            bail!("no first frame after 180 s:\n{}", dump());
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let adapter = log
+        .lock()
+        .expect("log lock")
+        .iter()
+        .find_map(|l| {
+            let at = l.find("armsim::ui::render: ")? + "armsim::ui::render: ".len();
+            Some(l[at..].split(": ").next().unwrap_or_default().to_string())
+        })
+        .unwrap_or_else(|| "?".into());
+    let window: u32 = xdotool(
+        display,
+        &["search", "--sync", "--pid", &pid, "--name", "armsim"],
+    )?
+    .lines()
+    .next()
+    .context("the armsim window is not on the display")?
+    .parse()
+    .context("xdotool window id")?;
+    let wid = window.to_string();
+    let click = |(x, y): (u32, u32)| -> anyhow::Result<()> {
+        xdotool(
+            display,
+            &[
+                "mousemove",
+                "--window",
+                &wid,
+                &x.to_string(),
+                &y.to_string(),
+            ],
+        )?;
+        xdotool(display, &["click", "1"])?;
+        Ok(())
+    };
+    // Start the session: figures are for a running arm. Without the panel, by key.
+    let panel = !args.contains(&"no-panel");
+    if panel {
+        click(START_BUTTON)?;
+    } else {
+        xdotool(display, &["windowfocus", "--sync", &wid, "key", "space"])?;
+    }
+    let t = Instant::now();
+    while !has("session IDLE -> RUNNING") {
+        alive()?;
+        if t.elapsed() > Duration::from_secs(60) {
+            bail!("the Start button did not start the session:\n{}", dump());
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    // The first log window after RUNNING overlaps the start; take the one after it.
+    let wanted = frame_lines().len() + 2;
+    while frame_lines().len() < wanted {
+        alive()?;
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let line = frame_lines()[wanted - 1].clone();
+    let (fps, p50_ms, p99_ms, rtf) =
+        parse_frame_line(&line).with_context(|| format!("cannot read {line:?}"))?;
+
+    // Input to repaint: click Pause, read pixels until the label turns yellow; Start again.
+    let mut clicks_ms = Vec::new();
+    let mut titles_ms = Vec::new();
+    let net_wm_name = x11.intern_atom(false, b"_NET_WM_NAME")?.reply()?.atom;
+    let clicks = if panel { options.clicks } else { 0 };
+    for i in 0..clicks {
+        wait_until(Duration::from_secs(30), || {
+            state_pixels(x11, window).is_ok_and(|(y, g)| g > 5 && y == 0)
+        })
+        .context("the panel does not show RUNNING")?;
+        xdotool(
+            display,
+            &[
+                "mousemove",
+                "--window",
+                &wid,
+                &PAUSE_BUTTON.0.to_string(),
+                &PAUSE_BUTTON.1.to_string(),
+            ],
+        )?;
+        // Land the clicks at different phases of the frame.
+        std::thread::sleep(Duration::from_millis(250 + (i as u64 * 37) % 150));
+        let t0 = Instant::now();
+        let mut clicker = Command::new("xdotool")
+            .env("DISPLAY", display)
+            .args(["click", "1"])
+            .spawn()
+            .context("xdotool runs")?;
+        // Both the title (set by the main world at the end of a frame) and the panel's pixels
+        // (drawn by the render thread a frame later), whichever comes first.
+        let (mut panel_at, mut title_at) = (None, None);
+        let seen = wait_until(Duration::from_secs(30), || {
+            if title_at.is_none()
+                && title(x11, window, net_wm_name).is_ok_and(|t| t.ends_with("PAUSED"))
+            {
+                title_at = Some(t0.elapsed());
+            }
+            if panel_at.is_none() && state_pixels(x11, window).is_ok_and(|(y, _)| y > 5) {
+                panel_at = Some(t0.elapsed());
+            }
+            panel_at.is_some() && title_at.is_some()
+        });
+        let _ = clicker.wait();
+        alive()?;
+        seen.context("the Pause click never showed PAUSED")?;
+        clicks_ms.extend(panel_at.map(|d| d.as_secs_f64() * 1e3));
+        titles_ms.extend(title_at.map(|d| d.as_secs_f64() * 1e3));
+        click(START_BUTTON)?;
+    }
+    drop(app);
+    Ok((
+        Row {
+            name: name.to_string(),
+            args: args.join(" "),
+            fps,
+            p50_ms,
+            p99_ms,
+            rtf,
+            clicks_ms,
+            titles_ms,
+        },
+        adapter,
+    ))
+}
+
+/// Reads `F frames/s over the last S s (frame time p50 A ms, p99 B ms); simulation real-time
+/// factor R` into (F, A, B, R).
+fn parse_frame_line(line: &str) -> Option<(f64, f64, f64, f64)> {
+    let number_after = |key: &str| -> Option<f64> {
+        let rest = &line[line.find(key)? + key.len()..];
+        let token: String = rest
+            .trim_start()
+            .chars()
+            .take_while(|c| c.is_ascii_digit() || *c == '.')
+            .collect();
+        token.parse().ok()
+    };
+    let fps_text = line[..line.find(" frames/s")?].rsplit(' ').next()?;
+    Some((
+        fps_text.parse().ok()?,
+        number_after("p50")?,
+        number_after("p99")?,
+        number_after("real-time factor")?,
+    ))
+}
+
+fn median_max(v: &[f64]) -> (f64, f64) {
+    if v.is_empty() {
+        return (f64::NAN, f64::NAN);
+    }
+    let mut s = v.to_vec();
+    s.sort_unstable_by(f64::total_cmp);
+    (s[s.len() / 2], s[s.len() - 1])
+}
+
+impl fmt::Display for Report {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        writeln!(
+            f,
+            "window benchmark: default scene, DISPLAY {}, adapter {}; each profile measured over \
+             {:.0} s while running, then Pause clicked {} times",
+            self.display,
+            self.adapter,
+            self.seconds,
+            self.rows.first().map_or(0, |r| r.clicks_ms.len())
+        )?;
+        writeln!(
+            f,
+            "  {:<26} {:>9} {:>9} {:>9} {:>7} {:>16} {:>16} {:>10}",
+            "profile",
+            "frames/s",
+            "p50 ms",
+            "p99 ms",
+            "RTF",
+            "→panel med/max",
+            "→title med/max",
+            "fps ratio"
+        )?;
+        let base = self.rows.first().map_or(f64::NAN, |r| r.fps);
+        for r in &self.rows {
+            let (med, max) = median_max(&r.clicks_ms);
+            let (tmed, tmax) = median_max(&r.titles_ms);
+            writeln!(
+                f,
+                "  {:<26} {:>9.1} {:>9.1} {:>9.1} {:>7.3} {:>8.0}/{:<4.0} ms {:>8.0}/{:<4.0} ms {:>9.2}×",
+                r.name,
+                r.fps,
+                r.p50_ms,
+                r.p99_ms,
+                r.rtf,
+                med,
+                max,
+                tmed,
+                tmax,
+                r.fps / base
+            )?;
+        }
+        writeln!(
+            f,
+            "  (fps ratio against the first row; load average at the end {})",
+            self.load
+        )?;
+        for r in &self.rows {
+            writeln!(f, "  {}: armsim {}", r.name, r.args)?;
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reads_the_frame_log_line() {
+        let line = "2026-11-23T16:04:47Z INFO armsim::ui: 17.9 frames/s over the last 20 s \
+                    (frame time p50 52.3 ms, p99 80.0 ms); simulation real-time factor 0.998";
+        assert_eq!(parse_frame_line(line), Some((17.9, 52.3, 80.0, 0.998)));
+        assert_eq!(parse_frame_line("nothing here"), None);
+    }
+}
