@@ -159,6 +159,9 @@ enum Command {
         /// `agent` (default 5000); samples for `teleop` (default 600).
         #[arg(long, value_name = "N")]
         steps: Option<u64>,
+        /// `idle`: wall seconds each case is measured for.
+        #[arg(long, default_value_t = 3.0, value_name = "S")]
+        seconds: f64,
         /// `teleop`: observer sessions besides the controller.
         #[arg(long, default_value_t = 64, value_name = "N")]
         observers: usize,
@@ -179,6 +182,9 @@ enum BenchKind {
     Teleop,
     /// MetaSim trajectory recording overhead and the load time of a 100-demo file per format.
     Record,
+    /// Process CPU time while idle in real time and while waiting on a silent lockstep client
+    /// or sync agent, against the physics alone.
+    Idle,
 }
 
 /// The scene's `ws_host` as an address to bind ("localhost" is loopback).
@@ -229,6 +235,7 @@ fn run() -> anyhow::Result<ExitCode> {
     if let Some(Command::Bench {
         kind,
         steps,
+        seconds,
         observers,
     }) = cli.command
     {
@@ -251,6 +258,14 @@ fn run() -> anyhow::Result<ExitCode> {
             BenchKind::Record => {
                 let report = bench::record::run(scene, steps.unwrap_or(24_000))
                     .context("record benchmark failed")?;
+                println!("{report}");
+            }
+            BenchKind::Idle => {
+                if !(seconds.is_finite() && seconds > 0.0 && seconds <= 3600.0) {
+                    anyhow::bail!("--seconds must be between 0 and 3600, got {seconds}");
+                }
+                let report = bench::idle::run(scene, std::time::Duration::from_secs_f64(seconds))
+                    .context("idle benchmark failed")?;
                 println!("{report}");
             }
             BenchKind::Teleop => {

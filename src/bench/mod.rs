@@ -3,6 +3,7 @@
 //! ratio rather than a guess. Protocol benchmarks live in the submodules.
 
 pub mod agent;
+pub mod idle;
 pub mod lockstep;
 pub mod record;
 pub mod teleop;
