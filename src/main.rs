@@ -159,6 +159,10 @@ enum Command {
         /// `agent` (default 5000); samples for `teleop` (default 600).
         #[arg(long, value_name = "N")]
         steps: Option<u64>,
+        /// `quality`: the solver_iterations settings to compare (default: 2,4,6,8 and the
+        /// scene's own).
+        #[arg(long, value_delimiter = ',', value_name = "N,N,...")]
+        iterations: Vec<usize>,
         /// `idle`: wall seconds each case is measured for.
         #[arg(long, default_value_t = 3.0, value_name = "S")]
         seconds: f64,
@@ -182,6 +186,9 @@ enum BenchKind {
     Teleop,
     /// MetaSim trajectory recording overhead and the load time of a 100-demo file per format.
     Record,
+    /// Physics quality (tracking, cubes at rest, grasp, energy of a free swing) beside the step
+    /// cost, for each --iterations setting (default scene).
+    Quality,
     /// Process CPU time while idle in real time and while waiting on a silent lockstep client
     /// or sync agent, against the physics alone.
     Idle,
@@ -236,6 +243,7 @@ fn run() -> anyhow::Result<ExitCode> {
         kind,
         steps,
         seconds,
+        iterations,
         observers,
     }) = cli.command
     {
@@ -258,6 +266,18 @@ fn run() -> anyhow::Result<ExitCode> {
             BenchKind::Record => {
                 let report = bench::record::run(scene, steps.unwrap_or(24_000))
                     .context("record benchmark failed")?;
+                println!("{report}");
+            }
+            BenchKind::Quality => {
+                let mut iterations = iterations;
+                if iterations.is_empty() {
+                    let own = scene.config.extensions.armsim.physics.solver_iterations;
+                    iterations = vec![2, 4, 6, 8, own];
+                    iterations.sort_unstable();
+                    iterations.dedup();
+                }
+                let report =
+                    bench::quality::run(scene, &iterations).context("quality benchmark failed")?;
                 println!("{report}");
             }
             BenchKind::Idle => {
