@@ -159,10 +159,11 @@ enum Command {
         /// `agent` (default 5000); samples for `teleop` (default 600).
         #[arg(long, value_name = "N")]
         steps: Option<u64>,
-        /// `quality`: the solver_iterations settings to compare (default: 2,4,6,8 and the
-        /// scene's own).
-        #[arg(long, value_delimiter = ',', value_name = "N,N,...")]
-        iterations: Vec<usize>,
+        /// `quality`: the settings to compare, each `N` (solver_iterations, the scene's
+        /// arm_extra_iterations) or `N+E` (solver_iterations + arm_extra_iterations); default:
+        /// the scene's own, then 6+0, 4+0, 2+2, 2+0.
+        #[arg(long, value_delimiter = ',', value_name = "N[+E],...")]
+        iterations: Vec<String>,
         /// `idle`: wall seconds each case is measured for.
         #[arg(long, default_value_t = 3.0, value_name = "S")]
         seconds: f64,
@@ -269,15 +270,21 @@ fn run() -> anyhow::Result<ExitCode> {
                 println!("{report}");
             }
             BenchKind::Quality => {
-                let mut iterations = iterations;
-                if iterations.is_empty() {
-                    let own = scene.config.extensions.armsim.physics.solver_iterations;
-                    iterations = vec![2, 4, 6, 8, own];
-                    iterations.sort_unstable();
-                    iterations.dedup();
-                }
+                let settings = if iterations.is_empty() {
+                    let own = &scene.config.extensions.armsim.physics;
+                    let mut s = vec![(own.solver_iterations, own.arm_extra_iterations)];
+                    for d in [(6, 0), (4, 0), (2, 2), (2, 0)] {
+                        if !s.contains(&d) {
+                            s.push(d);
+                        }
+                    }
+                    s
+                } else {
+                    bench::quality::parse_settings(&iterations, &scene)
+                        .map_err(anyhow::Error::msg)?
+                };
                 let report =
-                    bench::quality::run(scene, &iterations).context("quality benchmark failed")?;
+                    bench::quality::run(scene, &settings).context("quality benchmark failed")?;
                 println!("{report}");
             }
             BenchKind::Idle => {

@@ -1,6 +1,7 @@
 //! `armsim bench quality`: what each physics setting buys and costs, side by side, so a faster
 //! setting is never taken without seeing what it does to the motion (issue 15). For every
-//! solver-iteration count asked for, on fresh worlds of the scene (bare `SimWorld`, the physics
+//! setting asked for (`solver_iterations` + the arm's `arm_extra_iterations`, the scene's
+//! `extensions.armsim.physics` keys), on fresh worlds of the scene (bare `SimWorld`, the physics
 //! the ECS steps):
 //! - cost: µs per step (median of 3 runs of 2400 steps) and its ratio to the scene's own setting;
 //! - tracking: RMS and worst joint error while the arm follows a 1.5 s smoothstep of position
@@ -33,6 +34,7 @@ const WRIST_TO_TCP: f32 = 0.217;
 #[derive(Clone, Debug)]
 pub struct Quality {
     pub solver_iterations: usize,
+    pub arm_extra_iterations: usize,
     pub step: Duration,
     pub track_rms_mrad: f64,
     pub track_max_mrad: f64,
@@ -47,8 +49,9 @@ pub struct Quality {
 #[derive(Clone, Debug)]
 pub struct QualityReport {
     pub scene_id: String,
-    /// The scene's own `solver_iterations`: the reference for the cost ratio.
-    pub reference: usize,
+    /// The scene's own (`solver_iterations`, `arm_extra_iterations`): the reference for the
+    /// cost ratio.
+    pub reference: (usize, usize),
     pub rows: Vec<Quality>,
 }
 
@@ -57,24 +60,23 @@ impl fmt::Display for QualityReport {
         let reference = self
             .rows
             .iter()
-            .find(|r| r.solver_iterations == self.reference)
+            .find(|r| (r.solver_iterations, r.arm_extra_iterations) == self.reference)
             .map(|r| r.step.as_secs_f64());
         writeln!(
             f,
-            "scene {}: physics quality against cost per solver_iterations (scene's own: {})",
-            self.scene_id, self.reference
+            "scene {}: physics quality against cost per solver_iterations+arm_extra_iterations (scene's own: {}+{})",
+            self.scene_id, self.reference.0, self.reference.1
         )?;
         writeln!(
             f,
-            "  iters | µs/step | cost vs {:>2} | track rms/max mrad | settled mrad | penetration mm | rest drift mm | grasp (offset mm) | energy drift",
-            self.reference
+            "  iters | µs/step | cost vs own | track rms/max mrad | settled mrad | penetration mm | rest drift mm | grasp (offset mm) | energy drift"
         )?;
         for (i, r) in self.rows.iter().enumerate() {
             let ratio = reference.map_or(f64::NAN, |t| r.step.as_secs_f64() / t);
             write!(
                 f,
-                "  {:>5} | {:>7.1} | {:>9.2}x | {:>8.1} / {:>6.1} | {:>12.2} | {:>14.2} | {:>13.2} | {:>5} ({:>6.1}) | {:>11.1}%",
-                r.solver_iterations,
+                "  {:>5} | {:>7.1} | {:>10.2}x | {:>8.1} / {:>6.1} | {:>12.2} | {:>14.2} | {:>13.2} | {:>5} ({:>6.1}) | {:>11.1}%",
+                format!("{}+{}", r.solver_iterations, r.arm_extra_iterations),
                 r.step.as_secs_f64() * 1e6,
                 ratio,
                 r.track_rms_mrad,
@@ -167,9 +169,10 @@ fn steps(world: &mut SimWorld, n: u32) {
     }
 }
 
-fn measure(scene: &Scene, iterations: usize) -> Result<Quality, BenchError> {
+fn measure(scene: &Scene, (iterations, extra): (usize, usize)) -> Result<Quality, BenchError> {
     let mut scene = scene.clone();
     scene.config.extensions.armsim.physics.solver_iterations = iterations;
+    scene.config.extensions.armsim.physics.arm_extra_iterations = extra;
     let arm = scene.arm_joints();
     let leader = scene
         .gripper_joint()
@@ -244,6 +247,7 @@ fn measure(scene: &Scene, iterations: usize) -> Result<Quality, BenchError> {
 
     Ok(Quality {
         solver_iterations: iterations,
+        arm_extra_iterations: extra,
         step,
         track_rms_mrad: (sq / n.max(1) as f64).sqrt() * 1e3,
         track_max_mrad: worst * 1e3,
@@ -319,20 +323,44 @@ fn free_swing(scene: &Scene, arm: &[usize]) -> f64 {
     }
 }
 
-/// Measures every setting in `iterations` on `scene`.
-pub fn run(scene: Arc<Scene>, iterations: &[usize]) -> Result<QualityReport, BenchError> {
-    if iterations.is_empty() || iterations.contains(&0) {
+/// Measures every (`solver_iterations`, `arm_extra_iterations`) setting on `scene`.
+pub fn run(scene: Arc<Scene>, settings: &[(usize, usize)]) -> Result<QualityReport, BenchError> {
+    if settings.is_empty() || settings.iter().any(|&(n, _)| n == 0) {
         return Err(BenchError::Client(
-            "--iterations needs one or more positive counts".into(),
+            "--iterations needs one or more settings with positive solver_iterations".into(),
         ));
     }
-    let rows = iterations
+    let rows = settings
         .iter()
-        .map(|&n| measure(&scene, n))
+        .map(|&setting| measure(&scene, setting))
         .collect::<Result<Vec<_>, _>>()?;
+    let physics = &scene.config.extensions.armsim.physics;
     Ok(QualityReport {
         scene_id: scene.config.scene_id.clone(),
-        reference: scene.config.extensions.armsim.physics.solver_iterations,
+        reference: (physics.solver_iterations, physics.arm_extra_iterations),
         rows,
     })
+}
+
+/// Parses `--iterations` items: `N` (the scene's `arm_extra_iterations`) or `N+E`.
+pub fn parse_settings(items: &[String], scene: &Scene) -> Result<Vec<(usize, usize)>, String> {
+    let own = scene.config.extensions.armsim.physics.arm_extra_iterations;
+    items
+        .iter()
+        .map(|item| {
+            let (n, e) = item.split_once('+').unwrap_or((item, ""));
+            let n = n.trim().parse::<usize>().ok().filter(|&n| n >= 1);
+            let e = if e.is_empty() {
+                Some(own)
+            } else {
+                e.trim().parse::<usize>().ok()
+            };
+            match (n, e) {
+                (Some(n), Some(e)) if n <= 1000 && e <= 1000 => Ok((n, e)),
+                _ => Err(format!(
+                    "--iterations: {item:?} is not N or N+E (solver_iterations 1..=1000, arm_extra_iterations 0..=1000)"
+                )),
+            }
+        })
+        .collect()
 }
