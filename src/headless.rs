@@ -9,7 +9,7 @@ use bevy::app::PluginsState;
 use bevy::prelude::*;
 use bevy::tasks::tick_global_task_pools_on_main_thread;
 
-use crate::sim::{SIM_DT, SimClock};
+use crate::sim::{ClockMode, SIM_DT, SimClock, SimWaker, StepGate};
 use crate::trajectory::plugin::Replay;
 
 static STOP: AtomicBool = AtomicBool::new(false);
@@ -31,6 +31,8 @@ pub fn stop_requested() -> bool {
 pub enum StopAfter {
     Steps(u64),
     SimSeconds(f64),
+    /// After this much wall time (benchmarks that measure a running server).
+    Wall(Duration),
     /// Until the process is interrupted or the app exits by itself.
     Never,
 }
@@ -40,7 +42,7 @@ impl StopAfter {
         match self {
             StopAfter::Steps(n) => Some(n),
             StopAfter::SimSeconds(s) => Some((s / SIM_DT).round() as u64),
-            StopAfter::Never => None,
+            StopAfter::Wall(_) | StopAfter::Never => None,
         }
     }
 }
@@ -73,7 +75,11 @@ impl fmt::Display for RunReport {
 }
 
 /// Finishes plugin set-up the way Bevy's runners do, so `app.update()` can be called directly.
+/// Does nothing on an app already set up.
 pub fn finish_setup(app: &mut App) {
+    if app.plugins_state() == PluginsState::Cleaned {
+        return;
+    }
     while app.plugins_state() == PluginsState::Adding {
         tick_global_task_pools_on_main_thread();
     }
@@ -81,8 +87,38 @@ pub fn finish_setup(app: &mut App) {
     app.cleanup();
 }
 
+/// The longest the loop sleeps between frames when no step is due (paused, waiting for a first
+/// client): what Ctrl-C, a panel-less command or a teleop message may wait for a frame.
+const IDLE_FRAME: Duration = Duration::from_millis(10);
+
+/// Sleeps until the next frame has something to do: in real time, until the next step is due;
+/// paused or waiting for a first client, up to `IDLE_FRAME`. Lockstep and agent messages ring
+/// the `SimWaker` and cut the sleep short. It does not sleep as fast as possible (unless
+/// paused), with queued single steps, nor while a connected client paces the steps (the frame
+/// itself blocks on its answers).
+fn wait_for_next_frame(world: &World) {
+    let clock = world.resource::<SimClock>();
+    let gate = world.resource::<StepGate>();
+    let queued = clock.is_paused() && clock.pending_steps() > 0;
+    if queued || (gate.is_gated() && !gate.is_held()) {
+        return;
+    }
+    let now = Instant::now();
+    let deadline = match clock.mode {
+        ClockMode::Fast if !gate.is_gated() && !clock.is_paused() => return,
+        _ if gate.is_gated() => now + IDLE_FRAME,
+        _ => clock
+            .next_step_due()
+            .map_or(now + IDLE_FRAME, |due| due.min(now + IDLE_FRAME)),
+    };
+    if deadline > now {
+        world.resource::<SimWaker>().wait_until(deadline);
+    }
+}
+
 /// Runs `app` frame by frame until `stop` is reached or the app asks to exit. The clock's mode
-/// decides the pace; in real-time mode the loop sleeps between frames instead of spinning.
+/// decides the pace; in real-time mode the loop sleeps until the next step is due instead of
+/// spinning (see `wait_for_next_frame`).
 pub fn run(app: &mut App, stop: StopAfter) -> RunReport {
     finish_setup(app);
     let limit = stop.step_limit();
@@ -109,6 +145,11 @@ pub fn run(app: &mut App, stop: StopAfter) -> RunReport {
         if app.should_exit().is_some() || stop_requested() {
             break;
         }
+        if let StopAfter::Wall(d) = stop
+            && started.elapsed() >= d
+        {
+            break;
+        }
         // The replay's end pauses the session, so sim time stops there: a --steps/--duration
         // beyond it would never be reached.
         if let Some(r) = app.world().get_resource::<Replay>()
@@ -124,12 +165,7 @@ pub fn run(app: &mut App, stop: StopAfter) -> RunReport {
             }
             break;
         }
-        if matches!(
-            app.world().resource::<SimClock>().mode,
-            crate::sim::ClockMode::RealTime { .. }
-        ) {
-            std::thread::sleep(Duration::from_micros(500));
-        }
+        wait_for_next_frame(app.world());
     }
     let clock = app.world().resource::<SimClock>();
     RunReport {

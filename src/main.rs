@@ -207,6 +207,14 @@ enum Command {
         /// `agent` (default 5000); samples for `teleop` (default 600).
         #[arg(long, value_name = "N")]
         steps: Option<u64>,
+        /// `quality`: the settings to compare, each `N` (solver_iterations, the scene's
+        /// arm_extra_iterations) or `N+E` (solver_iterations + arm_extra_iterations); default:
+        /// the scene's own, then 6+0, 4+0, 2+2, 2+0.
+        #[arg(long, value_delimiter = ',', value_name = "N[+E],...")]
+        iterations: Vec<String>,
+        /// `idle`: wall seconds each case is measured for.
+        #[arg(long, default_value_t = 3.0, value_name = "S")]
+        seconds: f64,
         /// `teleop`: observer sessions besides the controller.
         #[arg(long, default_value_t = 64, value_name = "N")]
         observers: usize,
@@ -240,6 +248,12 @@ enum BenchKind {
     /// frames/s, frame time p50/p99, real-time factor and click-to-repaint latency of the
     /// panel's Pause button, for the full and the lite render profile.
     Window,
+    /// Physics quality (tracking, cubes at rest, grasp, energy of a free swing) beside the step
+    /// cost, for each --iterations setting (default scene).
+    Quality,
+    /// Process CPU time while idle in real time and while waiting on a silent lockstep client
+    /// or sync agent, against the physics alone.
+    Idle,
 }
 
 /// The scene's `ws_host` as an address to bind ("localhost" is loopback).
@@ -324,6 +338,8 @@ fn run() -> anyhow::Result<ExitCode> {
     if let Some(Command::Bench {
         kind,
         steps,
+        seconds,
+        iterations,
         observers,
         seconds,
         clicks,
@@ -359,6 +375,32 @@ fn run() -> anyhow::Result<ExitCode> {
             BenchKind::Record => {
                 let report = bench::record::run(scene, steps.unwrap_or(24_000))
                     .context("record benchmark failed")?;
+                println!("{report}");
+            }
+            BenchKind::Quality => {
+                let settings = if iterations.is_empty() {
+                    let own = &scene.config.extensions.armsim.physics;
+                    let mut s = vec![(own.solver_iterations, own.arm_extra_iterations)];
+                    for d in [(6, 0), (4, 0), (2, 2), (2, 0)] {
+                        if !s.contains(&d) {
+                            s.push(d);
+                        }
+                    }
+                    s
+                } else {
+                    bench::quality::parse_settings(&iterations, &scene)
+                        .map_err(anyhow::Error::msg)?
+                };
+                let report =
+                    bench::quality::run(scene, &settings).context("quality benchmark failed")?;
+                println!("{report}");
+            }
+            BenchKind::Idle => {
+                if !(seconds.is_finite() && seconds > 0.0 && seconds <= 3600.0) {
+                    anyhow::bail!("--seconds must be between 0 and 3600, got {seconds}");
+                }
+                let report = bench::idle::run(scene, std::time::Duration::from_secs_f64(seconds))
+                    .context("idle benchmark failed")?;
                 println!("{report}");
             }
             BenchKind::Teleop => {

@@ -137,7 +137,7 @@ fn round(scene: &Arc<Scene>, cycles: u64, cycle_steps: u32) -> Result<Duration, 
 }
 
 /// Sends `exprs` as one spec-001 message (length prefix and payload in one write).
-fn send(s: &mut TcpStream, exprs: &[Sexp]) -> io::Result<()> {
+pub(super) fn send(s: &mut TcpStream, exprs: &[Sexp]) -> io::Result<()> {
     let mut payload = Vec::new();
     sexp::write_all(exprs, &mut payload);
     let mut frame = Vec::with_capacity(payload.len() + 4);
@@ -146,7 +146,7 @@ fn send(s: &mut TcpStream, exprs: &[Sexp]) -> io::Result<()> {
 }
 
 /// Reads until `decoder` has one whole message; returns its payload.
-fn recv(s: &mut TcpStream, decoder: &mut FrameDecoder) -> io::Result<Vec<u8>> {
+pub(super) fn recv(s: &mut TcpStream, decoder: &mut FrameDecoder) -> io::Result<Vec<u8>> {
     let mut chunk = [0u8; 4096];
     loop {
         if let Some(frame) = decoder.next_frame().map_err(io::Error::other)? {

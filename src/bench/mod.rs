@@ -3,7 +3,9 @@
 //! ratio rather than a guess. Protocol benchmarks live in the submodules.
 
 pub mod agent;
+pub mod idle;
 pub mod lockstep;
+pub mod quality;
 pub mod record;
 pub mod teleop;
 pub mod window;

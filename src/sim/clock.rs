@@ -231,6 +231,20 @@ impl SimClock {
         }
     }
 
+    /// Real time, running: when the next step falls due (the last frame's time plus what the
+    /// accumulator still lacks of a step, at this speed). None in the other modes or paused,
+    /// where frames, not wall time, bring the next step. The headless loop sleeps until then.
+    pub fn next_step_due(&self) -> Option<Instant> {
+        let ClockMode::RealTime { speed } = self.mode else {
+            return None;
+        };
+        if self.paused || speed <= 0.0 || !speed.is_finite() {
+            return None;
+        }
+        let lacking = ((SIM_DT - self.accumulator) / speed).max(0.0);
+        Some(self.last_frame? + Duration::from_secs_f64(lacking))
+    }
+
     /// Refreshes the measured figures once the window is long enough.
     pub fn end_frame(&mut self) {
         let now = Instant::now();
@@ -393,6 +407,24 @@ mod tests {
         assert_eq!(clock.pending_steps(), MAX_PENDING_STEPS);
         clock.begin_frame(false, false);
         assert_eq!(clock.pending_steps(), 0);
+    }
+
+    #[test]
+    fn next_step_is_due_one_step_after_a_fresh_frame() {
+        let mut clock = SimClock::default();
+        assert!(clock.next_step_due().is_none(), "no frame yet");
+        clock.begin_frame(false, false);
+        let due = clock.next_step_due().expect("real time, running");
+        let wait = due.saturating_duration_since(Instant::now());
+        assert!(wait <= Duration::from_secs_f64(SIM_DT) && wait > Duration::ZERO);
+        clock.set_paused(true);
+        assert!(clock.next_step_due().is_none());
+        clock.set_paused(false);
+        clock.mode = ClockMode::RealTime { speed: 2.0 };
+        let wait = clock.next_step_due().unwrap() - clock.last_frame.unwrap();
+        assert!(wait <= Duration::from_secs_f64(SIM_DT / 2.0 + 1e-9));
+        clock.mode = ClockMode::Fast;
+        assert!(clock.next_step_due().is_none());
     }
 
     #[test]

@@ -7,6 +7,7 @@
 //! time, and a step must be able to wait for a client without holding up the frame.
 
 mod clock;
+mod wake;
 
 use std::sync::Arc;
 use std::time::Instant;
@@ -17,6 +18,7 @@ use bevy::prelude::*;
 /// The Bevy-free world and commands (`armsim_core::sim`), re-exported.
 pub use armsim_core::sim::*;
 pub use clock::{ClockMode, SimClock, StepGate};
+pub use wake::SimWaker;
 
 use crate::scene::Scene;
 
@@ -90,7 +92,8 @@ pub fn plugin_for(scene: Arc<Scene>) -> impl Fn(&mut App) {
         .insert_resource(Sim(world))
         .insert_resource(SimScene(scene.clone()))
         .init_resource::<SimClock>()
-        .init_resource::<StepGate>();
+        .init_resource::<StepGate>()
+        .init_resource::<SimWaker>();
 
         let mut schedule = Schedule::new(SimStep);
         // A step is a short, strictly ordered sequence: threads would cost more than they save.
@@ -169,20 +172,34 @@ fn drive_clock(world: &mut World) {
     clock.end_frame();
 }
 
+/// How long the driver polls a gate in a tight loop before it blocks on the `SimWaker`. Answers
+/// on loopback arrive within tens of microseconds of the frame going out; spinning for that
+/// long keeps lockstep at its loopback rate, and blocking after it keeps a silent client from
+/// costing a core (on a 2-core machine the spin would take the CPU the client needs).
+pub const GATE_SPIN: std::time::Duration = std::time::Duration::from_micros(30);
+
 /// Polls the synchronous sources until the gate opens (true) or the frame's wall budget is
-/// spent (false). Answers arrive within microseconds on loopback, so a short spin keeps lockstep
-/// fast; the budget keeps the frame (and rendering) going when a client is slow.
+/// spent (false): a short spin, then blocking on the `SimWaker` that the protocol threads ring
+/// on every message. The budget keeps the frame (and rendering) going when a client is slow.
 fn wait_for_gate(world: &mut World, started: Instant, budget: std::time::Duration) -> bool {
+    let waker = world.resource::<SimWaker>().clone();
+    let spin_until = Instant::now() + GATE_SPIN;
+    let deadline = started + budget;
     loop {
         world.run_schedule(GatePoll);
         let mut gate = world.resource_mut::<StepGate>();
         if !gate.is_gated() || gate.try_consume() {
             return true;
         }
-        if gate.is_held() || started.elapsed() >= budget {
+        let now = Instant::now();
+        if gate.is_held() || now >= deadline {
             return false;
         }
-        std::thread::yield_now();
+        if now < spin_until {
+            std::hint::spin_loop();
+        } else {
+            waker.wait_until(deadline);
+        }
     }
 }
 

@@ -23,7 +23,7 @@ use crate::protocol::tick::{
 };
 use crate::session::{SessionCommand, SessionSystems};
 use crate::sim::{
-    GatePoll, JointCommand, JointTargets, SIM_DT, Sim, SimStep, SimSystems, StepGate,
+    GatePoll, JointCommand, JointTargets, SIM_DT, Sim, SimStep, SimSystems, SimWaker, StepGate,
 };
 
 /// Spec 003 frames ↔ joint velocity commands. State is the joint angles in robot joint order.
@@ -120,10 +120,12 @@ pub fn add(
     answer_timeout: std::time::Duration,
 ) -> io::Result<SocketAddr> {
     let joints = app.world().resource::<Sim>().0.joint_count();
+    let waker = app.world().resource::<SimWaker>().clone();
     let (addr, events) = server::start(LockstepConfig {
         addr,
         joints,
         answer_timeout,
+        waker,
     })?;
     info!(
         "lockstep: listening on {addr} ({joints} joints per frame); the simulation waits for the first client"

@@ -15,6 +15,7 @@ use crossbeam_channel::{Receiver, RecvTimeoutError, Sender, bounded, unbounded};
 
 use super::codec::{VelocityDecoder, frame_sizes};
 use crate::protocol::net::{self, PeerState};
+use crate::sim::SimWaker;
 
 /// What the network side tells the simulation.
 pub enum LockstepEvent {
@@ -35,6 +36,8 @@ pub struct LockstepConfig {
     pub joints: usize,
     /// A client that does not answer a frame within this time is dropped.
     pub answer_timeout: Duration,
+    /// Rung on every answer and connection event: the step waiting on them blocks on it.
+    pub waker: SimWaker,
 }
 
 /// How long a new client may wait for the slot of a client that has already gone (closed its
@@ -137,6 +140,8 @@ fn accept(
         // The simulation is gone: stop accepting.
         return ControlFlow::Break(());
     }
+    // A headless loop idling on the held gate wakes to take the client now.
+    config.waker.wake();
     info!("lockstep: client {peer} connected");
     let client_events = events.clone();
     let client_busy = slot.busy.clone();
@@ -151,6 +156,7 @@ fn accept(
             // Disconnected is queued before the slot frees, so the simulation always sees the
             // old client leave before the next one arrives.
             let _ = client_events.send(LockstepEvent::Disconnected { peer, reason });
+            config.waker.wake();
             client_busy.store(false, Ordering::SeqCst);
         });
     if let Err(e) = spawned {
@@ -226,6 +232,7 @@ fn serve(
         if velocities.send(answer).is_err() {
             return "simulation stopped".into();
         }
+        config.waker.wake();
     }
 }
 

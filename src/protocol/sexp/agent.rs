@@ -335,7 +335,8 @@ pub(super) fn add(
     addr: SocketAddr,
 ) -> io::Result<SocketAddr> {
     let cycle = options.cycle();
-    let (addr, events) = options.bind(addr, "agent", MAX_AGENT_CONNECTIONS)?;
+    let waker = app.world().resource::<crate::sim::SimWaker>().clone();
+    let (addr, events) = options.bind(addr, "agent", MAX_AGENT_CONNECTIONS, waker)?;
     let robot = app.world().resource::<Sim>().0.robot.clone();
     let gripper_leader = app
         .world()

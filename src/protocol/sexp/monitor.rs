@@ -69,7 +69,8 @@ pub(super) fn add(
     addr: SocketAddr,
 ) -> io::Result<SocketAddr> {
     let cycle = options.cycle();
-    let (addr, events) = options.bind(addr, "monitor", MAX_MONITOR_CONNECTIONS)?;
+    let waker = app.world().resource::<crate::sim::SimWaker>().clone();
+    let (addr, events) = options.bind(addr, "monitor", MAX_MONITOR_CONNECTIONS, waker)?;
     info!("monitor: listening on {addr}");
     crate::protocol::registry::add_listener(app, Protocol::Monitor, format!("monitors {addr}"));
     app.insert_resource(MonitorPort {

@@ -15,7 +15,7 @@ use super::server::{self, NetEvent, PortLimits};
 use crate::referee::LoggedEvent;
 use crate::referee::plugin::Referee;
 use crate::session::SessionState;
-use crate::sim::SimClock;
+use crate::sim::{SimClock, SimWaker};
 
 pub use super::agent::{
     AgentConn, AgentPort, AgentRole, EffectorCodec, JointState, MAX_AGENT_CONNECTIONS, PROTOCOL,
@@ -64,6 +64,7 @@ impl SexpOptions {
         addr: SocketAddr,
         name: &'static str,
         max_connections: usize,
+        waker: SimWaker,
     ) -> io::Result<(SocketAddr, Receiver<NetEvent>)> {
         server::start(
             addr,
@@ -72,6 +73,7 @@ impl SexpOptions {
                 max_frame: self.max_frame,
                 max_connections,
             },
+            waker,
         )
     }
 }

@@ -16,6 +16,7 @@ use crossbeam_channel::{Receiver, Sender, bounded, unbounded};
 use super::framing::{FrameDecoder, FramingError, encode_frame};
 use super::{ParseErrorKind, Sexp, parse_all};
 use crate::protocol::net;
+use crate::sim::SimWaker;
 
 /// Frames a connection may have queued outbound before new ones are dropped (it stopped reading).
 const OUTBOX: usize = 1024;
@@ -80,6 +81,7 @@ pub fn start(
     addr: SocketAddr,
     name: &'static str,
     limits: PortLimits,
+    waker: SimWaker,
 ) -> io::Result<(SocketAddr, Receiver<NetEvent>)> {
     let listener = TcpListener::bind(addr)?;
     let local = listener.local_addr()?;
@@ -98,7 +100,7 @@ pub fn start(
                 next += 1;
                 open_now.fetch_add(1, Ordering::SeqCst);
                 let guard = OpenGuard(open_now.clone());
-                open(stream, conn, name, limits.max_frame, &events, guard)?;
+                open(stream, conn, name, limits.max_frame, &events, guard, &waker)?;
                 Ok(ControlFlow::Continue(()))
             });
         })?;
@@ -132,6 +134,7 @@ fn open(
     max_frame: usize,
     events: &Sender<NetEvent>,
     guard: OpenGuard,
+    waker: &SimWaker,
 ) -> io::Result<()> {
     let peer = stream.peer_addr()?;
     stream.set_nodelay(true)?;
@@ -149,8 +152,10 @@ fn open(
     {
         return Ok(());
     }
+    waker.wake();
     info!("{name}: connection {conn} from {peer}");
     let reader_events = events.clone();
+    let waker = waker.clone();
     let spawned = thread::Builder::new()
         .name(format!("{name}-write-{peer}"))
         .spawn(move || write_loop(writer_stream, &out_rx))
@@ -159,11 +164,12 @@ fn open(
                 .name(format!("{name}-read-{peer}"))
                 .spawn(move || {
                     let _open = guard;
-                    let reason = read_loop(&stream, conn, max_frame, &reader_events, &out);
+                    let reason = read_loop(&stream, conn, max_frame, &reader_events, &out, &waker);
                     info!("{name}: connection {conn} ({peer}) closed: {reason}");
                     // The writer closes the socket once it has sent what is queued (an error).
                     let _ = stream.shutdown(Shutdown::Read);
                     let _ = reader_events.send(NetEvent::Closed { conn, reason });
+                    waker.wake();
                 })
         });
     if let Err(e) = spawned {
@@ -233,6 +239,7 @@ fn read_loop(
     max_frame: usize,
     events: &Sender<NetEvent>,
     out: &Sender<Out>,
+    waker: &SimWaker,
 ) -> String {
     let mut decoder = FrameDecoder::new(max_frame);
     let mut buf = vec![0u8; 64 * 1024];
@@ -251,6 +258,8 @@ fn read_loop(
                     if events.send(NetEvent::Message { conn, exprs }).is_err() {
                         return "simulation stopped".into();
                     }
+                    // A sync cycle (or the idle headless loop) may be blocked on this message.
+                    waker.wake();
                 }
                 Ok(None) => break,
                 Err(e @ FramingError::TooLong { .. }) => {

@@ -117,7 +117,13 @@ impl SimWorld {
         );
         let robot = scene.robot.clone();
         let home_q = scene.home_q_full();
-        let (link_bodies, joint_handles) = spawn_robot(&mut physics, &robot, &base_pose, &home_q);
+        let (link_bodies, joint_handles) = spawn_robot(
+            &mut physics,
+            &robot,
+            &base_pose,
+            &home_q,
+            ext.physics.arm_extra_iterations,
+        );
 
         let commands = home_q
             .iter()
@@ -539,6 +545,7 @@ fn spawn_robot(
     robot: &RobotModel,
     base_pose: &Pose,
     home_q: &[f32],
+    extra_iterations: usize,
 ) -> (Vec<RigidBodyHandle>, Vec<MultibodyJointHandle>) {
     // Bodies start at their home pose so the broad phase never sees the arm folded into itself.
     let link_poses = kinematics::forward_kinematics(robot, home_q);
@@ -549,7 +556,7 @@ fn spawn_robot(
             RigidBodyBuilder::fixed()
         } else {
             RigidBodyBuilder::dynamic()
-                .additional_solver_iterations(4)
+                .additional_solver_iterations(extra_iterations)
                 .can_sleep(false)
         };
         let body = physics.bodies.insert(builder.pose(to_rapier(&world_pose)));

@@ -615,10 +615,23 @@ pub(super) fn parse_armsim(c: &mut Checker, v: &Value, p: &str) -> Option<Armsim
                 None
             }
         });
+        let extra = c.opt(m, p, "arm_extra_iterations", Checker::u64v);
+        let extra = extra.and_then(|n| {
+            if n <= 1000 {
+                usize::try_from(n).ok()
+            } else {
+                c.err(
+                    key(p, "arm_extra_iterations"),
+                    format!("must be in 0..=1000, found {n}"),
+                );
+                None
+            }
+        });
         Some(PhysicsExt {
             friction: friction.unwrap_or(d.friction),
             restitution: restitution.unwrap_or(d.restitution),
             solver_iterations: iterations.unwrap_or(d.solver_iterations),
+            arm_extra_iterations: extra.unwrap_or(d.arm_extra_iterations),
         })
     });
 

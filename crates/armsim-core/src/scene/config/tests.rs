@@ -484,3 +484,33 @@ fn every_error_is_reported() {
     assert_eq!(text.lines().count(), 3);
     assert!(text.lines().all(|l| l.starts_with("$.")), "{text}");
 }
+
+#[test]
+fn arm_extra_iterations_is_read_defaulted_and_bounded() {
+    let physics = |v: &Value| {
+        parse_value(v)
+            .unwrap_or_else(|e| panic!("{e}"))
+            .config
+            .extensions
+            .armsim
+            .physics
+    };
+    let mut v = default_value();
+    v["extensions"]["armsim"]["physics"]["arm_extra_iterations"] = json!(2);
+    assert_eq!(physics(&v).arm_extra_iterations, 2);
+    let p = v["extensions"]["armsim"]["physics"]
+        .as_object_mut()
+        .unwrap();
+    p.remove("arm_extra_iterations");
+    assert_eq!(
+        physics(&v).arm_extra_iterations,
+        PhysicsExt::default().arm_extra_iterations
+    );
+    let e =
+        errors_for(|v| v["extensions"]["armsim"]["physics"]["arm_extra_iterations"] = json!(1001));
+    assert_has(
+        &e,
+        "$.extensions.armsim.physics.arm_extra_iterations",
+        "must be in 0..=1000",
+    );
+}

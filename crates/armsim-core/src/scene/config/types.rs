@@ -308,6 +308,16 @@ pub struct PhysicsExt {
     pub restitution: f32,
     /// Rapier solver iterations per step; more makes grasps stiffer at some cost.
     pub solver_iterations: usize,
+    /// Extra solver iterations (Rapier substeps) for the arm's links and whatever touches them
+    /// (`RigidBody::additional_solver_iterations`). Each substep recomputes the arm's multibody
+    /// mass matrix, most of a step's cost (`armsim bench quality` shows what it buys).
+    /// Written back only when it is not the default, so existing scenes round-trip unchanged.
+    #[serde(skip_serializing_if = "is_default_arm_extra_iterations")]
+    pub arm_extra_iterations: usize,
+}
+
+fn is_default_arm_extra_iterations(n: &usize) -> bool {
+    *n == PhysicsExt::default().arm_extra_iterations
 }
 
 impl Default for PhysicsExt {
@@ -316,6 +326,7 @@ impl Default for PhysicsExt {
             friction: 0.8,
             restitution: 0.0,
             solver_iterations: 8,
+            arm_extra_iterations: 4,
         }
     }
 }

@@ -1,0 +1,177 @@
+#!/usr/bin/env python3
+"""armsim against MuJoCo on the same scene, in one run (issue 15).
+
+For each cube count N it writes a copy of the scene with N cubes (the scene's own, then extra
+5 cm cubes on a grid at the far end of the table, clear of the arm and of each other), runs
+`armsim bench --scene THAT --steps S` (the ECS step path and bare Rapier, median of 5 rounds),
+then builds the same scene in MuJoCo from armsim's own robot file (assets/robots/arm6.xml) at
+the scene's base pose, with the table, the N cubes, dt 1/240, the implicitfast integrator and
+position actuators kp 400 / kv 40 holding home_q, and times S steps (median of 5 rounds, one
+model, one thread). It prints both rates and the ratio armsim / MuJoCo. Absolute rates differ
+from host to host and with load; the ratio is measured in one run.
+
+Usage (from anywhere):
+    benches/mujoco_compare.py [--scene assets/scenes/default_scene.json] [--cubes 3 10 50]
+                              [--steps 24000] [--armsim target/release/armsim]
+
+It creates benches/.venv with MuJoCo from PyPI when missing, and builds target/release/armsim
+with `cargo build --release` when no binary is given and none is there.
+"""
+import argparse
+import copy
+import json
+import os
+import re
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+VENV = os.path.join(ROOT, "benches", ".venv")
+MUJOCO = "mujoco==4.0.0"
+ROUNDS = 5
+
+
+def ensure_venv():
+    """Re-runs this script under benches/.venv (created with MuJoCo if missing)."""
+    py = os.path.join(VENV, "bin", "python")
+    if os.path.realpath(sys.prefix) == os.path.realpath(VENV):
+        return
+    if not os.path.exists(py):
+        print(f"creating {VENV} with {MUJOCO}", flush=True)
+        subprocess.run([sys.executable, "-m", "venv", VENV], check=True)
+        subprocess.run([py, "-m", "pip", "install", "-q", MUJOCO], check=True)
+    os.execv(py, [py, os.path.abspath(__file__), *sys.argv[1:]])
+
+
+def armsim_binary(given):
+    if given:
+        return os.path.abspath(given)
+    path = os.path.join(ROOT, "target", "release", "armsim")
+    if not os.path.exists(path):
+        cmd = ["cargo", "build", "--release"]
+        print("$ " + " ".join(cmd), flush=True)
+        subprocess.run(cmd, cwd=ROOT, check=True)
+    return path
+
+
+def scene_with_cubes(scene_path, n):
+    """The scene with exactly n cubes: its own first, then a grid at the table's far end."""
+    sc = json.load(open(scene_path))
+    sc = copy.deepcopy(sc)
+    robot = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(scene_path)), sc["robot"]["mjcf_path"]))
+    sc["robot"]["mjcf_path"] = robot
+    top = sc["table"]["top_height_m"]
+    own = sc["objects"][:n]
+    extra = []
+    # 7 cm pitch, x 0.62..0.90, y -0.35..0.35: clear of the scene's cubes (x <= 0.55) and the arm.
+    grid = [(0.62 + 0.07 * i, -0.35 + 0.07 * j) for i in range(5) for j in range(11)]
+    layer = 0
+    while len(own) + len(extra) < n:
+        for k, (x, y) in enumerate(grid):
+            if len(own) + len(extra) >= n:
+                break
+            extra.append({
+                "name": f"bench_cube_{layer}_{k}",
+                "type": "box",
+                "size_m": [0.05, 0.05, 0.05],
+                "pose": {"pos_m": [round(x, 4), round(y, 4), top + 0.025 + 0.06 * layer], "quat_xyzw": [0, 0, 0, 1]},
+                "extensions": {"mass_kg": 0.08},
+            })
+        layer += 1
+    sc["objects"] = own + extra
+    sc["scene_id"] = f"{sc['scene_id']}_{n}cubes"
+    return sc
+
+
+def run_armsim(binary, scene_file, steps):
+    cmd = [binary, "bench", "--scene", scene_file, "--steps", str(steps)]
+    print("$ " + " ".join(cmd), flush=True)
+    out = subprocess.run(cmd, capture_output=True, text=True, check=True).stdout
+    ecs = float(re.search(r"ECS step path\s*:\s*([\d.]+) steps/s", out).group(1))
+    bare = float(re.search(r"bare Rapier\s*:\s*([\d.]+) steps/s", out).group(1))
+    return ecs, bare
+
+
+def mujoco_model(sc):
+    import mujoco
+
+    arm = mujoco.MjSpec.from_file(sc["robot"]["mjcf_path"])
+    for a in arm.actuators:
+        # armsim drives the arm joints with its own position gains; the gripper keeps the file's.
+        if a.name != sc["robot"]["gripper"]["actuator_name"]:
+            a.set_to_position(kp=400, kv=40)
+    spec = mujoco.MjSpec()
+    spec.option.timestep = 1 / 240
+    spec.option.integrator = mujoco.mjtIntegrator.mjINT_IMPLICITFAST
+    ext = sc.get("extensions", {}).get("armsim", {})
+    tw, td = ext.get("table_size_m", [1.2, 0.8])
+    cx, cy = ext.get("table_center_xy_m", [0.35, 0.0])
+    top = sc["table"]["top_height_m"]
+    wb = spec.worldbody
+    wb.add_geom(type=mujoco.mjtGeom.mjGEOM_BOX, size=[tw / 2, td / 2, top / 2], pos=[cx, cy, top / 2])
+    base = sc["robot"]["base_pose"]
+    x, y, z, w = base.get("quat_xyzw", [0, 0, 0, 1])
+    site = wb.add_site(pos=base["pos_m"], quat=[w, x, y, z])
+    spec.attach(arm, site=site, prefix="arm_")
+    for i, o in enumerate(sc["objects"]):
+        qx, qy, qz, qw = o["pose"].get("quat_xyzw", [0, 0, 0, 1])
+        b = wb.add_body(name=f"cube{i}", pos=o["pose"]["pos_m"], quat=[qw, qx, qy, qz])
+        b.add_freejoint()
+        b.add_geom(type=mujoco.mjtGeom.mjGEOM_BOX, size=[s / 2 for s in o["size_m"]],
+                   mass=o.get("extensions", {}).get("mass_kg", 0.1))
+    model = spec.compile()
+    home = sc["robot"]["home_q"]
+    return model, home
+
+
+def run_mujoco(sc, steps):
+    import mujoco
+
+    model, home = mujoco_model(sc)
+    times = []
+    for _ in range(ROUNDS):
+        data = mujoco.MjData(model)
+        data.qpos[: len(home)] = home
+        data.ctrl[: len(home)] = home
+        t0 = time.perf_counter()
+        for _ in range(steps):
+            mujoco.mj_step(model, data)
+        times.append(time.perf_counter() - t0)
+    return steps / statistics.median(times), model.nv
+
+
+def main():
+    ensure_venv()
+    import mujoco
+
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--scene", default=os.path.join(ROOT, "assets", "scenes", "default_scene.json"))
+    ap.add_argument("--cubes", type=int, nargs="+", default=[3, 10, 50])
+    ap.add_argument("--steps", type=int, default=24000)
+    ap.add_argument("--armsim", help="armsim binary (default: target/release/armsim, built if missing)")
+    args = ap.parse_args()
+    binary = armsim_binary(args.armsim)
+    print(f"$ {' '.join([sys.executable, *sys.argv])}")
+    print(f"MuJoCo {mujoco.__version__}, {args.steps} steps per round, median of {ROUNDS} rounds each")
+    rows = []
+    with tempfile.TemporaryDirectory() as tmp:
+        for n in args.cubes:
+            sc = scene_with_cubes(args.scene, n)
+            path = os.path.join(tmp, f"scene_{n}.json")
+            json.dump(sc, open(path, "w"), indent=1)
+            ecs, bare = run_armsim(binary, path, args.steps)
+            mj, nv = run_mujoco(sc, args.steps)
+            rows.append((n, ecs, bare, mj))
+            print(f"  {n} cubes: armsim ECS {ecs:.0f} steps/s, bare Rapier {bare:.0f}, MuJoCo {mj:.0f} (nv {nv}): "
+                  f"armsim / MuJoCo = {ecs / mj:.2f}x", flush=True)
+    print("\n| cubes | armsim ECS steps/s | bare Rapier | MuJoCo | armsim / MuJoCo |")
+    print("|---:|---:|---:|---:|---:|")
+    for n, ecs, bare, mj in rows:
+        print(f"| {n} | {ecs:.0f} | {bare:.0f} | {mj:.0f} | {ecs / mj:.2f}x |")
+
+
+if __name__ == "__main__":
+    main()
