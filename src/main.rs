@@ -212,15 +212,13 @@ enum Command {
         /// the scene's own, then 6+0, 4+0, 2+2, 2+0.
         #[arg(long, value_delimiter = ',', value_name = "N[+E],...")]
         iterations: Vec<String>,
-        /// `idle`: wall seconds each case is measured for.
-        #[arg(long, default_value_t = 3.0, value_name = "S")]
-        seconds: f64,
+        /// `idle`, `window`: wall seconds each case (idle) or render profile (window) is
+        /// measured for (default: 3 for `idle`, 20 for `window`).
+        #[arg(long, value_name = "S")]
+        seconds: Option<f64>,
         /// `teleop`: observer sessions besides the controller.
         #[arg(long, default_value_t = 64, value_name = "N")]
         observers: usize,
-        /// `window`: seconds each render profile is measured for.
-        #[arg(long, default_value_t = 20.0, value_name = "SECS")]
-        seconds: f64,
         /// `window`: Pause clicks per profile for the input-to-repaint latency.
         #[arg(long, default_value_t = 8, value_name = "N")]
         clicks: usize,
@@ -341,11 +339,17 @@ fn run() -> anyhow::Result<ExitCode> {
         seconds,
         iterations,
         observers,
-        seconds,
         clicks,
         breakdown,
     }) = cli.command
     {
+        let seconds = seconds.unwrap_or(match kind {
+            BenchKind::Window => 20.0,
+            _ => 3.0,
+        });
+        if !(seconds.is_finite() && seconds > 0.0 && seconds <= 3600.0) {
+            anyhow::bail!("--seconds must be between 0 and 3600, got {seconds}");
+        }
         match kind {
             BenchKind::Window => {
                 let options = bench::window::Options {
@@ -396,9 +400,6 @@ fn run() -> anyhow::Result<ExitCode> {
                 println!("{report}");
             }
             BenchKind::Idle => {
-                if !(seconds.is_finite() && seconds > 0.0 && seconds <= 3600.0) {
-                    anyhow::bail!("--seconds must be between 0 and 3600, got {seconds}");
-                }
                 let report = bench::idle::run(scene, std::time::Duration::from_secs_f64(seconds))
                     .context("idle benchmark failed")?;
                 println!("{report}");
