@@ -538,27 +538,35 @@ impl VecCore {
         let per = n.div_ceil(self.threads);
         let envs = &mut self.envs;
         py.detach(|| {
-            std::thread::scope(|s| {
-                for ((envs, outs), (acts, resets)) in envs
-                    .chunks_mut(per)
-                    .zip(outs.chunks_mut(per))
-                    .zip(flat.chunks(per * 4).zip(was_reset.chunks(per)))
-                {
-                    s.spawn(move || {
-                        for (i, env) in envs.iter_mut().enumerate() {
-                            if resets[i] {
-                                env.reset();
-                            } else {
-                                let a = [
-                                    acts[4 * i],
-                                    acts[4 * i + 1],
-                                    acts[4 * i + 2],
-                                    acts[4 * i + 3],
-                                ];
-                                outs[i] = env.step(a);
-                            }
+            let step_chunk =
+                |envs: &mut [Env], outs: &mut [StepOut], acts: &[f32], resets: &[bool]| {
+                    for (i, env) in envs.iter_mut().enumerate() {
+                        if resets[i] {
+                            env.reset();
+                        } else {
+                            let a = [
+                                acts[4 * i],
+                                acts[4 * i + 1],
+                                acts[4 * i + 2],
+                                acts[4 * i + 3],
+                            ];
+                            outs[i] = env.step(a);
                         }
-                    });
+                    }
+                };
+            // One chunk per thread; the calling thread steps the first chunk itself rather than
+            // idling while it waits, so one thread fewer is spawned per step.
+            let mut chunks = envs
+                .chunks_mut(per)
+                .zip(outs.chunks_mut(per))
+                .zip(flat.chunks(per * 4).zip(was_reset.chunks(per)));
+            let first = chunks.next();
+            std::thread::scope(|s| {
+                for ((envs, outs), (acts, resets)) in chunks {
+                    s.spawn(move || step_chunk(envs, outs, acts, resets));
+                }
+                if let Some(((envs, outs), (acts, resets))) = first {
+                    step_chunk(envs, outs, acts, resets);
                 }
             });
         });
