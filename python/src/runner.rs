@@ -8,8 +8,8 @@ use std::path::Path;
 use std::sync::Arc;
 
 use armsim_core::referee::{
-    LoggedEvent, PlayMode, RefereeAction, RefereeEvent, RuleBook, config_of, default_rule_book,
-    judge, rule_book_by_name,
+    EventLog, LoggedEvent, PlayMode, RefereeAction, RefereeEvent, RuleBook, config_of,
+    default_rule_book, judge, rule_book_by_name,
 };
 use armsim_core::scene::Scene;
 use armsim_core::sim::{SIM_DT, SimWorld};
@@ -31,8 +31,7 @@ pub struct Runner {
     pub book: Box<dyn RuleBook>,
     events: Vec<RefereeEvent>,
     actions: Vec<RefereeAction>,
-    log: std::collections::VecDeque<LoggedEvent>,
-    next_seq: u64,
+    log: EventLog,
     /// Steps since the last reset (the app's `SimClock::steps`).
     pub steps: u64,
     /// Resets so far.
@@ -64,8 +63,7 @@ impl Runner {
             book,
             events: Vec::new(),
             actions: Vec::new(),
-            log: Default::default(),
-            next_seq: 1,
+            log: EventLog::new(LOG_CAPACITY),
             steps: 0,
             episode: 0,
             error: None,
@@ -156,17 +154,7 @@ impl Runner {
 
     fn record_events(&mut self, events: &mut Vec<RefereeEvent>) {
         let sim_time = self.sim_time();
-        for event in events.drain(..) {
-            if self.log.len() == LOG_CAPACITY {
-                self.log.pop_front();
-            }
-            self.log.push_back(LoggedEvent {
-                seq: self.next_seq,
-                sim_time,
-                event,
-            });
-            self.next_seq += 1;
-        }
+        self.log.record(events, sim_time);
     }
 
     /// Starts an episode (the monitor's `(kickOff)`).
@@ -187,11 +175,11 @@ impl Runner {
 
     /// Referee events with a sequence number above `cursor`.
     pub fn events_since(&self, cursor: u64) -> impl Iterator<Item = &LoggedEvent> {
-        self.log.iter().filter(move |e| e.seq > cursor)
+        self.log.since(cursor)
     }
 
     pub fn last_seq(&self) -> u64 {
-        self.next_seq - 1
+        self.log.last_seq()
     }
 
     /// Starts recording into `path` (format by extension): every step's commands, and a state

@@ -2,12 +2,11 @@
 //! the step path), applies what it decides to the world, and keeps a numbered log of its events
 //! that every protocol and the panel read with their own cursor, so none of them misses one.
 
-use std::collections::VecDeque;
-
 use bevy::prelude::*;
 
 use super::{
-    LoggedEvent, PlayMode, RefereeAction, RefereeEvent, RuleBook, RuleBookError, rule_book_by_name,
+    EventLog, LoggedEvent, PlayMode, RefereeAction, RefereeEvent, RuleBook, RuleBookError,
+    rule_book_by_name,
 };
 pub use super::{config_of, default_rule_book};
 use crate::scene::Scene;
@@ -20,8 +19,7 @@ const LOG_CAPACITY: usize = 512;
 #[derive(Resource)]
 pub struct Referee {
     pub book: Box<dyn RuleBook>,
-    log: VecDeque<LoggedEvent>,
-    next_seq: u64,
+    log: EventLog,
     events: Vec<RefereeEvent>,
     actions: Vec<RefereeAction>,
 }
@@ -30,8 +28,7 @@ impl Referee {
     pub fn new(book: Box<dyn RuleBook>) -> Self {
         Self {
             book,
-            log: VecDeque::new(),
-            next_seq: 1,
+            log: EventLog::new(LOG_CAPACITY),
             events: Vec::new(),
             actions: Vec::new(),
         }
@@ -39,12 +36,12 @@ impl Referee {
 
     /// Events with a sequence number above `cursor` (0 = from the start of the log).
     pub fn since(&self, cursor: u64) -> impl Iterator<Item = &LoggedEvent> {
-        self.log.iter().filter(move |e| e.seq > cursor)
+        self.log.since(cursor)
     }
 
     /// The newest event's sequence number (0 = none yet): a new reader's starting cursor.
     pub fn last_seq(&self) -> u64 {
-        self.next_seq - 1
+        self.log.last_seq()
     }
 
     /// Starts an episode (a monitor's `(kickOff)`, the panel's button).
@@ -64,18 +61,10 @@ impl Referee {
     }
 
     fn record(&mut self, events: &mut Vec<RefereeEvent>, sim_time: f64) {
-        for event in events.drain(..) {
+        for event in events.iter() {
             info!("referee: {event}");
-            if self.log.len() == LOG_CAPACITY {
-                self.log.pop_front();
-            }
-            self.log.push_back(LoggedEvent {
-                seq: self.next_seq,
-                sim_time,
-                event,
-            });
-            self.next_seq += 1;
         }
+        self.log.record(events, sim_time);
     }
 }
 

@@ -426,5 +426,50 @@ pub struct LoggedEvent {
     pub event: RefereeEvent,
 }
 
+/// The referee's events, numbered from 1, for readers that each keep a cursor (agents, monitors,
+/// the panel, Python's `events()`). It keeps the newest `capacity`: a reader further behind than
+/// that skips the oldest.
+#[derive(Clone, Debug)]
+pub struct EventLog {
+    log: std::collections::VecDeque<LoggedEvent>,
+    next_seq: u64,
+    capacity: usize,
+}
+
+impl EventLog {
+    pub fn new(capacity: usize) -> Self {
+        Self {
+            log: std::collections::VecDeque::new(),
+            next_seq: 1,
+            capacity: capacity.max(1),
+        }
+    }
+
+    /// Moves `events` (emptied) into the log, stamped with `sim_time`.
+    pub fn record(&mut self, events: &mut Vec<RefereeEvent>, sim_time: f64) {
+        for event in events.drain(..) {
+            if self.log.len() == self.capacity {
+                self.log.pop_front();
+            }
+            self.log.push_back(LoggedEvent {
+                seq: self.next_seq,
+                sim_time,
+                event,
+            });
+            self.next_seq += 1;
+        }
+    }
+
+    /// Events with a sequence number above `cursor` (0 = from the start of the log).
+    pub fn since(&self, cursor: u64) -> impl Iterator<Item = &LoggedEvent> {
+        self.log.iter().filter(move |e| e.seq > cursor)
+    }
+
+    /// The newest event's sequence number (0 = none yet): a new reader's starting cursor.
+    pub fn last_seq(&self) -> u64 {
+        self.next_seq - 1
+    }
+}
+
 #[cfg(test)]
 mod tests;

@@ -644,3 +644,22 @@ fn events_have_codes_and_one_line_messages() {
     }
     assert_eq!(ReplaceReason::BelowTop.as_str(), "below_top");
 }
+
+#[test]
+fn the_event_log_numbers_events_keeps_the_newest_and_reads_from_a_cursor() {
+    let mut log = EventLog::new(2);
+    assert_eq!(log.last_seq(), 0);
+    assert_eq!(log.since(0).count(), 0);
+    let mut events = vec![RefereeEvent::KickOff, RefereeEvent::KickOff];
+    log.record(&mut events, 1.5);
+    assert!(events.is_empty(), "record drains the events it logs");
+    assert_eq!(log.last_seq(), 2);
+    let seqs: Vec<u64> = log.since(1).map(|e| e.seq).collect();
+    assert_eq!(seqs, [2]);
+    assert!(log.since(0).all(|e| e.sim_time == 1.5));
+    log.record(&mut vec![RefereeEvent::KickOff], 2.0);
+    // Capacity 2: the first event is gone, a reader at 0 resumes from the oldest kept.
+    let seqs: Vec<u64> = log.since(0).map(|e| e.seq).collect();
+    assert_eq!(seqs, [2, 3]);
+    assert_eq!(log.last_seq(), 3);
+}
