@@ -207,10 +207,10 @@ enum Command {
         /// `agent` (default 5000); samples for `teleop` (default 600).
         #[arg(long, value_name = "N")]
         steps: Option<u64>,
-        /// `quality`: the settings to compare, each `N` (solver_iterations, the scene's
-        /// arm_extra_iterations) or `N+E` (solver_iterations + arm_extra_iterations); default:
-        /// the scene's own, then 6+0, 4+0, 2+2, 2+0.
-        #[arg(long, value_delimiter = ',', value_name = "N[+E],...")]
+        /// `quality`: the settings to compare, each `N[+E][/JOINTS]`: solver_iterations, then
+        /// arm_extra_iterations and arm_joints (multibody or impulse), the scene's own where
+        /// left out; default: the scene's own, then 6+0, 4+0, 2+2, 2+0 for each arm_joints.
+        #[arg(long, value_delimiter = ',', value_name = "N[+E][/JOINTS],...")]
         iterations: Vec<String>,
         /// `idle`, `window`: wall seconds each case (idle) or render profile (window) is
         /// measured for (default: 3 for `idle`, 20 for `window`).
@@ -383,14 +383,7 @@ fn run() -> anyhow::Result<ExitCode> {
             }
             BenchKind::Quality => {
                 let settings = if iterations.is_empty() {
-                    let own = &scene.config.extensions.armsim.physics;
-                    let mut s = vec![(own.solver_iterations, own.arm_extra_iterations)];
-                    for d in [(6, 0), (4, 0), (2, 2), (2, 0)] {
-                        if !s.contains(&d) {
-                            s.push(d);
-                        }
-                    }
-                    s
+                    bench::quality::Setting::defaults(&scene)
                 } else {
                     bench::quality::parse_settings(&iterations, &scene)
                         .map_err(anyhow::Error::msg)?

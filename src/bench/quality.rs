@@ -18,7 +18,7 @@ use std::fmt;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use armsim::scene::Scene;
+use armsim::scene::{ArmJoints, Scene};
 use armsim::sim::{JointCommand, SIM_DT, SimWorld, gripper_commands};
 use glam::Vec3;
 
@@ -30,11 +30,61 @@ const UPPER_ARM: f32 = 0.33;
 const FOREARM: f32 = 0.28;
 const WRIST_TO_TCP: f32 = 0.217;
 
+/// One physics setting: `solver_iterations`, `arm_extra_iterations` and `arm_joints`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Setting {
+    pub iterations: usize,
+    pub extra: usize,
+    pub joints: ArmJoints,
+}
+
+impl Setting {
+    /// The scene's own setting.
+    pub fn of(scene: &Scene) -> Self {
+        let p = &scene.config.extensions.armsim.physics;
+        Setting {
+            iterations: p.solver_iterations,
+            extra: p.arm_extra_iterations,
+            joints: p.arm_joints,
+        }
+    }
+
+    /// The settings compared when none are asked for: the scene's own, then a few fewer
+    /// iterations for each arm representation.
+    pub fn defaults(scene: &Scene) -> Vec<Setting> {
+        let mut s = vec![Setting::of(scene)];
+        for joints in [ArmJoints::Multibody, ArmJoints::Impulse] {
+            for (iterations, extra) in [(6, 0), (4, 0), (2, 2), (2, 0)] {
+                let d = Setting {
+                    iterations,
+                    extra,
+                    joints,
+                };
+                if !s.contains(&d) {
+                    s.push(d);
+                }
+            }
+        }
+        s
+    }
+}
+
+impl fmt::Display for Setting {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "{}+{}/{}",
+            self.iterations,
+            self.extra,
+            self.joints.name()
+        )
+    }
+}
+
 /// One setting's figures.
 #[derive(Clone, Debug)]
 pub struct Quality {
-    pub solver_iterations: usize,
-    pub arm_extra_iterations: usize,
+    pub setting: Setting,
     pub step: Duration,
     pub track_rms_mrad: f64,
     pub track_max_mrad: f64,
@@ -49,9 +99,8 @@ pub struct Quality {
 #[derive(Clone, Debug)]
 pub struct QualityReport {
     pub scene_id: String,
-    /// The scene's own (`solver_iterations`, `arm_extra_iterations`): the reference for the
-    /// cost ratio.
-    pub reference: (usize, usize),
+    /// The scene's own setting: the reference for the cost ratio.
+    pub reference: Setting,
     pub rows: Vec<Quality>,
 }
 
@@ -60,23 +109,23 @@ impl fmt::Display for QualityReport {
         let reference = self
             .rows
             .iter()
-            .find(|r| (r.solver_iterations, r.arm_extra_iterations) == self.reference)
+            .find(|r| r.setting == self.reference)
             .map(|r| r.step.as_secs_f64());
         writeln!(
             f,
-            "scene {}: physics quality against cost per solver_iterations+arm_extra_iterations (scene's own: {}+{})",
-            self.scene_id, self.reference.0, self.reference.1
+            "scene {}: physics quality against cost per solver_iterations+arm_extra_iterations/arm_joints (scene's own: {})",
+            self.scene_id, self.reference
         )?;
         writeln!(
             f,
-            "  iters | µs/step | cost vs own | track rms/max mrad | settled mrad | penetration mm | rest drift mm | grasp (offset mm) | energy drift"
+            "  setting          | µs/step | cost vs own | track rms/max mrad | settled mrad | penetration mm | rest drift mm | grasp (offset mm) | energy drift"
         )?;
         for (i, r) in self.rows.iter().enumerate() {
             let ratio = reference.map_or(f64::NAN, |t| r.step.as_secs_f64() / t);
             write!(
                 f,
-                "  {:>5} | {:>7.1} | {:>10.2}x | {:>8.1} / {:>6.1} | {:>12.2} | {:>14.2} | {:>13.2} | {:>5} ({:>6.1}) | {:>11.1}%",
-                format!("{}+{}", r.solver_iterations, r.arm_extra_iterations),
+                "  {:<16} | {:>7.1} | {:>10.2}x | {:>8.1} / {:>6.1} | {:>12.2} | {:>14.2} | {:>13.2} | {:>5} ({:>6.1}) | {:>11.1}%",
+                r.setting.to_string(),
                 r.step.as_secs_f64() * 1e6,
                 ratio,
                 r.track_rms_mrad,
@@ -169,10 +218,12 @@ fn steps(world: &mut SimWorld, n: u32) {
     }
 }
 
-fn measure(scene: &Scene, (iterations, extra): (usize, usize)) -> Result<Quality, BenchError> {
+fn measure(scene: &Scene, setting: Setting) -> Result<Quality, BenchError> {
     let mut scene = scene.clone();
-    scene.config.extensions.armsim.physics.solver_iterations = iterations;
-    scene.config.extensions.armsim.physics.arm_extra_iterations = extra;
+    let physics = &mut scene.config.extensions.armsim.physics;
+    physics.solver_iterations = setting.iterations;
+    physics.arm_extra_iterations = setting.extra;
+    physics.arm_joints = setting.joints;
     let arm = scene.arm_joints();
     let leader = scene
         .gripper_joint()
@@ -246,8 +297,7 @@ fn measure(scene: &Scene, (iterations, extra): (usize, usize)) -> Result<Quality
         .fold(0.0f32, f32::max);
 
     Ok(Quality {
-        solver_iterations: iterations,
-        arm_extra_iterations: extra,
+        setting,
         step,
         track_rms_mrad: (sq / n.max(1) as f64).sqrt() * 1e3,
         track_max_mrad: worst * 1e3,
@@ -287,15 +337,7 @@ fn free_swing(scene: &Scene, arm: &[usize]) -> f64 {
         rb.set_translation(Vec3::new(0.0, 0.0, -100.0), true);
     }
     let links: Vec<_> = w.link_bodies[1..].to_vec();
-    if let Some(link) = w
-        .physics
-        .multibody_joints
-        .rigid_body_link(links[0])
-        .copied()
-        && let Some(mb) = w.physics.multibody_joints.get_multibody_mut(link.multibody)
-    {
-        mb.damping_mut().fill(0.0);
-    }
+    w.set_passive_damping(false);
     let energy = |w: &SimWorld| -> (f64, f64) {
         let (mut kinetic, mut potential) = (0.0, 0.0);
         for &h in &links {
@@ -323,9 +365,9 @@ fn free_swing(scene: &Scene, arm: &[usize]) -> f64 {
     }
 }
 
-/// Measures every (`solver_iterations`, `arm_extra_iterations`) setting on `scene`.
-pub fn run(scene: Arc<Scene>, settings: &[(usize, usize)]) -> Result<QualityReport, BenchError> {
-    if settings.is_empty() || settings.iter().any(|&(n, _)| n == 0) {
+/// Measures every setting on `scene`.
+pub fn run(scene: Arc<Scene>, settings: &[Setting]) -> Result<QualityReport, BenchError> {
+    if settings.is_empty() || settings.iter().any(|s| s.iterations == 0) {
         return Err(BenchError::Client(
             "--iterations needs one or more settings with positive solver_iterations".into(),
         ));
@@ -334,32 +376,44 @@ pub fn run(scene: Arc<Scene>, settings: &[(usize, usize)]) -> Result<QualityRepo
         .iter()
         .map(|&setting| measure(&scene, setting))
         .collect::<Result<Vec<_>, _>>()?;
-    let physics = &scene.config.extensions.armsim.physics;
     Ok(QualityReport {
         scene_id: scene.config.scene_id.clone(),
-        reference: (physics.solver_iterations, physics.arm_extra_iterations),
+        reference: Setting::of(&scene),
         rows,
     })
 }
 
-/// Parses `--iterations` items: `N` (the scene's `arm_extra_iterations`) or `N+E`.
-pub fn parse_settings(items: &[String], scene: &Scene) -> Result<Vec<(usize, usize)>, String> {
-    let own = scene.config.extensions.armsim.physics.arm_extra_iterations;
+/// Parses `--iterations` items: `N[+E][/multibody|/impulse]`; what an item leaves out is the
+/// scene's own (`arm_extra_iterations`, `arm_joints`).
+pub fn parse_settings(items: &[String], scene: &Scene) -> Result<Vec<Setting>, String> {
+    let own = Setting::of(scene);
     items
         .iter()
         .map(|item| {
-            let (n, e) = item.split_once('+').unwrap_or((item, ""));
+            let bad = || {
+                format!(
+                    "--iterations: {item:?} is not N[+E][/multibody|/impulse] (solver_iterations 1..=1000, arm_extra_iterations 0..=1000)"
+                )
+            };
+            let (counts, joints) = item.split_once('/').unwrap_or((item, ""));
+            let joints = match joints.trim() {
+                "" => own.joints,
+                j => ArmJoints::parse(j).ok_or_else(bad)?,
+            };
+            let (n, e) = counts.split_once('+').unwrap_or((counts, ""));
             let n = n.trim().parse::<usize>().ok().filter(|&n| n >= 1);
             let e = if e.is_empty() {
-                Some(own)
+                Some(own.extra)
             } else {
                 e.trim().parse::<usize>().ok()
             };
             match (n, e) {
-                (Some(n), Some(e)) if n <= 1000 && e <= 1000 => Ok((n, e)),
-                _ => Err(format!(
-                    "--iterations: {item:?} is not N or N+E (solver_iterations 1..=1000, arm_extra_iterations 0..=1000)"
-                )),
+                (Some(n), Some(e)) if n <= 1000 && e <= 1000 => Ok(Setting {
+                    iterations: n,
+                    extra: e,
+                    joints,
+                }),
+                _ => Err(bad()),
             }
         })
         .collect()

@@ -1,6 +1,7 @@
 //! The physics of one scene without Bevy: `world` holds the Rapier world (table, objects, the
-//! robot as a multibody with joint motors) and `command` what each joint is told to do.
+//! robot as a multibody or as impulse joints, with joint motors, in `arm`) and `command` what each joint is told to do.
 
+mod arm;
 mod command;
 mod world;
 

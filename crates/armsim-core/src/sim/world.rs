@@ -8,27 +8,20 @@ use std::hash::Hasher;
 
 use glam::{Quat, Vec3, Vec4};
 use rapier3d::prelude::{
-    CoefficientCombineRule, ColliderBuilder, ColliderHandle, GenericJointBuilder, JointAxesMask,
-    JointAxis, MassProperties, MotorModel, MultibodyJointHandle, PhysicsWorld, RigidBodyBuilder,
+    CoefficientCombineRule, ColliderBuilder, ColliderHandle, PhysicsWorld, RigidBodyBuilder,
     RigidBodyHandle,
 };
 
-use crate::robot::{JointKind, Pose, RobotModel, Shape, kinematics};
+use crate::robot::{JointKind, Pose, RobotModel, Shape};
 use crate::scene::{ObjectConfig, Scene};
 
+use super::arm::{Arm, collider_for, to_rapier};
 use super::command::{CommandError, JointCommand};
 
 /// The fixed physics rate of every armsim world.
 pub const SIM_HZ: f64 = 240.0;
 /// One physics step, seconds.
 pub const SIM_DT: f64 = 1.0 / SIM_HZ;
-
-/// Acceleration-based gain (1/s) with which a velocity command is tracked.
-const VELOCITY_GAIN: f32 = 200.0;
-/// Default friction of the finger pads and cubes when neither the robot nor the scene says.
-const DEFAULT_FRICTION: f32 = 1.0;
-/// Density of links whose file gives neither mass nor density (aluminium-ish, hollow).
-const DEFAULT_LINK_DENSITY: f32 = 1000.0;
 
 /// A free object of the scene, as built in Rapier.
 #[derive(Clone, Debug)]
@@ -58,8 +51,8 @@ pub struct SimWorld {
     pub base_pose: Pose,
     /// One rigid body per robot link, in `robot.links` order.
     pub link_bodies: Vec<RigidBodyHandle>,
-    /// One multibody joint per actuated robot joint, in `robot.joints` order.
-    joint_handles: Vec<MultibodyJointHandle>,
+    /// The robot's joints (a multibody or impulse joints, as the scene says).
+    arm: Arm,
     pub objects: Vec<ObjectBody>,
     pub table: RigidBodyHandle,
     pub table_top_z: f32,
@@ -117,12 +110,13 @@ impl SimWorld {
         );
         let robot = scene.robot.clone();
         let home_q = scene.home_q_full();
-        let (link_bodies, joint_handles) = spawn_robot(
+        let (link_bodies, arm) = Arm::spawn(
             &mut physics,
             &robot,
             &base_pose,
             &home_q,
             ext.physics.arm_extra_iterations,
+            ext.physics.arm_joints,
         );
 
         let commands = home_q
@@ -137,7 +131,7 @@ impl SimWorld {
             robot,
             base_pose,
             link_bodies,
-            joint_handles,
+            arm,
             objects,
             table,
             table_top_z,
@@ -187,33 +181,10 @@ impl SimWorld {
     /// Pushes the commands into the joint motors and, for effort commands, the link torques.
     fn apply_commands(&mut self) {
         let q = self.joint_positions();
-        for (i, cmd) in self.commands.iter().enumerate() {
+        for (i, &cmd) in self.commands.iter().enumerate() {
             let joint = &self.robot.joints[i];
-            let axis = motor_axis(joint.kind);
-            let Some((mb, link_id)) = self.physics.multibody_joints.get_mut(self.joint_handles[i])
-            else {
-                continue;
-            };
-            let Some(link) = mb.link_mut(link_id) else {
-                continue;
-            };
-            let data = &mut link.joint.data;
-            match *cmd {
-                JointCommand::Position { target, velocity } => {
-                    data.set_motor(axis, target, velocity, joint.kp, joint.kd);
-                    data.set_motor_max_force(axis, joint.max_effort);
-                }
-                JointCommand::Velocity { target } => {
-                    data.set_motor(axis, q[i], target, 0.0, VELOCITY_GAIN);
-                    data.set_motor_max_force(axis, joint.max_effort);
-                }
-                JointCommand::Effort { .. } => {
-                    // A motor with zero gains is still a rigid velocity constraint; only a zero
-                    // force bound takes it out of the solve.
-                    data.set_motor(axis, q[i], 0.0, 0.0, 0.0);
-                    data.set_motor_max_force(axis, 0.0);
-                }
-            }
+            self.arm
+                .drive(&mut self.physics, &self.link_bodies, i, joint, q[i], cmd);
         }
         // Efforts are external forces on the two links around the joint; Rapier keeps user
         // forces until reset, so they are rebuilt every step.
@@ -249,45 +220,32 @@ impl SimWorld {
 
     /// Joint positions (rad or m) in robot joint order.
     pub fn joint_positions(&self) -> Vec<f32> {
-        self.joint_handles
-            .iter()
-            .zip(&self.robot.joints)
-            .map(|(&h, j)| {
-                self.physics
-                    .multibody_joints
-                    .get(h)
-                    .and_then(|(mb, id)| mb.link(id))
-                    .map(|l| l.joint.coords()[coord_index(j.kind)])
-                    .unwrap_or(0.0)
-            })
-            .collect()
+        self.arm
+            .positions(&self.physics, &self.robot, &self.link_bodies)
     }
 
     /// Joint velocities (rad/s or m/s) in robot joint order.
     pub fn joint_velocities(&self) -> Vec<f32> {
-        self.joint_handles
-            .iter()
-            .map(|&h| {
-                self.physics
-                    .multibody_joints
-                    .get(h)
-                    .and_then(|(mb, id)| mb.link(id).map(|l| mb.joint_velocity(l)))
-                    .and_then(|v| v.iter().next().copied())
-                    .unwrap_or(0.0)
-            })
-            .collect()
+        self.arm
+            .velocities(&self.physics, &self.robot, &self.link_bodies)
     }
 
     /// Teleports the robot to joint positions `q` with velocities `qd` (robot joint order).
     pub fn set_joint_state(&mut self, q: &[f32], qd: &[f32]) {
-        set_multibody_state(
+        self.arm.set_state(
             &mut self.physics,
             &self.robot,
             &self.link_bodies,
-            &self.joint_handles,
+            &self.base_pose,
             q,
             Some(qd),
         );
+    }
+
+    /// Switches the joints' passive damping off (`false`) or back to the model's (`true`); the
+    /// quality benchmark's free swing measures energy without it.
+    pub fn set_passive_damping(&mut self, on: bool) {
+        self.arm.set_damping(&mut self.physics, &self.robot, on);
     }
 
     pub fn body_pose(&self, handle: RigidBodyHandle) -> Pose {
@@ -477,25 +435,6 @@ pub fn unit_quat(q: Quat) -> Option<Quat> {
     Some(scaled / scaled.length())
 }
 
-fn motor_axis(kind: JointKind) -> JointAxis {
-    match kind {
-        JointKind::Revolute => JointAxis::AngX,
-        JointKind::Prismatic => JointAxis::LinX,
-    }
-}
-
-/// Index of a joint's free coordinate in Rapier's spatial coordinate vector.
-fn coord_index(kind: JointKind) -> usize {
-    match kind {
-        JointKind::Revolute => 3,
-        JointKind::Prismatic => 0,
-    }
-}
-
-fn to_rapier(p: &Pose) -> rapier3d::math::Pose {
-    rapier3d::math::Pose::from_parts(p.translation, p.rotation)
-}
-
 fn spawn_object(physics: &mut PhysicsWorld, o: &ObjectConfig, friction: f32) -> ObjectBody {
     let shape = o.shape.to_shape();
     let pose = Pose::new(
@@ -538,202 +477,6 @@ fn spawn_object(physics: &mut PhysicsWorld, o: &ObjectConfig, friction: f32) -> 
         initial: pose,
         half_extent,
     }
-}
-
-fn spawn_robot(
-    physics: &mut PhysicsWorld,
-    robot: &RobotModel,
-    base_pose: &Pose,
-    home_q: &[f32],
-    extra_iterations: usize,
-) -> (Vec<RigidBodyHandle>, Vec<MultibodyJointHandle>) {
-    // Bodies start at their home pose so the broad phase never sees the arm folded into itself.
-    let link_poses = kinematics::forward_kinematics(robot, home_q);
-    let mut link_bodies = Vec::with_capacity(robot.links.len());
-    for (i, link) in robot.links.iter().enumerate() {
-        let world_pose = base_pose.mul(&link_poses[i]);
-        let builder = if link.parent.is_none() {
-            RigidBodyBuilder::fixed()
-        } else {
-            RigidBodyBuilder::dynamic()
-                .additional_solver_iterations(extra_iterations)
-                .can_sleep(false)
-        };
-        let body = physics.bodies.insert(builder.pose(to_rapier(&world_pose)));
-        for geom in &link.collisions {
-            let mut c = collider_for(&geom.shape, &geom.pose)
-                .friction(geom.friction.unwrap_or(DEFAULT_FRICTION));
-            c = if link.inertial.is_some() {
-                // The link's explicit inertial wins; colliders contribute no mass.
-                c.density(0.0)
-            } else {
-                c.density(geom.density.unwrap_or(DEFAULT_LINK_DENSITY))
-            };
-            physics
-                .colliders
-                .insert_with_parent(c, body, &mut physics.bodies);
-        }
-        if let Some(inertial) = link.inertial
-            && link.parent.is_some()
-        {
-            let mp = MassProperties::new(
-                inertial.com,
-                inertial.mass.max(1e-3),
-                inertial.principal_inertia.max(Vec3::splat(1e-6)),
-            );
-            if let Some(rb) = physics.bodies.get_mut(body) {
-                rb.set_additional_mass_properties(mp, false);
-            }
-        }
-        link_bodies.push(body);
-    }
-
-    let mut joint_handles = vec![None; robot.joints.len()];
-    for (i, link) in robot.links.iter().enumerate() {
-        let Some(parent) = link.parent else { continue };
-        let (axis, anchor, kind) = match link.joint {
-            Some(j) => {
-                let joint = &robot.joints[j];
-                (joint.axis, joint.anchor, Some((j, joint.kind)))
-            }
-            None => (Vec3::X, Vec3::ZERO, None),
-        };
-        // The joint frame's X axis is the model's joint axis; frame 1 (in the parent) and frame 2
-        // (in the child) coincide at joint position zero, which puts the child at `origin`.
-        let basis = Quat::from_rotation_arc(Vec3::X, axis.normalize_or(Vec3::X));
-        let frame2 = Pose::new(anchor, basis);
-        let frame1 = link.origin.mul(&frame2);
-        let mask = match kind {
-            Some((_, JointKind::Revolute)) => JointAxesMask::LOCKED_REVOLUTE_AXES,
-            Some((_, JointKind::Prismatic)) => JointAxesMask::LOCKED_PRISMATIC_AXES,
-            None => JointAxesMask::LOCKED_FIXED_AXES,
-        };
-        let mut builder = GenericJointBuilder::new(mask)
-            .local_frame1(to_rapier(&frame1))
-            .local_frame2(to_rapier(&frame2))
-            .contacts_enabled(false);
-        if let Some((j, k)) = kind {
-            let joint = &robot.joints[j];
-            let axis = motor_axis(k);
-            builder = builder.motor_model(axis, MotorModel::AccelerationBased);
-            if let Some((lo, hi)) = joint.limits {
-                builder = builder.limits(axis, [lo, hi]);
-            }
-        }
-        let handle = physics.multibody_joints.insert(
-            link_bodies[parent],
-            link_bodies[i],
-            builder.build(),
-            true,
-        );
-        if let (Some((j, _)), Some(h)) = (kind, handle) {
-            joint_handles[j] = Some(h);
-        }
-    }
-    let joint_handles: Vec<MultibodyJointHandle> = joint_handles
-        .into_iter()
-        .map(|h| h.expect("every actuated joint connects a link to its parent"))
-        .collect();
-
-    // Rapier computes contacts between a multibody's own links by default. A robot's joint
-    // limits keep its links apart, and those pairs (a three-finger gripper's cylinders above
-    // all) cost more than the rest of the scene; MuJoCo leaves most of them out too.
-    if let Some((mb, _)) = joint_handles
-        .first()
-        .and_then(|&h| physics.multibody_joints.get_mut(h))
-    {
-        mb.set_self_contacts_enabled(false);
-    }
-
-    // Passive damping per degree of freedom, from the model.
-    for (j, &h) in joint_handles.iter().enumerate() {
-        if let Some((mb, link_id)) = physics.multibody_joints.get_mut(h) {
-            let dof = mb.link(link_id).map(|l| l.assembly_id());
-            if let Some(dof) = dof {
-                mb.damping_mut()[dof] = robot.joints[j].damping;
-            }
-        }
-    }
-    set_multibody_state(physics, robot, &link_bodies, &joint_handles, home_q, None);
-    (link_bodies, joint_handles)
-}
-
-/// Moves the multibody to joint positions `q` (and velocities `qd`, or zero) and writes the
-/// resulting link poses back to the rigid bodies.
-fn set_multibody_state(
-    physics: &mut PhysicsWorld,
-    robot: &RobotModel,
-    link_bodies: &[RigidBodyHandle],
-    joint_handles: &[MultibodyJointHandle],
-    q: &[f32],
-    qd: Option<&[f32]>,
-) {
-    let Some(&first) = joint_handles.first() else {
-        return;
-    };
-    let Some((mb, _)) = physics.multibody_joints.get_mut(first) else {
-        return;
-    };
-    let mut disp = vec![0.0; mb.ndofs()];
-    let mut vel = vec![0.0; mb.ndofs()];
-    for (j, &h) in joint_handles.iter().enumerate() {
-        let Some(link) = physics
-            .multibody_joints
-            .get(h)
-            .and_then(|(mb, id)| mb.link(id))
-        else {
-            continue;
-        };
-        let dof = link.assembly_id();
-        let current = link.joint.coords()[coord_index(robot.joints[j].kind)];
-        if let Some(&target) = q.get(j) {
-            disp[dof] = target - current;
-        }
-        vel[dof] = qd.and_then(|v| v.get(j)).copied().unwrap_or(0.0);
-    }
-    let Some((mb, _)) = physics.multibody_joints.get_mut(first) else {
-        return;
-    };
-    mb.apply_displacements(&disp);
-    mb.generalized_velocity_mut()
-        .iter_mut()
-        .zip(&vel)
-        .for_each(|(v, &t)| *v = t);
-    mb.forward_kinematics(&physics.bodies, true);
-    mb.update_rigid_bodies(&mut physics.bodies, true);
-    // Rigid-body velocities follow from the generalized ones at the next step; clear stale ones
-    // so a state hash taken right after a teleport sees a consistent world.
-    for &h in link_bodies {
-        if let Some(rb) = physics.bodies.get_mut(h) {
-            rb.set_linvel(Vec3::ZERO, true);
-            rb.set_angvel(Vec3::ZERO, true);
-        }
-    }
-}
-
-/// A collider for one model shape posed in its link's frame.
-fn collider_for(shape: &Shape, pose: &Pose) -> ColliderBuilder {
-    // Parry's cylinders run along Y, the model's along Z: turn them a quarter about X.
-    let pose = match shape {
-        Shape::Cylinder { .. } => pose.mul(&Pose::new(
-            Vec3::ZERO,
-            Quat::from_rotation_x(std::f32::consts::FRAC_PI_2),
-        )),
-        _ => *pose,
-    };
-    let builder = match *shape {
-        Shape::Box { half_extents: e } => ColliderBuilder::cuboid(e.x, e.y, e.z),
-        Shape::Sphere { radius } => ColliderBuilder::ball(radius),
-        Shape::Capsule {
-            radius,
-            half_length,
-        } => ColliderBuilder::capsule_z(half_length, radius),
-        Shape::Cylinder {
-            radius,
-            half_length,
-        } => ColliderBuilder::cylinder(half_length, radius),
-    };
-    builder.position(to_rapier(&pose))
 }
 
 /// FNV-1a, written out so the state hash is the same on every build and platform.

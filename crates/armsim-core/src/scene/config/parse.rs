@@ -627,11 +627,21 @@ pub(super) fn parse_armsim(c: &mut Checker, v: &Value, p: &str) -> Option<Armsim
                 None
             }
         });
+        let arm_joints = c.opt(m, p, "arm_joints", Checker::string).and_then(|s| {
+            ArmJoints::parse(&s).or_else(|| {
+                c.err(
+                    key(p, "arm_joints"),
+                    format!("expected \"multibody\", \"impulse\" or \"hybrid\", found \"{s}\""),
+                );
+                None
+            })
+        });
         Some(PhysicsExt {
             friction: friction.unwrap_or(d.friction),
             restitution: restitution.unwrap_or(d.restitution),
             solver_iterations: iterations.unwrap_or(d.solver_iterations),
             arm_extra_iterations: extra.unwrap_or(d.arm_extra_iterations),
+            arm_joints: arm_joints.unwrap_or(d.arm_joints),
         })
     });
 

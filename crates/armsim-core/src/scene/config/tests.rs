@@ -514,3 +514,35 @@ fn arm_extra_iterations_is_read_defaulted_and_bounded() {
         "must be in 0..=1000",
     );
 }
+
+#[test]
+fn arm_joints_is_read_defaulted_and_checked() {
+    let physics = |v: &Value| {
+        parse_value(v)
+            .unwrap_or_else(|e| panic!("{e}"))
+            .config
+            .extensions
+            .armsim
+            .physics
+    };
+    let mut v = default_value();
+    for (text, joints) in [
+        ("multibody", ArmJoints::Multibody),
+        ("impulse", ArmJoints::Impulse),
+        ("hybrid", ArmJoints::Hybrid),
+    ] {
+        v["extensions"]["armsim"]["physics"]["arm_joints"] = json!(text);
+        assert_eq!(physics(&v).arm_joints, joints);
+    }
+    let p = v["extensions"]["armsim"]["physics"]
+        .as_object_mut()
+        .unwrap();
+    p.remove("arm_joints");
+    assert_eq!(physics(&v).arm_joints, ArmJoints::Multibody);
+    let e = errors_for(|v| v["extensions"]["armsim"]["physics"]["arm_joints"] = json!("soft"));
+    assert_has(
+        &e,
+        "$.extensions.armsim.physics.arm_joints",
+        "expected \"multibody\", \"impulse\" or \"hybrid\", found \"soft\"",
+    );
+}

@@ -314,6 +314,52 @@ pub struct PhysicsExt {
     /// Written back only when it is not the default, so existing scenes round-trip unchanged.
     #[serde(skip_serializing_if = "is_default_arm_extra_iterations")]
     pub arm_extra_iterations: usize,
+    /// How the arm's joints are simulated (`arm_joints`): one reduced-coordinate multibody, or a
+    /// rigid body per link held by impulse joints with motors. Written back only when it is not
+    /// the default.
+    #[serde(skip_serializing_if = "is_default_arm_joints")]
+    pub arm_joints: ArmJoints,
+}
+
+/// The arm's representation in Rapier (`extensions.armsim.physics.arm_joints`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ArmJoints {
+    /// A Rapier multibody: exact joints, passive damping per joint; each substep rebuilds its
+    /// dense mass matrix, which grows with links × DoF².
+    #[default]
+    Multibody,
+    /// One rigid body per link and one impulse joint with a motor per joint: the joints are
+    /// constraints the solver satisfies with everything else, at a cost per joint instead of
+    /// per mass matrix. Long chains converge slowly: the arm sags and lags.
+    Impulse,
+    /// The arm a multibody, the leaf links (a gripper's fingers) on impulse joints: a smaller
+    /// mass matrix, and the fingers' contacts are plain rigid-body contacts.
+    Hybrid,
+}
+
+impl ArmJoints {
+    pub fn name(self) -> &'static str {
+        match self {
+            ArmJoints::Multibody => "multibody",
+            ArmJoints::Impulse => "impulse",
+            ArmJoints::Hybrid => "hybrid",
+        }
+    }
+
+    /// Parses `multibody`, `impulse` or `hybrid`.
+    pub fn parse(s: &str) -> Option<Self> {
+        match s {
+            "multibody" => Some(ArmJoints::Multibody),
+            "impulse" => Some(ArmJoints::Impulse),
+            "hybrid" => Some(ArmJoints::Hybrid),
+            _ => None,
+        }
+    }
+}
+
+fn is_default_arm_joints(a: &ArmJoints) -> bool {
+    *a == PhysicsExt::default().arm_joints
 }
 
 fn is_default_arm_extra_iterations(n: &usize) -> bool {
@@ -327,6 +373,7 @@ impl Default for PhysicsExt {
             restitution: 0.0,
             solver_iterations: 8,
             arm_extra_iterations: 4,
+            arm_joints: ArmJoints::Multibody,
         }
     }
 }

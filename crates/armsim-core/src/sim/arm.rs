@@ -1,0 +1,693 @@
+//! The robot in Rapier, in either of the two representations a scene may choose
+//! (`extensions.armsim.physics.arm_joints`):
+//!
+//! - **multibody**: the links form one reduced-coordinate multibody; joint coordinates are exact
+//!   and passive damping acts per degree of freedom. Each solver substep rebuilds the multibody's
+//!   dense mass matrix (links × DoF² work), which is most of a step's cost.
+//! - **impulse**: every link is a free rigid body and every joint an impulse joint with a motor,
+//!   solved with the contacts. Joint coordinates are read from the relative pose of the two
+//!   bodies; the cost is per joint. Passive damping acts on joints without a motor (effort
+//!   commands), where it is the motor: a force-based one with zero stiffness.
+//!
+//! Both build the same bodies and colliders at the same poses and drive the same motor gains, so
+//! everything above this module (commands, state snapshots, the renderer) sees no difference.
+
+use glam::{Quat, Vec3};
+use rapier3d::prelude::{
+    ColliderBuilder, GenericJoint, GenericJointBuilder, Group, ImpulseJointHandle,
+    InteractionGroups, InteractionTestMode, JointAxesMask, JointAxis, MassProperties, MotorModel,
+    MultibodyJointHandle, PhysicsWorld, RigidBodyBuilder, RigidBodyHandle,
+};
+
+use crate::robot::{JointKind, Pose, RobotModel, Shape, kinematics};
+use crate::scene::ArmJoints;
+
+use super::command::JointCommand;
+
+/// Acceleration-based gain (1/s) with which a velocity command is tracked.
+const VELOCITY_GAIN: f32 = 200.0;
+/// Default friction of the finger pads when the robot does not say.
+const DEFAULT_FRICTION: f32 = 1.0;
+/// Density of links whose file gives neither mass nor density (aluminium-ish, hollow).
+const DEFAULT_LINK_DENSITY: f32 = 1000.0;
+/// The collision group of the arm's own colliders: they meet everything but each other (the
+/// multibody leaves self-contacts out the same way; the joint limits keep the links apart).
+const ARM_GROUP: Group = Group::GROUP_32;
+
+/// One actuated joint's handle in Rapier.
+#[derive(Clone, Copy, Debug)]
+enum Handle {
+    Multibody(MultibodyJointHandle),
+    Impulse(ImpulseJointHandle),
+}
+
+/// One joint's frames: `frame1` in the parent link's frame, `frame2` in the child's; they
+/// coincide at joint position zero.
+#[derive(Clone, Copy, Debug)]
+struct Frames {
+    parent: usize,
+    child: usize,
+    frame1: Pose,
+    frame2: Pose,
+}
+
+/// The robot's joints in Rapier: how to drive them and how to read them back.
+#[derive(Clone, Debug)]
+pub(super) struct Arm {
+    /// Per actuated joint, robot joint order.
+    handles: Vec<Handle>,
+    /// Per actuated joint, robot joint order.
+    frames: Vec<Frames>,
+    /// Passive damping per actuated joint (the model's, or zero once switched off).
+    damping: Vec<f32>,
+    /// Per actuated joint, the links it moves (its child and everything below).
+    subtrees: Vec<Vec<usize>>,
+    /// Per link: whether it hangs on an impulse joint (placed by us on a teleport).
+    on_impulse: Vec<bool>,
+}
+
+impl Arm {
+    /// Builds the robot's links at their home pose and joins them with `kind` joints. Returns
+    /// one rigid body per robot link, in `robot.links` order.
+    pub(super) fn spawn(
+        physics: &mut PhysicsWorld,
+        robot: &RobotModel,
+        base_pose: &Pose,
+        home_q: &[f32],
+        extra_iterations: usize,
+        kind: ArmJoints,
+    ) -> (Vec<RigidBodyHandle>, Arm) {
+        let link_bodies = spawn_links(physics, robot, base_pose, home_q, extra_iterations);
+        let mut frames = vec![None; robot.joints.len()];
+        let mut handles = vec![None; robot.joints.len()];
+        let mut on_impulse = vec![false; robot.links.len()];
+        for (i, link) in robot.links.iter().enumerate() {
+            let Some(parent) = link.parent else { continue };
+            let joint = link.joint.map(|j| (j, &robot.joints[j]));
+            let (axis, anchor) = joint.map_or((Vec3::X, Vec3::ZERO), |(_, j)| (j.axis, j.anchor));
+            // The joint frame's X axis is the model's joint axis; frame 1 (in the parent) and
+            // frame 2 (in the child) coincide at joint position zero, putting the child at `origin`.
+            let basis = Quat::from_rotation_arc(Vec3::X, axis.normalize_or(Vec3::X));
+            let frame2 = Pose::new(anchor, basis);
+            let frame1 = link.origin.mul(&frame2);
+            let (b1, b2) = (link_bodies[parent], link_bodies[i]);
+            let leaf = !robot.links.iter().any(|l| l.parent == Some(i));
+            let impulse = match kind {
+                ArmJoints::Multibody => false,
+                ArmJoints::Impulse => true,
+                ArmJoints::Hybrid => leaf,
+            };
+            // Rapier 0.35.0 reserves six jacobian rows for an impulse joint on a multibody
+            // link, but a free axis with both a motor and a limit emits a seventh, over the
+            // next joint's (fixed in 0.35.2, which needs glam 0.33 where Bevy 0.19 has 0.32).
+            // Such a joint's limit goes into a second joint between the same frames that locks
+            // nothing else: one row.
+            let on_multibody = impulse && kind == ArmJoints::Hybrid;
+            let data = joint_data(joint.map(|(_, j)| j), &frame1, &frame2, !on_multibody);
+            if on_multibody
+                && let Some((_, joint)) = joint
+                && let Some((lo, hi)) = joint.limits
+            {
+                let limit = GenericJointBuilder::new(JointAxesMask::empty())
+                    .local_frame1(to_rapier(&frame1))
+                    .local_frame2(to_rapier(&frame2))
+                    .contacts_enabled(false)
+                    .limits(motor_axis(joint.kind), [lo, hi]);
+                physics.impulse_joints.insert(b1, b2, limit, true);
+            }
+            on_impulse[i] = impulse;
+            let handle = if impulse {
+                Some(Handle::Impulse(
+                    physics.impulse_joints.insert(b1, b2, data, true),
+                ))
+            } else {
+                physics
+                    .multibody_joints
+                    .insert(b1, b2, data, true)
+                    .map(Handle::Multibody)
+            };
+            if let Some((j, _)) = joint {
+                handles[j] = handle;
+                frames[j] = Some(Frames {
+                    parent,
+                    child: i,
+                    frame1,
+                    frame2,
+                });
+            }
+        }
+        let expect = "every actuated joint connects a link to its parent";
+        let arm = Arm {
+            handles: handles.into_iter().map(|h| h.expect(expect)).collect(),
+            on_impulse,
+            frames: frames.into_iter().map(|f| f.expect(expect)).collect(),
+            damping: robot.joints.iter().map(|j| j.damping).collect(),
+            subtrees: robot
+                .joints
+                .iter()
+                .map(|j| {
+                    let mut below = vec![j.link];
+                    for (i, link) in robot.links.iter().enumerate() {
+                        if link.parent.is_some_and(|p| below.contains(&p)) && !below.contains(&i) {
+                            below.push(i);
+                        }
+                    }
+                    below
+                })
+                .collect(),
+        };
+        if let Some((mb, _)) = arm
+            .multibody_handles()
+            .first()
+            .and_then(|&h| physics.multibody_joints.get_mut(h))
+        {
+            // Rapier computes contacts between a multibody's own links by default. A robot's
+            // joint limits keep its links apart, and those pairs (a three-finger gripper's
+            // cylinders above all) cost more than the rest of the scene; MuJoCo leaves most of
+            // them out too.
+            mb.set_self_contacts_enabled(false);
+        }
+        arm.write_damping(physics);
+        arm.set_state(physics, robot, &link_bodies, base_pose, home_q, None);
+        (link_bodies, arm)
+    }
+
+    /// Drives joint `j` (at position `q`) as `cmd` says, with the model's gains and effort
+    /// bound. Efforts themselves are applied as body forces by the world.
+    pub(super) fn drive(
+        &self,
+        physics: &mut PhysicsWorld,
+        bodies: &[RigidBodyHandle],
+        j: usize,
+        joint: &crate::robot::Joint,
+        q: f32,
+        cmd: JointCommand,
+    ) {
+        match self.handles[j] {
+            Handle::Multibody(h) => {
+                let Some(link) = physics
+                    .multibody_joints
+                    .get_mut(h)
+                    .and_then(|(mb, id)| mb.link_mut(id))
+                else {
+                    return;
+                };
+                // The multibody's acceleration-based motor scales the gains by the joint-space
+                // inertia, and its passive damping acts per degree of freedom.
+                let data = &mut link.joint.data;
+                let axis = motor_axis(joint.kind);
+                match cmd {
+                    JointCommand::Position { target, velocity } => {
+                        data.set_motor(axis, target, velocity, joint.kp, joint.kd);
+                        data.set_motor_max_force(axis, joint.max_effort);
+                    }
+                    JointCommand::Velocity { target } => {
+                        data.set_motor(axis, q, target, 0.0, VELOCITY_GAIN);
+                        data.set_motor_max_force(axis, joint.max_effort);
+                    }
+                    JointCommand::Effort { .. } => {
+                        // A motor with zero gains is still a rigid velocity constraint; only a
+                        // zero force bound takes it out of the solve.
+                        data.set_motor(axis, q, 0.0, 0.0, 0.0);
+                        data.set_motor_max_force(axis, 0.0);
+                    }
+                }
+            }
+            Handle::Impulse(h) => {
+                // An impulse joint's acceleration-based motor would scale by the inertia of the
+                // two bodies it joins only; the joint moves its whole subtree, so the gains are
+                // scaled here by the subtree's inertia about the axis (what the multibody's
+                // joint space sees) and the motor is force-based. Passive damping joins the
+                // motor's damping: kd·I·(v* − v) − d·v = (kd·I + d)·(kd·I·v*/(kd·I + d) − v).
+                let inertia = self.subtree_inertia(physics, bodies, j, joint.kind);
+                let d = self.damping[j];
+                let (target, velocity, stiffness, gain, max_force) = match cmd {
+                    JointCommand::Position { target, velocity } => (
+                        target,
+                        velocity,
+                        joint.kp * inertia,
+                        joint.kd * inertia,
+                        joint.max_effort,
+                    ),
+                    JointCommand::Velocity { target } => {
+                        (q, target, 0.0, VELOCITY_GAIN * inertia, joint.max_effort)
+                    }
+                    // No motor: the passive damping alone, unbounded.
+                    JointCommand::Effort { .. } => (q, 0.0, 0.0, 0.0, f32::MAX),
+                };
+                let damping = gain + d;
+                let velocity = if damping > 0.0 {
+                    velocity * gain / damping
+                } else {
+                    0.0
+                };
+                let Some(ij) = physics.impulse_joints.get_mut(h, false) else {
+                    return;
+                };
+                let axis = motor_axis(joint.kind);
+                ij.data.set_motor_model(axis, MotorModel::ForceBased);
+                ij.data
+                    .set_motor(axis, target, velocity, stiffness, damping);
+                ij.data
+                    .set_motor_max_force(axis, if damping > 0.0 { max_force } else { 0.0 });
+            }
+        }
+    }
+
+    /// The inertia joint `j` moves: the mass of its subtree (prismatic) or the subtree's moment
+    /// of inertia about the joint axis (revolute), at the current configuration.
+    fn subtree_inertia(
+        &self,
+        physics: &PhysicsWorld,
+        bodies: &[RigidBodyHandle],
+        j: usize,
+        kind: JointKind,
+    ) -> f32 {
+        let f = &self.frames[j];
+        let frame = body_pose(physics, bodies[f.parent]).mul(&f.frame1);
+        let (axis, at) = (frame.rotation * Vec3::X, frame.translation);
+        let mut total = 0.0;
+        for &link in &self.subtrees[j] {
+            let rb = &physics.bodies[bodies[link]];
+            let m = rb.mass();
+            total += match kind {
+                JointKind::Prismatic => m,
+                JointKind::Revolute => {
+                    let local = &rb.mass_properties().local_mprops;
+                    let frame = rb.rotation() * local.principal_inertia_local_frame;
+                    let principal = local.principal_inertia();
+                    let own: f32 = (0..3)
+                        .map(|k| principal[k] * axis.dot(frame * Vec3::AXES[k]).powi(2))
+                        .sum();
+                    own + m * (rb.center_of_mass() - at).cross(axis).length_squared()
+                }
+            };
+        }
+        total.max(1e-6)
+    }
+
+    /// Joint positions (rad or m) in robot joint order.
+    pub(super) fn positions(
+        &self,
+        physics: &PhysicsWorld,
+        robot: &RobotModel,
+        bodies: &[RigidBodyHandle],
+    ) -> Vec<f32> {
+        (0..self.handles.len())
+            .map(|j| self.position(physics, robot, bodies, j))
+            .collect()
+    }
+
+    fn position(
+        &self,
+        physics: &PhysicsWorld,
+        robot: &RobotModel,
+        bodies: &[RigidBodyHandle],
+        j: usize,
+    ) -> f32 {
+        let kind = robot.joints[j].kind;
+        match self.handles[j] {
+            Handle::Multibody(h) => physics
+                .multibody_joints
+                .get(h)
+                .and_then(|(mb, id)| mb.link(id))
+                .map_or(0.0, |l| l.joint.coords()[coord_index(kind)]),
+            Handle::Impulse(_) => {
+                let f = &self.frames[j];
+                let one = body_pose(physics, bodies[f.parent]).mul(&f.frame1);
+                let two = body_pose(physics, bodies[f.child]).mul(&f.frame2);
+                let rel = one.inverse().mul(&two);
+                match kind {
+                    // The rotation about frame 1's X axis (the other two are held at zero),
+                    // in (-π, π].
+                    JointKind::Revolute => wrap_angle(2.0 * rel.rotation.x.atan2(rel.rotation.w)),
+                    JointKind::Prismatic => rel.translation.x,
+                }
+            }
+        }
+    }
+
+    /// Joint velocities (rad/s or m/s) in robot joint order.
+    pub(super) fn velocities(
+        &self,
+        physics: &PhysicsWorld,
+        robot: &RobotModel,
+        bodies: &[RigidBodyHandle],
+    ) -> Vec<f32> {
+        (0..self.handles.len())
+            .map(|j| match self.handles[j] {
+                Handle::Multibody(h) => physics
+                    .multibody_joints
+                    .get(h)
+                    .and_then(|(mb, id)| mb.link(id).map(|l| mb.joint_velocity(l)))
+                    .and_then(|v| v.iter().next().copied())
+                    .unwrap_or(0.0),
+                Handle::Impulse(_) => {
+                    impulse_velocity(physics, bodies, &self.frames[j], robot.joints[j].kind)
+                }
+            })
+            .collect()
+    }
+
+    fn multibody_handles(&self) -> Vec<MultibodyJointHandle> {
+        self.handles
+            .iter()
+            .filter_map(|h| match *h {
+                Handle::Multibody(h) => Some(h),
+                Handle::Impulse(_) => None,
+            })
+            .collect()
+    }
+
+    /// Teleports the robot to joint positions `q` with velocities `qd` (or at rest).
+    pub(super) fn set_state(
+        &self,
+        physics: &mut PhysicsWorld,
+        robot: &RobotModel,
+        bodies: &[RigidBodyHandle],
+        base_pose: &Pose,
+        q: &[f32],
+        qd: Option<&[f32]>,
+    ) {
+        let current = self.positions(physics, robot, bodies);
+        let q: Vec<f32> = (0..robot.joints.len())
+            .map(|j| q.get(j).copied().unwrap_or(current[j]))
+            .collect();
+        // The multibody part moves its own links (and clears their rigid-body velocities, which
+        // follow from the generalized ones at the next step).
+        let multibody: Vec<(usize, MultibodyJointHandle)> = self
+            .handles
+            .iter()
+            .enumerate()
+            .filter_map(|(j, h)| match *h {
+                Handle::Multibody(h) => Some((j, h)),
+                Handle::Impulse(_) => None,
+            })
+            .collect();
+        set_multibody_state(physics, robot, bodies, &multibody, &q, qd);
+        // Links on impulse joints are placed by forward kinematics and given the velocities the
+        // joint rates imply.
+        let on_impulse = &self.on_impulse;
+        if !on_impulse.contains(&true) {
+            return;
+        }
+        let poses = kinematics::forward_kinematics(robot, &q);
+        let world: Vec<Pose> = poses.iter().map(|p| base_pose.mul(p)).collect();
+        for (i, &h) in bodies.iter().enumerate() {
+            if on_impulse[i]
+                && let Some(rb) = physics.bodies.get_mut(h)
+            {
+                rb.set_position(to_rapier(&world[i]), true);
+            }
+        }
+        // Every link's velocity follows from the joint rates, multibody links too: an impulse
+        // joint's rate is read from the two bodies it joins.
+        self.set_velocities(physics, robot, bodies, &world, qd);
+    }
+
+    /// Link velocities of the impulse representation from joint velocities `qd`, outward from
+    /// the base: each child moves with its parent plus its own joint's motion.
+    fn set_velocities(
+        &self,
+        physics: &mut PhysicsWorld,
+        robot: &RobotModel,
+        bodies: &[RigidBodyHandle],
+        world: &[Pose],
+        qd: Option<&[f32]>,
+    ) {
+        // (angular velocity, velocity of the link frame's origin) per link.
+        let mut vel = vec![(Vec3::ZERO, Vec3::ZERO); robot.links.len()];
+        for (i, link) in robot.links.iter().enumerate() {
+            let Some(parent) = link.parent else { continue };
+            let (w_p, v_p) = vel[parent];
+            let origin = world[i].translation;
+            let mut w = w_p;
+            let mut v = v_p + w_p.cross(origin - world[parent].translation);
+            if let Some(j) = link.joint {
+                let rate = qd.and_then(|qd| qd.get(j)).copied().unwrap_or(0.0);
+                let f = &self.frames[j];
+                let frame = world[i].mul(&f.frame2);
+                let axis = frame.rotation * Vec3::X;
+                match robot.joints[j].kind {
+                    JointKind::Revolute => {
+                        w += axis * rate;
+                        v += (axis * rate).cross(origin - frame.translation);
+                    }
+                    JointKind::Prismatic => v += axis * rate,
+                }
+            }
+            vel[i] = (w, v);
+        }
+        for (i, &h) in bodies.iter().enumerate() {
+            if let Some(rb) = physics.bodies.get_mut(h)
+                && rb.is_dynamic()
+            {
+                let (w, v) = vel[i];
+                // Rapier's linear velocity is the centre of mass's.
+                let com = rb.center_of_mass();
+                rb.set_linvel(v + w.cross(com - world[i].translation), true);
+                rb.set_angvel(w, true);
+            }
+        }
+    }
+
+    /// Switches the joints' passive damping off (the free-swing energy benchmark) or back to the
+    /// model's values.
+    pub(super) fn set_damping(&mut self, physics: &mut PhysicsWorld, robot: &RobotModel, on: bool) {
+        self.damping = robot
+            .joints
+            .iter()
+            .map(|j| if on { j.damping } else { 0.0 })
+            .collect();
+        self.write_damping(physics);
+    }
+
+    /// Writes the passive damping of multibody joints into the multibody (impulse joints apply
+    /// it in `drive`).
+    fn write_damping(&self, physics: &mut PhysicsWorld) {
+        for (j, h) in self.handles.iter().enumerate() {
+            let Handle::Multibody(h) = *h else { continue };
+            if let Some((mb, link_id)) = physics.multibody_joints.get_mut(h)
+                && let Some(dof) = mb.link(link_id).map(|l| l.assembly_id())
+            {
+                mb.damping_mut()[dof] = self.damping[j];
+            }
+        }
+    }
+}
+
+/// The rate of an impulse joint: the two bodies' relative motion along or about its axis.
+fn impulse_velocity(
+    physics: &PhysicsWorld,
+    bodies: &[RigidBodyHandle],
+    f: &Frames,
+    kind: JointKind,
+) -> f32 {
+    let parent = &physics.bodies[bodies[f.parent]];
+    let child = &physics.bodies[bodies[f.child]];
+    let frame = body_pose(physics, bodies[f.parent]).mul(&f.frame1);
+    let axis = frame.rotation * Vec3::X;
+    match kind {
+        JointKind::Revolute => (child.angvel() - parent.angvel()).dot(axis),
+        JointKind::Prismatic => {
+            let at = frame.translation;
+            (child.velocity_at_point(at) - parent.velocity_at_point(at)).dot(axis)
+        }
+    }
+}
+
+/// Angles from the relative rotation lie in (-2π, 2π]; bring them to (-π, π].
+fn wrap_angle(a: f32) -> f32 {
+    use std::f32::consts::{PI, TAU};
+    if a > PI {
+        a - TAU
+    } else if a <= -PI {
+        a + TAU
+    } else {
+        a
+    }
+}
+
+fn body_pose(physics: &PhysicsWorld, h: RigidBodyHandle) -> Pose {
+    let p = physics.bodies[h].position();
+    Pose::new(p.translation, p.rotation)
+}
+
+/// The Rapier joint for one robot joint (`None`: a fixed link).
+fn joint_data(
+    joint: Option<&crate::robot::Joint>,
+    frame1: &Pose,
+    frame2: &Pose,
+    limits: bool,
+) -> GenericJoint {
+    let mask = match joint.map(|j| j.kind) {
+        Some(JointKind::Revolute) => JointAxesMask::LOCKED_REVOLUTE_AXES,
+        Some(JointKind::Prismatic) => JointAxesMask::LOCKED_PRISMATIC_AXES,
+        None => JointAxesMask::LOCKED_FIXED_AXES,
+    };
+    let mut builder = GenericJointBuilder::new(mask)
+        .local_frame1(to_rapier(frame1))
+        .local_frame2(to_rapier(frame2))
+        .contacts_enabled(false);
+    if let Some(joint) = joint {
+        let axis = motor_axis(joint.kind);
+        builder = builder.motor_model(axis, MotorModel::AccelerationBased);
+        if let Some((lo, hi)) = joint.limits.filter(|_| limits) {
+            builder = builder.limits(axis, [lo, hi]);
+        }
+    }
+    builder.build()
+}
+
+/// The links as rigid bodies at the pose of `home_q`, with their colliders and inertia.
+fn spawn_links(
+    physics: &mut PhysicsWorld,
+    robot: &RobotModel,
+    base_pose: &Pose,
+    home_q: &[f32],
+    extra_iterations: usize,
+) -> Vec<RigidBodyHandle> {
+    // Bodies start at their home pose so the broad phase never sees the arm folded into itself.
+    let link_poses = kinematics::forward_kinematics(robot, home_q);
+    let arm_only =
+        InteractionGroups::new(ARM_GROUP, Group::ALL ^ ARM_GROUP, InteractionTestMode::And);
+    let mut link_bodies = Vec::with_capacity(robot.links.len());
+    for (i, link) in robot.links.iter().enumerate() {
+        let world_pose = base_pose.mul(&link_poses[i]);
+        let builder = if link.parent.is_none() {
+            RigidBodyBuilder::fixed()
+        } else {
+            RigidBodyBuilder::dynamic()
+                .additional_solver_iterations(extra_iterations)
+                .can_sleep(false)
+        };
+        let body = physics.bodies.insert(builder.pose(to_rapier(&world_pose)));
+        for geom in &link.collisions {
+            let mut c = collider_for(&geom.shape, &geom.pose)
+                .friction(geom.friction.unwrap_or(DEFAULT_FRICTION))
+                .collision_groups(arm_only);
+            c = if link.inertial.is_some() {
+                // The link's explicit inertial wins; colliders contribute no mass.
+                c.density(0.0)
+            } else {
+                c.density(geom.density.unwrap_or(DEFAULT_LINK_DENSITY))
+            };
+            physics
+                .colliders
+                .insert_with_parent(c, body, &mut physics.bodies);
+        }
+        if let Some(inertial) = link.inertial
+            && link.parent.is_some()
+        {
+            let mp = MassProperties::new(
+                inertial.com,
+                inertial.mass.max(1e-3),
+                inertial.principal_inertia.max(Vec3::splat(1e-6)),
+            );
+            if let Some(rb) = physics.bodies.get_mut(body) {
+                rb.set_additional_mass_properties(mp, false);
+            }
+        }
+        link_bodies.push(body);
+    }
+    link_bodies
+}
+
+/// Moves the multibody to joint positions `q` (and velocities `qd`, or zero) and writes the
+/// resulting link poses back to the rigid bodies.
+fn set_multibody_state(
+    physics: &mut PhysicsWorld,
+    robot: &RobotModel,
+    link_bodies: &[RigidBodyHandle],
+    joint_handles: &[(usize, MultibodyJointHandle)],
+    q: &[f32],
+    qd: Option<&[f32]>,
+) {
+    let Some(&(_, first)) = joint_handles.first() else {
+        return;
+    };
+    let Some((mb, _)) = physics.multibody_joints.get_mut(first) else {
+        return;
+    };
+    let mut disp = vec![0.0; mb.ndofs()];
+    let mut vel = vec![0.0; mb.ndofs()];
+    for &(j, h) in joint_handles {
+        let Some(link) = physics
+            .multibody_joints
+            .get(h)
+            .and_then(|(mb, id)| mb.link(id))
+        else {
+            continue;
+        };
+        let dof = link.assembly_id();
+        let current = link.joint.coords()[coord_index(robot.joints[j].kind)];
+        if let Some(&target) = q.get(j) {
+            disp[dof] = target - current;
+        }
+        vel[dof] = qd.and_then(|v| v.get(j)).copied().unwrap_or(0.0);
+    }
+    let Some((mb, _)) = physics.multibody_joints.get_mut(first) else {
+        return;
+    };
+    mb.apply_displacements(&disp);
+    mb.generalized_velocity_mut()
+        .iter_mut()
+        .zip(&vel)
+        .for_each(|(v, &t)| *v = t);
+    mb.forward_kinematics(&physics.bodies, true);
+    mb.update_rigid_bodies(&mut physics.bodies, true);
+    // Rigid-body velocities follow from the generalized ones at the next step; clear stale ones
+    // so a state hash taken right after a teleport sees a consistent world.
+    for &h in link_bodies {
+        if physics.multibody_joints.rigid_body_link(h).is_some()
+            && let Some(rb) = physics.bodies.get_mut(h)
+        {
+            rb.set_linvel(Vec3::ZERO, true);
+            rb.set_angvel(Vec3::ZERO, true);
+        }
+    }
+}
+
+fn motor_axis(kind: JointKind) -> JointAxis {
+    match kind {
+        JointKind::Revolute => JointAxis::AngX,
+        JointKind::Prismatic => JointAxis::LinX,
+    }
+}
+
+/// Index of a joint's free coordinate in Rapier's spatial coordinate vector.
+fn coord_index(kind: JointKind) -> usize {
+    match kind {
+        JointKind::Revolute => 3,
+        JointKind::Prismatic => 0,
+    }
+}
+
+pub(super) fn to_rapier(p: &Pose) -> rapier3d::math::Pose {
+    rapier3d::math::Pose::from_parts(p.translation, p.rotation)
+}
+
+/// A collider for one model shape posed in its link's frame.
+pub(super) fn collider_for(shape: &Shape, pose: &Pose) -> ColliderBuilder {
+    // Parry's cylinders run along Y, the model's along Z: turn them a quarter about X.
+    let pose = match shape {
+        Shape::Cylinder { .. } => pose.mul(&Pose::new(
+            Vec3::ZERO,
+            Quat::from_rotation_x(std::f32::consts::FRAC_PI_2),
+        )),
+        _ => *pose,
+    };
+    let builder = match *shape {
+        Shape::Box { half_extents: e } => ColliderBuilder::cuboid(e.x, e.y, e.z),
+        Shape::Sphere { radius } => ColliderBuilder::ball(radius),
+        Shape::Capsule {
+            radius,
+            half_length,
+        } => ColliderBuilder::capsule_z(half_length, radius),
+        Shape::Cylinder {
+            radius,
+            half_length,
+        } => ColliderBuilder::cylinder(half_length, radius),
+    };
+    builder.position(to_rapier(&pose))
+}
