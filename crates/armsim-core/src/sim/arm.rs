@@ -64,6 +64,10 @@ pub(super) struct Arm {
     subtrees: Vec<Vec<usize>>,
     /// Per link: whether it hangs on an impulse joint (placed by us on a teleport).
     on_impulse: Vec<bool>,
+    /// The joint positions and velocities last set by a teleport, until the next step: an
+    /// impulse joint reads them back as set, where its bodies' poses carry f32 rounding of
+    /// world coordinates (about 1e-7 m), so a state written and read back is the same state.
+    teleported: Option<(Vec<f32>, Vec<f32>)>,
 }
 
 impl Arm {
@@ -91,11 +95,13 @@ impl Arm {
             let frame2 = Pose::new(anchor, basis);
             let frame1 = link.origin.mul(&frame2);
             let (b1, b2) = (link_bodies[parent], link_bodies[i]);
+            // The hybrid's impulse joints: actuated joints of leaf links (a gripper's fingers).
+            // A fixed leaf (a massless tool frame) stays in the multibody.
             let leaf = !robot.links.iter().any(|l| l.parent == Some(i));
             let impulse = match kind {
                 ArmJoints::Multibody => false,
                 ArmJoints::Impulse => true,
-                ArmJoints::Hybrid => leaf,
+                ArmJoints::Hybrid => leaf && joint.is_some(),
             };
             // Rapier 0.35.0 reserves six jacobian rows for an impulse joint on a multibody
             // link, but a free axis with both a motor and a limit emits a seventh, over the
@@ -137,9 +143,10 @@ impl Arm {
             }
         }
         let expect = "every actuated joint connects a link to its parent";
-        let arm = Arm {
+        let mut arm = Arm {
             handles: handles.into_iter().map(|h| h.expect(expect)).collect(),
             on_impulse,
+            teleported: None,
             frames: frames.into_iter().map(|f| f.expect(expect)).collect(),
             damping: robot.joints.iter().map(|j| j.damping).collect(),
             subtrees: robot
@@ -312,6 +319,9 @@ impl Arm {
                 .get(h)
                 .and_then(|(mb, id)| mb.link(id))
                 .map_or(0.0, |l| l.joint.coords()[coord_index(kind)]),
+            Handle::Impulse(_) if self.teleported.is_some() => {
+                self.teleported.as_ref().map_or(0.0, |(q, _)| q[j])
+            }
             Handle::Impulse(_) => {
                 let f = &self.frames[j];
                 let one = body_pose(physics, bodies[f.parent]).mul(&f.frame1);
@@ -342,9 +352,12 @@ impl Arm {
                     .and_then(|(mb, id)| mb.link(id).map(|l| mb.joint_velocity(l)))
                     .and_then(|v| v.iter().next().copied())
                     .unwrap_or(0.0),
-                Handle::Impulse(_) => {
-                    impulse_velocity(physics, bodies, &self.frames[j], robot.joints[j].kind)
-                }
+                Handle::Impulse(_) => match &self.teleported {
+                    Some((_, qd)) => qd[j],
+                    None => {
+                        impulse_velocity(physics, bodies, &self.frames[j], robot.joints[j].kind)
+                    }
+                },
             })
             .collect()
     }
@@ -361,7 +374,7 @@ impl Arm {
 
     /// Teleports the robot to joint positions `q` with velocities `qd` (or at rest).
     pub(super) fn set_state(
-        &self,
+        &mut self,
         physics: &mut PhysicsWorld,
         robot: &RobotModel,
         bodies: &[RigidBodyHandle],
@@ -373,6 +386,7 @@ impl Arm {
         let q: Vec<f32> = (0..robot.joints.len())
             .map(|j| q.get(j).copied().unwrap_or(current[j]))
             .collect();
+        self.teleported = None;
         // The multibody part moves its own links (and clears their rigid-body velocities, which
         // follow from the generalized ones at the next step).
         let multibody: Vec<(usize, MultibodyJointHandle)> = self
@@ -403,6 +417,10 @@ impl Arm {
         // Every link's velocity follows from the joint rates, multibody links too: an impulse
         // joint's rate is read from the two bodies it joins.
         self.set_velocities(physics, robot, bodies, &world, qd);
+        let qd = (0..robot.joints.len())
+            .map(|j| qd.and_then(|qd| qd.get(j)).copied().unwrap_or(0.0))
+            .collect();
+        self.teleported = Some((q, qd));
     }
 
     /// Link velocities of the impulse representation from joint velocities `qd`, outward from
@@ -449,6 +467,11 @@ impl Arm {
                 rb.set_angvel(w, true);
             }
         }
+    }
+
+    /// The physics moved the bodies: joint positions are read from them again.
+    pub(super) fn stepped(&mut self) {
+        self.teleported = None;
     }
 
     /// Switches the joints' passive damping off (the free-swing energy benchmark) or back to the

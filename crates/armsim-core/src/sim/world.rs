@@ -176,6 +176,7 @@ impl SimWorld {
     pub fn step(&mut self) {
         self.apply_commands();
         self.physics.step();
+        self.arm.stepped();
     }
 
     /// Pushes the commands into the joint motors and, for effort commands, the link torques.

@@ -333,8 +333,9 @@ pub enum ArmJoints {
     /// constraints the solver satisfies with everything else, at a cost per joint instead of
     /// per mass matrix. Long chains converge slowly: the arm sags and lags.
     Impulse,
-    /// The arm a multibody, the leaf links (a gripper's fingers) on impulse joints: a smaller
-    /// mass matrix, and the fingers' contacts are plain rigid-body contacts.
+    /// The arm a multibody, the leaf links with an actuated joint (a gripper's fingers) on
+    /// impulse joints: a smaller mass matrix, and the fingers' contacts are plain rigid-body
+    /// contacts.
     Hybrid,
 }
 
