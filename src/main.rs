@@ -207,10 +207,11 @@ enum Command {
         /// `agent` (default 5000); samples for `teleop` (default 600).
         #[arg(long, value_name = "N")]
         steps: Option<u64>,
-        /// `quality`: the settings to compare, each `N[+E][/JOINTS]`: solver_iterations, then
-        /// arm_extra_iterations and arm_joints (multibody or impulse), the scene's own where
-        /// left out; default: the scene's own, then 6+0, 4+0, 2+2, 2+0 for each arm_joints.
-        #[arg(long, value_delimiter = ',', value_name = "N[+E][/JOINTS],...")]
+        /// `quality`: the settings to compare, each `N[+E][xP][/JOINTS]`: solver_iterations,
+        /// then arm_extra_iterations, pgs_iterations and arm_joints (multibody, hybrid or
+        /// impulse), the scene's own where left out, e.g. `3+0x2/hybrid`; default: the scene's
+        /// own and a spread of the others.
+        #[arg(long, value_delimiter = ',', value_name = "N[+E][xP][/JOINTS],...")]
         iterations: Vec<String>,
         /// `idle`, `window`: wall seconds each case (idle) or render profile (window) is
         /// measured for (default: 3 for `idle`, 20 for `window`).

@@ -9,7 +9,8 @@
 //! - rest: the cubes' deepest penetration into the table and how far they drift between 0.25 s
 //!   and 2 s with the arm holding still;
 //! - grasp: the grasp of tests/grasp.rs (above, descend, close, lift, hold 2 s): whether the cube
-//!   stays between the jaws and off the table;
+//!   stays between the jaws and off the table; then carried: the same after a 36 cm move sideways
+//!   in 0.75 s (what a pick-and-place asks of the grip);
 //! - free swing: the arm's mechanical energy (kinetic + gravitational) over 1 s of an elbow
 //!   pendulum with no joint damping and the table out of reach (see `free_swing`): the largest
 //!   change as a share of the largest kinetic energy reached (0 % = energy conserved).
@@ -29,12 +30,16 @@ const SHOULDER_Z: f32 = 0.16;
 const UPPER_ARM: f32 = 0.33;
 const FOREARM: f32 = 0.28;
 const WRIST_TO_TCP: f32 = 0.217;
+/// Where the held cube is carried to, from above its start (robot base frame).
+const CARRY: Vec3 = Vec3::new(-0.1, 0.35, 0.0);
 
-/// One physics setting: `solver_iterations`, `arm_extra_iterations` and `arm_joints`.
+/// One physics setting: `solver_iterations`, `arm_extra_iterations`, `pgs_iterations` and
+/// `arm_joints`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Setting {
     pub iterations: usize,
     pub extra: usize,
+    pub pgs: usize,
     pub joints: ArmJoints,
 }
 
@@ -45,19 +50,30 @@ impl Setting {
         Setting {
             iterations: p.solver_iterations,
             extra: p.arm_extra_iterations,
+            pgs: p.pgs_iterations,
             joints: p.arm_joints,
         }
     }
 
-    /// The settings compared when none are asked for: the scene's own, then a few fewer
-    /// iterations for each arm representation.
+    /// The settings compared when none are asked for: the scene's own, then fewer substeps,
+    /// more PGS passes and the other arm representations.
     pub fn defaults(scene: &Scene) -> Vec<Setting> {
         let mut s = vec![Setting::of(scene)];
-        for joints in [ArmJoints::Multibody, ArmJoints::Impulse] {
-            for (iterations, extra) in [(6, 0), (4, 0), (2, 2), (2, 0)] {
+        let (m, h, i) = (ArmJoints::Multibody, ArmJoints::Hybrid, ArmJoints::Impulse);
+        for (iterations, extra, pgs, joints) in [
+            (6, 0, 1, m),
+            (3, 0, 1, m),
+            (2, 0, 1, m),
+            (2, 0, 2, m),
+            (4, 0, 1, h),
+            (3, 0, 2, h),
+            (6, 0, 1, i),
+        ] {
+            {
                 let d = Setting {
                     iterations,
                     extra,
+                    pgs,
                     joints,
                 };
                 if !s.contains(&d) {
@@ -71,13 +87,8 @@ impl Setting {
 
 impl fmt::Display for Setting {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(
-            f,
-            "{}+{}/{}",
-            self.iterations,
-            self.extra,
-            self.joints.name()
-        )
+        let (n, e, p, j) = (self.iterations, self.extra, self.pgs, self.joints.name());
+        write!(f, "{n}+{e}x{p}/{j}")
     }
 }
 
@@ -93,6 +104,8 @@ pub struct Quality {
     pub drift_mm: f64,
     pub grasp_held: bool,
     pub grasp_offset_mm: f64,
+    pub carry_held: bool,
+    pub carry_offset_mm: f64,
     pub energy_drift: f64,
 }
 
@@ -118,13 +131,13 @@ impl fmt::Display for QualityReport {
         )?;
         writeln!(
             f,
-            "  setting          | µs/step | cost vs own | track rms/max mrad | settled mrad | penetration mm | rest drift mm | grasp (offset mm) | energy drift"
+            "  setting            | µs/step | cost vs own | track rms/max mrad | settled mrad | penetration mm | rest drift mm | grasp (offset mm) | carried (offset mm) | energy drift"
         )?;
         for (i, r) in self.rows.iter().enumerate() {
             let ratio = reference.map_or(f64::NAN, |t| r.step.as_secs_f64() / t);
             write!(
                 f,
-                "  {:<16} | {:>7.1} | {:>10.2}x | {:>8.1} / {:>6.1} | {:>12.2} | {:>14.2} | {:>13.2} | {:>5} ({:>6.1}) | {:>11.1}%",
+                "  {:<18} | {:>7.1} | {:>10.2}x | {:>8.1} / {:>6.1} | {:>12.2} | {:>14.2} | {:>13.2} | {:>5} ({:>6.1}) | {:>7} ({:>6.1})   | {:>11.1}%",
                 r.setting.to_string(),
                 r.step.as_secs_f64() * 1e6,
                 ratio,
@@ -135,6 +148,8 @@ impl fmt::Display for QualityReport {
                 r.drift_mm,
                 if r.grasp_held { "holds" } else { "slips" },
                 r.grasp_offset_mm,
+                if r.carry_held { "holds" } else { "slips" },
+                r.carry_offset_mm,
                 r.energy_drift * 100.0
             )?;
             if i + 1 < self.rows.len() {
@@ -224,6 +239,7 @@ fn measure(scene: &Scene, setting: Setting) -> Result<Quality, BenchError> {
     physics.solver_iterations = setting.iterations;
     physics.arm_extra_iterations = setting.extra;
     physics.arm_joints = setting.joints;
+    physics.pgs_iterations = setting.pgs;
     let arm = scene.arm_joints();
     let leader = scene
         .gripper_joint()
@@ -270,6 +286,12 @@ fn measure(scene: &Scene, setting: Setting) -> Result<Quality, BenchError> {
     let cube_p = w.physics.bodies[cube].translation();
     let offset = (cube_p - w.ee_position()).length();
     let grasp_held = offset < 0.03 && cube_p.z - 0.025 >= top + 0.05;
+    // Then carried 36 cm sideways in 0.75 s, as a pick-and-place does, and held 0.5 s there.
+    move_to(&mut w, &arm, top_down(above + CARRY), 0.75);
+    steps(&mut w, 120);
+    let cube_p = w.physics.bodies[cube].translation();
+    let carry = (cube_p - w.ee_position()).length();
+    let carry_held = carry < 0.03 && cube_p.z - 0.025 >= top + 0.05;
 
     // Rest: the arm holds home, the cubes lie where the scene puts them.
     let mut w = SimWorld::new(&scene);
@@ -306,6 +328,8 @@ fn measure(scene: &Scene, setting: Setting) -> Result<Quality, BenchError> {
         drift_mm: f64::from(drift) * 1e3,
         grasp_held,
         grasp_offset_mm: f64::from(offset) * 1e3,
+        carry_held,
+        carry_offset_mm: f64::from(carry) * 1e3,
         energy_drift: free_swing(&scene, &arm),
     })
 }
@@ -383,8 +407,8 @@ pub fn run(scene: Arc<Scene>, settings: &[Setting]) -> Result<QualityReport, Ben
     })
 }
 
-/// Parses `--iterations` items: `N[+E][/multibody|/impulse]`; what an item leaves out is the
-/// scene's own (`arm_extra_iterations`, `arm_joints`).
+/// Parses `--iterations` items: `N[+E][xP][/multibody|/hybrid|/impulse]`; what an item leaves
+/// out is the scene's own (`arm_extra_iterations`, `pgs_iterations`, `arm_joints`).
 pub fn parse_settings(items: &[String], scene: &Scene) -> Result<Vec<Setting>, String> {
     let own = Setting::of(scene);
     items
@@ -392,13 +416,18 @@ pub fn parse_settings(items: &[String], scene: &Scene) -> Result<Vec<Setting>, S
         .map(|item| {
             let bad = || {
                 format!(
-                    "--iterations: {item:?} is not N[+E][/multibody|/impulse] (solver_iterations 1..=1000, arm_extra_iterations 0..=1000)"
+                    "--iterations: {item:?} is not N[+E][xP][/multibody|/hybrid|/impulse] (solver_iterations 1..=1000, arm_extra_iterations 0..=1000, pgs_iterations 1..=100)"
                 )
             };
             let (counts, joints) = item.split_once('/').unwrap_or((item, ""));
             let joints = match joints.trim() {
                 "" => own.joints,
                 j => ArmJoints::parse(j).ok_or_else(bad)?,
+            };
+            let (counts, pgs) = counts.split_once('x').unwrap_or((counts, ""));
+            let pgs = match pgs.trim() {
+                "" => own.pgs,
+                p => p.parse::<usize>().ok().filter(|p| (1..=100).contains(p)).ok_or_else(bad)?,
             };
             let (n, e) = counts.split_once('+').unwrap_or((counts, ""));
             let n = n.trim().parse::<usize>().ok().filter(|&n| n >= 1);
@@ -411,6 +440,7 @@ pub fn parse_settings(items: &[String], scene: &Scene) -> Result<Vec<Setting>, S
                 (Some(n), Some(e)) if n <= 1000 && e <= 1000 => Ok(Setting {
                     iterations: n,
                     extra: e,
+                    pgs,
                     joints,
                 }),
                 _ => Err(bad()),

@@ -73,6 +73,8 @@ impl SimWorld {
         };
         physics.integration_parameters.dt = SIM_DT as f32;
         physics.integration_parameters.num_solver_iterations = ext.physics.solver_iterations.max(1);
+        physics.integration_parameters.num_internal_pgs_iterations =
+            ext.physics.pgs_iterations.max(1);
         // Rapier's default 2 cm contact prediction lets one jaw stop short of a 5 cm cube and the
         // grasp closes lopsided; 2 mm keeps both pads on the cube.
         physics

@@ -636,12 +636,25 @@ pub(super) fn parse_armsim(c: &mut Checker, v: &Value, p: &str) -> Option<Armsim
                 None
             })
         });
+        let pgs = c.opt(m, p, "pgs_iterations", Checker::u64v);
+        let pgs = pgs.and_then(|n| {
+            if (1..=100).contains(&n) {
+                usize::try_from(n).ok()
+            } else {
+                c.err(
+                    key(p, "pgs_iterations"),
+                    format!("must be in 1..=100, found {n}"),
+                );
+                None
+            }
+        });
         Some(PhysicsExt {
             friction: friction.unwrap_or(d.friction),
             restitution: restitution.unwrap_or(d.restitution),
             solver_iterations: iterations.unwrap_or(d.solver_iterations),
             arm_extra_iterations: extra.unwrap_or(d.arm_extra_iterations),
             arm_joints: arm_joints.unwrap_or(d.arm_joints),
+            pgs_iterations: pgs.unwrap_or(d.pgs_iterations),
         })
     });
 

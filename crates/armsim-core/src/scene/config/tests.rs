@@ -546,3 +546,31 @@ fn arm_joints_is_read_defaulted_and_checked() {
         "expected \"multibody\", \"impulse\" or \"hybrid\", found \"soft\"",
     );
 }
+
+#[test]
+fn pgs_iterations_is_read_defaulted_and_bounded() {
+    let physics = |v: &Value| {
+        parse_value(v)
+            .unwrap_or_else(|e| panic!("{e}"))
+            .config
+            .extensions
+            .armsim
+            .physics
+    };
+    let mut v = default_value();
+    v["extensions"]["armsim"]["physics"]["pgs_iterations"] = json!(4);
+    assert_eq!(physics(&v).pgs_iterations, 4);
+    let p = v["extensions"]["armsim"]["physics"]
+        .as_object_mut()
+        .unwrap();
+    p.remove("pgs_iterations");
+    assert_eq!(physics(&v).pgs_iterations, 1);
+    for bad in [0, 101] {
+        let e = errors_for(|v| v["extensions"]["armsim"]["physics"]["pgs_iterations"] = json!(bad));
+        assert_has(
+            &e,
+            "$.extensions.armsim.physics.pgs_iterations",
+            "must be in 1..=100",
+        );
+    }
+}

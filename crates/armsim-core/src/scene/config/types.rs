@@ -319,6 +319,16 @@ pub struct PhysicsExt {
     /// the default.
     #[serde(skip_serializing_if = "is_default_arm_joints")]
     pub arm_joints: ArmJoints,
+    /// Projected Gauss-Seidel passes over the constraints within each substep (Rapier's
+    /// `num_internal_pgs_iterations`, 1 unless set): stiffer contacts and joints without
+    /// another substep, so without recomputing the multibody's mass matrix. Written back only
+    /// when it is not the default.
+    #[serde(skip_serializing_if = "is_default_pgs_iterations")]
+    pub pgs_iterations: usize,
+}
+
+fn is_default_pgs_iterations(n: &usize) -> bool {
+    *n == PhysicsExt::default().pgs_iterations
 }
 
 /// The arm's representation in Rapier (`extensions.armsim.physics.arm_joints`).
@@ -375,6 +385,7 @@ impl Default for PhysicsExt {
             solver_iterations: 8,
             arm_extra_iterations: 4,
             arm_joints: ArmJoints::Multibody,
+            pgs_iterations: 1,
         }
     }
 }
