@@ -18,9 +18,7 @@ pub use armsim_core::{rapier, robot, scene};
 use std::sync::Arc;
 
 use bevy::app::TaskPoolPlugin;
-use bevy::diagnostic::FrameCountPlugin;
 use bevy::prelude::*;
-use bevy::time::TimePlugin;
 
 use crate::scene::Scene;
 use crate::sim::{ClockMode, SimClock};
@@ -43,12 +41,12 @@ impl Default for SimOptions {
 /// No log plugin is added here so that tests can build many apps; `main` adds one.
 pub fn headless_app(scene: Arc<Scene>, options: &SimOptions) -> App {
     let mut app = App::new();
-    app.add_plugins((
-        TaskPoolPlugin::default(),
-        FrameCountPlugin,
-        TimePlugin,
-        TransformPlugin,
-    ));
+    // Only the task pools: nothing headless reads Bevy's Time, frame count or Transforms (the sim
+    // keeps its own clock), and their systems ran every frame, 240 times a second in real time;
+    // TransformPlugin's alone scoped a parallel iteration on the compute pool each frame, waking
+    // its threads (a third of an idle real-time run's CPU, issue 15). The window adds them all
+    // with its plugins.
+    app.add_plugins(TaskPoolPlugin::default());
     add_simulation(&mut app, scene, options);
     app
 }

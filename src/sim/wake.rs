@@ -2,37 +2,49 @@
 //! a lockstep client or a sync agent, and the headless loop between frames, block instead of
 //! spinning or waking on a timer (issue 15: no core burnt while idle or waiting).
 //!
-//! One bounded(1) channel of `()`: ringing never blocks (a full channel already holds the wake),
-//! and a ring that lands between a poll and the wait is kept, so no message is slept through. A
-//! stale ring costs one spurious poll.
+//! One flag under a mutex with a condition variable: ringing sets it and never blocks for longer
+//! than the flag's lock, and a ring that lands between a poll and the wait is kept, so no message
+//! is slept through. A stale ring costs one spurious poll. The waiter goes straight to the
+//! kernel: a channel's receive spins and yields before it parks, which the headless loop paid
+//! at every frame (issue 15).
 
+use std::sync::{Arc, Condvar, Mutex, PoisonError};
 use std::time::Instant;
 
 use bevy::prelude::*;
-use crossbeam_channel::{Receiver, Sender, bounded};
 
-#[derive(Resource, Clone, Debug)]
+#[derive(Resource, Clone, Debug, Default)]
 pub struct SimWaker {
-    tx: Sender<()>,
-    rx: Receiver<()>,
-}
-
-impl Default for SimWaker {
-    fn default() -> Self {
-        let (tx, rx) = bounded(1);
-        Self { tx, rx }
-    }
+    bell: Arc<(Mutex<bool>, Condvar)>,
 }
 
 impl SimWaker {
-    /// Something arrived that the simulation may be waiting for (never blocks).
+    /// Something arrived that the simulation may be waiting for (never blocks on the sim).
     pub fn wake(&self) {
-        let _ = self.tx.try_send(());
+        let (rung, cv) = &*self.bell;
+        *rung.lock().unwrap_or_else(PoisonError::into_inner) = true;
+        cv.notify_one();
     }
 
-    /// Blocks until woken or `deadline`; true if woken.
+    /// Blocks until woken or `deadline`; true if woken (the ring is consumed).
     pub fn wait_until(&self, deadline: Instant) -> bool {
-        self.rx.recv_deadline(deadline).is_ok()
+        let (rung, cv) = &*self.bell;
+        let mut rung = rung.lock().unwrap_or_else(PoisonError::into_inner);
+        loop {
+            if std::mem::take(&mut *rung) {
+                return true;
+            }
+            let Some(left) = deadline.checked_duration_since(Instant::now()) else {
+                return false;
+            };
+            if left.is_zero() {
+                return false;
+            }
+            rung = cv
+                .wait_timeout(rung, left)
+                .unwrap_or_else(PoisonError::into_inner)
+                .0;
+        }
     }
 }
 
