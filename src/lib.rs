@@ -18,6 +18,7 @@ pub use armsim_core::{rapier, robot, scene};
 use std::sync::Arc;
 
 use bevy::app::TaskPoolPlugin;
+use bevy::diagnostic::FrameCountPlugin;
 use bevy::prelude::*;
 
 use crate::scene::Scene;
@@ -41,12 +42,12 @@ impl Default for SimOptions {
 /// No log plugin is added here so that tests can build many apps; `main` adds one.
 pub fn headless_app(scene: Arc<Scene>, options: &SimOptions) -> App {
     let mut app = App::new();
-    // Only the task pools: nothing headless reads Bevy's Time, frame count or Transforms (the sim
-    // keeps its own clock), and their systems ran every frame, 240 times a second in real time;
-    // TransformPlugin's alone scoped a parallel iteration on the compute pool each frame, waking
-    // its threads (a third of an idle real-time run's CPU, issue 15). The window adds them all
-    // with its plugins.
-    app.add_plugins(TaskPoolPlugin::default());
+    // No TimePlugin or TransformPlugin: nothing headless reads Bevy's Time or has a Transform
+    // (the sim keeps its own clock), and their systems ran every frame, 240 times a second in
+    // real time; TransformPlugin's scoped a parallel iteration on the compute pool each frame,
+    // waking its threads (a third of an idle real-time run's CPU, issue 15). The window adds them
+    // with its plugins. FrameCount stays: tests and logs count frames with it.
+    app.add_plugins((TaskPoolPlugin::default(), FrameCountPlugin));
     add_simulation(&mut app, scene, options);
     app
 }

@@ -4,15 +4,13 @@
 
 use std::fmt;
 use std::io::{Read, Write};
-use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::net::{SocketAddr, TcpStream};
 use std::sync::Arc;
 use std::thread;
 use std::time::{Duration, Instant};
 
 use armsim::headless;
-use armsim::protocol::lockstep::codec::{
-    decode_state, encode_state, encode_velocities, frame_sizes,
-};
+use armsim::protocol::lockstep::codec::{decode_state, encode_velocities, frame_sizes};
 use armsim::protocol::lockstep::plugin;
 use armsim::scene::Scene;
 use armsim::sim::{ClockMode, SimWorld};
@@ -99,7 +97,7 @@ pub fn run(scene: Arc<Scene>, steps: u64) -> Result<LockstepBenchReport, BenchEr
     let mut bare = Vec::with_capacity(ROUNDS);
     for _ in 0..ROUNDS {
         lockstep.push(lockstep_round(&scene, joints, steps)?);
-        ping_pong.push(ping_pong_round(joints, steps)?);
+        ping_pong.push(ping_pong_sized(joints, steps)?);
         bare.push(bare_steps(&scene, steps));
     }
     Ok(LockstepBenchReport {
@@ -153,37 +151,7 @@ fn lockstep_round(scene: &Arc<Scene>, joints: usize, steps: u64) -> Result<Durat
 }
 
 /// The same frame sizes bounced over loopback by two bare sockets, nothing else in between.
-fn ping_pong_round(joints: usize, steps: u64) -> Result<Duration, BenchError> {
+fn ping_pong_sized(joints: usize, steps: u64) -> Result<Duration, BenchError> {
     let (frame_len, answer_len) = frame_sizes(joints);
-    let listener = TcpListener::bind(SocketAddr::from(([127, 0, 0, 1], 0)))?;
-    let addr = listener.local_addr()?;
-    let server = thread::spawn(move || -> std::io::Result<()> {
-        let (mut stream, _) = listener.accept()?;
-        stream.set_nodelay(true)?;
-        let mut frame = Vec::with_capacity(frame_len);
-        encode_state(0, &vec![0.0; joints], &mut frame);
-        let mut answer = vec![0u8; answer_len];
-        stream.write_all(&frame)?;
-        for _ in 0..steps {
-            stream.read_exact(&mut answer)?;
-            stream.write_all(&frame)?;
-        }
-        Ok(())
-    });
-    let mut stream = TcpStream::connect(addr)?;
-    stream.set_nodelay(true)?;
-    let mut frame = vec![0u8; frame_len];
-    let mut answer = Vec::with_capacity(answer_len);
-    encode_velocities(&vec![0.0; joints], &mut answer);
-    stream.read_exact(&mut frame)?;
-    let t0 = Instant::now();
-    for _ in 0..steps {
-        stream.write_all(&answer)?;
-        stream.read_exact(&mut frame)?;
-    }
-    let took = t0.elapsed();
-    server
-        .join()
-        .map_err(|_| BenchError::Client("the ping-pong server thread panicked".into()))??;
-    Ok(took)
+    super::ping_pong(answer_len, frame_len, steps)
 }

@@ -89,6 +89,38 @@ pub fn app_on(scene: &Arc<Scene>, clock: ClockMode) -> App {
     headless_app(scene.clone(), &SimOptions { clock })
 }
 
+/// `n` round trips between two bare loopback sockets: `out` bytes one way, `back` bytes the
+/// other, nothing in between (no-delay sockets, as the servers use).
+pub fn ping_pong(out: usize, back: usize, n: u64) -> Result<Duration, BenchError> {
+    use std::io::{Read, Write};
+    use std::net::{SocketAddr, TcpListener, TcpStream};
+    let listener = TcpListener::bind(SocketAddr::from(([127, 0, 0, 1], 0)))?;
+    let addr = listener.local_addr()?;
+    let server = std::thread::spawn(move || -> std::io::Result<()> {
+        let (mut stream, _) = listener.accept()?;
+        stream.set_nodelay(true)?;
+        let (mut ask, answer) = (vec![0u8; out], vec![0u8; back]);
+        for _ in 0..n {
+            stream.read_exact(&mut ask)?;
+            stream.write_all(&answer)?;
+        }
+        Ok(())
+    });
+    let mut stream = TcpStream::connect(addr)?;
+    stream.set_nodelay(true)?;
+    let (ask, mut answer) = (vec![0u8; out], vec![0u8; back]);
+    let t0 = Instant::now();
+    for _ in 0..n {
+        stream.write_all(&ask)?;
+        stream.read_exact(&mut answer)?;
+    }
+    let took = t0.elapsed();
+    server
+        .join()
+        .map_err(|_| BenchError::Client("the ping-pong thread panicked".into()))??;
+    Ok(took)
+}
+
 /// The baseline every benchmark compares with: `steps` steps of a fresh world of `scene` by
 /// `PhysicsWorld::step` alone, no ECS around it.
 pub fn bare_steps(scene: &Scene, steps: u64) -> Duration {
