@@ -94,10 +94,11 @@ pub fn finish_setup(app: &mut App) {
 const IDLE_FRAME: Duration = Duration::from_millis(10);
 
 /// How far a real-time run nobody is connected to may let its steps fall behind the wall clock,
-/// so that one wake-up runs two or three of them: nobody sees the lag (it is gone at the next
-/// frame after someone connects), and on the 2-core VM a wake-up alone costs about 50 µs of CPU,
-/// 1.25 % of a core at 240 a second, before the frame's own work (issue 15, `bench idle`).
-const UNWATCHED_LAG: Duration = Duration::from_micros(8_334);
+/// so that one wake-up runs four of them (60 wake-ups a second): nobody sees the lag (it is gone
+/// at the first frame after someone connects), and on the 2-core VM a wake-up alone costs about
+/// 50 µs of CPU, 1.25 % of a core at 240 a second, before the frame's own work (issue 15,
+/// `bench idle`). Longer than `IDLE_FRAME` on purpose: the steps are what the frame is for.
+const UNWATCHED_LAG: Duration = Duration::from_micros(16_667);
 
 /// Sleeps until the next frame has something to do: in real time, until the next step is due
 /// (or `UNWATCHED_LAG` later while nobody is connected); paused or waiting for a first client,
@@ -124,9 +125,9 @@ fn wait_for_next_frame(world: &World) {
     let deadline = match clock.mode {
         ClockMode::Fast if !gate.is_gated() && !clock.is_paused() => return,
         _ if gate.is_gated() => now + IDLE_FRAME,
-        _ => clock
-            .next_step_due()
-            .map_or(now + IDLE_FRAME, |due| (due + lag).min(now + IDLE_FRAME)),
+        _ => clock.next_step_due().map_or(now + IDLE_FRAME, |due| {
+            (due + lag).min(now + IDLE_FRAME.max(lag))
+        }),
     };
     if deadline > now {
         world.resource::<SimWaker>().wait_until(deadline);

@@ -93,7 +93,8 @@ pub fn plugin_for(scene: Arc<Scene>) -> impl Fn(&mut App) {
         .insert_resource(SimScene(scene.clone()))
         .init_resource::<SimClock>()
         .init_resource::<StepGate>()
-        .init_resource::<SimWaker>();
+        .init_resource::<SimWaker>()
+        .init_resource::<GateLatency>();
 
         let mut schedule = Schedule::new(SimStep);
         // A step is a short, strictly ordered sequence: threads would cost more than they save.
@@ -172,38 +173,98 @@ fn drive_clock(world: &mut World) {
     clock.end_frame();
 }
 
-/// How long the driver polls a gate in a tight loop before it blocks on the `SimWaker`. Answers
-/// on loopback arrive within tens of microseconds of the frame going out; spinning for that
-/// long keeps lockstep at its loopback rate, and blocking after it keeps a silent client from
-/// costing a core (on a 2-core machine the spin would take the CPU the client needs).
+/// How long the driver polls a gate in a tight loop before it blocks on the `SimWaker`, at least
+/// and at most. Blocking and being woken costs about 50 µs of CPU and latency on a VM; a client
+/// that answers within a couple of hundred microseconds (a Rust lockstep client, an agent on
+/// loopback) is caught by the spin, one that takes longer is waited for asleep after the
+/// shortest spin, so a slow or silent client never costs a core (issue 15).
 pub const GATE_SPIN: std::time::Duration = std::time::Duration::from_micros(30);
+pub const GATE_SPIN_MAX: std::time::Duration = std::time::Duration::from_micros(200);
+
+/// How long the gate's source has typically taken to answer (an average over recent waits, a
+/// wait that ran out of frame budget counting as that budget): the spin window follows it.
+#[derive(Resource, Debug, Default)]
+pub struct GateLatency {
+    typical: std::time::Duration,
+}
+
+impl GateLatency {
+    /// Twice the typical answer time, within `GATE_SPIN..=GATE_SPIN_MAX`; the shortest spin once
+    /// answers typically take three times the longest (an average that includes the wake-ups of
+    /// waits the spin missed, so it sits above the answer time itself).
+    pub fn spin(&self) -> std::time::Duration {
+        if self.typical > GATE_SPIN_MAX * 3 {
+            GATE_SPIN
+        } else {
+            (self.typical * 2).clamp(GATE_SPIN, GATE_SPIN_MAX)
+        }
+    }
+
+    /// Folds one wait the source was not ready at once for into the average (weight 1/8).
+    pub fn record(&mut self, waited: std::time::Duration) {
+        self.typical = (self.typical * 7 + waited) / 8;
+    }
+}
 
 /// Polls the synchronous sources until the gate opens (true) or the frame's wall budget is
-/// spent (false): a short spin, then blocking on the `SimWaker` that the protocol threads ring
-/// on every message. The budget keeps the frame (and rendering) going when a client is slow.
+/// spent (false): a spin as long as `GateLatency` says, then blocking on the `SimWaker` that the
+/// protocol threads ring on every message. The budget keeps the frame (and rendering) going when
+/// a client is slow.
 fn wait_for_gate(world: &mut World, started: Instant, budget: std::time::Duration) -> bool {
     let waker = world.resource::<SimWaker>().clone();
-    let spin_until = Instant::now() + GATE_SPIN;
+    let began = Instant::now();
+    let spin_until = began + world.resource::<GateLatency>().spin();
     let deadline = started + budget;
-    loop {
+    let mut polls = 0u32;
+    let opened = loop {
         world.run_schedule(GatePoll);
+        polls += 1;
         let mut gate = world.resource_mut::<StepGate>();
         if !gate.is_gated() || gate.try_consume() {
-            return true;
+            if polls == 1 {
+                return true; // ready at once: no wait to learn from
+            }
+            break true;
         }
         let now = Instant::now();
         if gate.is_held() || now >= deadline {
-            return false;
+            break false;
         }
         if now < spin_until {
             std::hint::spin_loop();
         } else {
             waker.wait_until(deadline);
         }
-    }
+    };
+    world.resource_mut::<GateLatency>().record(began.elapsed());
+    opened
 }
 
 fn physics_step(mut sim: ResMut<Sim>, mut clock: ResMut<SimClock>) {
     sim.0.step();
     clock.advance();
+}
+
+#[cfg(test)]
+mod gate_latency_tests {
+    use super::*;
+    use std::time::Duration;
+
+    #[test]
+    fn the_spin_follows_fast_answers_and_falls_back_for_slow_ones() {
+        let mut l = GateLatency::default();
+        assert_eq!(l.spin(), GATE_SPIN, "nothing learnt yet: the shortest spin");
+        for _ in 0..40 {
+            l.record(Duration::from_micros(80));
+        }
+        let fast = l.spin();
+        assert!(
+            fast > Duration::from_micros(150) && fast <= GATE_SPIN_MAX,
+            "answers in 80 µs: spin {fast:?}"
+        );
+        for _ in 0..40 {
+            l.record(Duration::from_millis(2));
+        }
+        assert_eq!(l.spin(), GATE_SPIN, "answers in 2 ms are waited for asleep");
+    }
 }
