@@ -1,5 +1,6 @@
 //! The physics of one scene with no Bevy in it: a Rapier world holding the table, the free
-//! objects and the robot as a multibody with joint motors, plus the per-joint commands.
+//! objects and the robot with joint motors (a multibody, impulse joints or both: `super::arm`),
+//! plus the per-joint commands.
 //!
 //! Keeping this Bevy-free is what lets the benchmark compare the ECS step path with bare Rapier
 //! on exactly the same world, and lets reset rebuild the world bit-for-bit from the scene.
