@@ -69,16 +69,14 @@ impl Setting {
             (3, 0, 2, h),
             (6, 0, 1, i),
         ] {
-            {
-                let d = Setting {
-                    iterations,
-                    extra,
-                    pgs,
-                    joints,
-                };
-                if !s.contains(&d) {
-                    s.push(d);
-                }
+            let d = Setting {
+                iterations,
+                extra,
+                pgs,
+                joints,
+            };
+            if !s.contains(&d) {
+                s.push(d);
             }
         }
         s

@@ -19,7 +19,7 @@ use rapier3d::prelude::{
     MultibodyJointHandle, PhysicsWorld, RigidBodyBuilder, RigidBodyHandle,
 };
 
-use crate::robot::{JointKind, Pose, RobotModel, Shape, kinematics};
+use crate::robot::{Joint, JointKind, Pose, RobotModel, Shape, kinematics};
 use crate::scene::ArmJoints;
 
 use super::command::JointCommand;
@@ -186,7 +186,7 @@ impl Arm {
         physics: &mut PhysicsWorld,
         bodies: &[RigidBodyHandle],
         j: usize,
-        joint: &crate::robot::Joint,
+        joint: &Joint,
         q: f32,
         cmd: JointCommand,
     ) {
@@ -537,12 +537,7 @@ fn body_pose(physics: &PhysicsWorld, h: RigidBodyHandle) -> Pose {
 }
 
 /// The Rapier joint for one robot joint (`None`: a fixed link).
-fn joint_data(
-    joint: Option<&crate::robot::Joint>,
-    frame1: &Pose,
-    frame2: &Pose,
-    limits: bool,
-) -> GenericJoint {
+fn joint_data(joint: Option<&Joint>, frame1: &Pose, frame2: &Pose, limits: bool) -> GenericJoint {
     let mask = match joint.map(|j| j.kind) {
         Some(JointKind::Revolute) => JointAxesMask::LOCKED_REVOLUTE_AXES,
         Some(JointKind::Prismatic) => JointAxesMask::LOCKED_PRISMATIC_AXES,

@@ -603,30 +603,8 @@ pub(super) fn parse_armsim(c: &mut Checker, v: &Value, p: &str) -> Option<Armsim
             |x| (0.0..=1.0).contains(&x),
             "must be in 0..=1",
         );
-        let iterations = c.opt(m, p, "solver_iterations", Checker::u64v);
-        let iterations = iterations.and_then(|n| {
-            if (1..=1000).contains(&n) {
-                usize::try_from(n).ok()
-            } else {
-                c.err(
-                    key(p, "solver_iterations"),
-                    format!("must be in 1..=1000, found {n}"),
-                );
-                None
-            }
-        });
-        let extra = c.opt(m, p, "arm_extra_iterations", Checker::u64v);
-        let extra = extra.and_then(|n| {
-            if n <= 1000 {
-                usize::try_from(n).ok()
-            } else {
-                c.err(
-                    key(p, "arm_extra_iterations"),
-                    format!("must be in 0..=1000, found {n}"),
-                );
-                None
-            }
-        });
+        let iterations = count_in(c, m, p, "solver_iterations", 1..=1000);
+        let extra = count_in(c, m, p, "arm_extra_iterations", 0..=1000);
         let arm_joints = c.opt(m, p, "arm_joints", Checker::string).and_then(|s| {
             ArmJoints::parse(&s).or_else(|| {
                 c.err(
@@ -636,18 +614,7 @@ pub(super) fn parse_armsim(c: &mut Checker, v: &Value, p: &str) -> Option<Armsim
                 None
             })
         });
-        let pgs = c.opt(m, p, "pgs_iterations", Checker::u64v);
-        let pgs = pgs.and_then(|n| {
-            if (1..=100).contains(&n) {
-                usize::try_from(n).ok()
-            } else {
-                c.err(
-                    key(p, "pgs_iterations"),
-                    format!("must be in 1..=100, found {n}"),
-                );
-                None
-            }
-        });
+        let pgs = count_in(c, m, p, "pgs_iterations", 1..=100);
         Some(PhysicsExt {
             friction: friction.unwrap_or(d.friction),
             restitution: restitution.unwrap_or(d.restitution),
@@ -667,4 +634,22 @@ pub(super) fn parse_armsim(c: &mut Checker, v: &Value, p: &str) -> Option<Armsim
         controller_grace_s: grace.unwrap_or(defaults.controller_grace_s),
         raw: m.clone(),
     })
+}
+
+/// The optional count `k` of `m`, which must lie in `range` (the physics iteration keys).
+fn count_in(
+    c: &mut Checker,
+    m: &Obj,
+    p: &str,
+    k: &str,
+    range: std::ops::RangeInclusive<u64>,
+) -> Option<usize> {
+    let n = c.opt(m, p, k, Checker::u64v)?;
+    if range.contains(&n) {
+        usize::try_from(n).ok()
+    } else {
+        let (lo, hi) = range.into_inner();
+        c.err(key(p, k), format!("must be in {lo}..={hi}, found {n}"));
+        None
+    }
 }

@@ -485,25 +485,27 @@ fn every_error_is_reported() {
     assert!(text.lines().all(|l| l.starts_with("$.")), "{text}");
 }
 
+/// The physics settings `v` parses to.
+fn physics_of(v: &Value) -> PhysicsExt {
+    parse_value(v)
+        .unwrap_or_else(|e| panic!("{e}"))
+        .config
+        .extensions
+        .armsim
+        .physics
+}
+
 #[test]
 fn arm_extra_iterations_is_read_defaulted_and_bounded() {
-    let physics = |v: &Value| {
-        parse_value(v)
-            .unwrap_or_else(|e| panic!("{e}"))
-            .config
-            .extensions
-            .armsim
-            .physics
-    };
     let mut v = default_value();
     v["extensions"]["armsim"]["physics"]["arm_extra_iterations"] = json!(2);
-    assert_eq!(physics(&v).arm_extra_iterations, 2);
+    assert_eq!(physics_of(&v).arm_extra_iterations, 2);
     let p = v["extensions"]["armsim"]["physics"]
         .as_object_mut()
         .unwrap();
     p.remove("arm_extra_iterations");
     assert_eq!(
-        physics(&v).arm_extra_iterations,
+        physics_of(&v).arm_extra_iterations,
         PhysicsExt::default().arm_extra_iterations
     );
     let e =
@@ -517,14 +519,6 @@ fn arm_extra_iterations_is_read_defaulted_and_bounded() {
 
 #[test]
 fn arm_joints_is_read_defaulted_and_checked() {
-    let physics = |v: &Value| {
-        parse_value(v)
-            .unwrap_or_else(|e| panic!("{e}"))
-            .config
-            .extensions
-            .armsim
-            .physics
-    };
     let mut v = default_value();
     for (text, joints) in [
         ("multibody", ArmJoints::Multibody),
@@ -532,13 +526,13 @@ fn arm_joints_is_read_defaulted_and_checked() {
         ("hybrid", ArmJoints::Hybrid),
     ] {
         v["extensions"]["armsim"]["physics"]["arm_joints"] = json!(text);
-        assert_eq!(physics(&v).arm_joints, joints);
+        assert_eq!(physics_of(&v).arm_joints, joints);
     }
     let p = v["extensions"]["armsim"]["physics"]
         .as_object_mut()
         .unwrap();
     p.remove("arm_joints");
-    assert_eq!(physics(&v).arm_joints, ArmJoints::Multibody);
+    assert_eq!(physics_of(&v).arm_joints, ArmJoints::Multibody);
     let e = errors_for(|v| v["extensions"]["armsim"]["physics"]["arm_joints"] = json!("soft"));
     assert_has(
         &e,
@@ -549,22 +543,14 @@ fn arm_joints_is_read_defaulted_and_checked() {
 
 #[test]
 fn pgs_iterations_is_read_defaulted_and_bounded() {
-    let physics = |v: &Value| {
-        parse_value(v)
-            .unwrap_or_else(|e| panic!("{e}"))
-            .config
-            .extensions
-            .armsim
-            .physics
-    };
     let mut v = default_value();
     v["extensions"]["armsim"]["physics"]["pgs_iterations"] = json!(4);
-    assert_eq!(physics(&v).pgs_iterations, 4);
+    assert_eq!(physics_of(&v).pgs_iterations, 4);
     let p = v["extensions"]["armsim"]["physics"]
         .as_object_mut()
         .unwrap();
     p.remove("pgs_iterations");
-    assert_eq!(physics(&v).pgs_iterations, 1);
+    assert_eq!(physics_of(&v).pgs_iterations, 1);
     for bad in [0, 101] {
         let e = errors_for(|v| v["extensions"]["armsim"]["physics"]["pgs_iterations"] = json!(bad));
         assert_has(
