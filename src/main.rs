@@ -26,13 +26,12 @@ use clap::{Parser, Subcommand};
                   --headless runs the same simulation without one."
 )]
 struct Cli {
-    /// Scene file (revA scene_config.json).
-    #[arg(
-        long,
-        default_value = "assets/scenes/default_scene.json",
-        global = true
-    )]
-    scene: PathBuf,
+    /// Scene file (revA scene_config.json), or the name of a scene built into armsim:
+    /// default_scene, gripper4. Default: the built-in default_scene (arm6 and three cubes),
+    /// compiled into the binary from assets/scenes/default_scene.json, so armsim runs from any
+    /// folder. Paths inside a scene file resolve relative to that file.
+    #[arg(long, value_name = "PATH|NAME", global = true)]
+    scene: Option<PathBuf>,
 
     /// Run without a window; prints steps, sim time, wall time and steps/s at exit.
     #[arg(long)]
@@ -64,10 +63,41 @@ struct Cli {
     #[arg(long, visible_alias = "remote_control_port", value_name = "PORT")]
     remote_control_port: Option<u16>,
 
-    /// Address the servers listen on (default: 127.0.0.1, and the scene's `networking.ws_host`
-    /// for teleop; 0.0.0.0 opens them to the network).
+    /// Address the headset page (HTTPS + wss, guarded by the pairing key) listens on; 0.0.0.0
+    /// opens it to headsets on the network. Only the page: every other listener stays on
+    /// loopback unless its own --*-bind opens it. (--bind is the same flag.)
+    #[arg(
+        long = "xr-bind",
+        visible_alias = "bind",
+        default_value = "127.0.0.1",
+        value_name = "ADDR"
+    )]
+    xr_bind: std::net::IpAddr,
+
+    /// Address of the plain ws:// teleop listener (default: the scene's `networking.ws_host`).
+    /// Peers beyond loopback must give the pairing key (?key=KEY) unless --teleop-no-key.
     #[arg(long, value_name = "ADDR")]
-    bind: Option<std::net::IpAddr>,
+    teleop_bind: Option<std::net::IpAddr>,
+
+    /// Let peers beyond loopback use the plain ws:// teleop listener without the pairing key
+    /// (for an unmodified native client across the network; logged loudly).
+    #[arg(long)]
+    teleop_no_key: bool,
+
+    /// Address of the agent port. It has no authentication: anything but loopback lets anyone
+    /// who can reach it drive the arm (logged loudly).
+    #[arg(long, default_value = "127.0.0.1", value_name = "ADDR")]
+    agent_bind: std::net::IpAddr,
+
+    /// Address of the monitor port. It has no authentication: anything but loopback lets anyone
+    /// who can reach it reset the scene or stop armsim (logged loudly).
+    #[arg(long, default_value = "127.0.0.1", value_name = "ADDR")]
+    monitor_bind: std::net::IpAddr,
+
+    /// Address of the remote-control lockstep port. It has no authentication: anything but
+    /// loopback lets anyone who can reach it drive the arm (logged loudly).
+    #[arg(long, default_value = "127.0.0.1", value_name = "ADDR")]
+    lockstep_bind: std::net::IpAddr,
 
     /// Serve TeleSpace revA teleoperation (WebSocket) on this port instead of the scene's
     /// `ws_port` (0 = any free port).
@@ -87,8 +117,8 @@ struct Cli {
     #[arg(long)]
     no_xr: bool,
 
-    /// The headset page's pairing key (default: a random one per start); 8-128 characters of
-    /// A-Z a-z 0-9 - _.
+    /// The pairing key of the headset page, and of the ws:// listener for peers beyond
+    /// loopback (default: a random one per start); 8-128 characters of A-Z a-z 0-9 - _.
     #[arg(long, value_name = "KEY")]
     xr_key: Option<String>,
 
@@ -323,16 +353,28 @@ fn run() -> anyhow::Result<ExitCode> {
     {
         anyhow::bail!("--duration must be a positive number of seconds, got {d}");
     }
-    let scene = match scene::load_scene(&cli.scene) {
+    let source = scene::SceneSource::choose(cli.scene.as_deref());
+    let scene = match source.load() {
         Ok(s) => Arc::new(s),
         Err(errors) => {
             eprintln!(
                 "armsim: scene {} is not valid:\n{errors}",
-                cli.scene.display()
+                source.describe()
             );
             return Ok(ExitCode::from(2));
         }
     };
+    // Logging starts with the app; until then the choice is a plain line on stderr, and only
+    // where a named file was not found and the built-in copy stands in for it.
+    if let (Some(asked), scene::SceneSource::Bundled(name)) = (&cli.scene, &source)
+        && asked.as_os_str() != *name
+    {
+        eprintln!(
+            "armsim: {} is not a file here; using the {}",
+            asked.display(),
+            source.describe()
+        );
+    }
 
     if let Some(Command::Bench {
         kind,
@@ -436,13 +478,19 @@ fn run() -> anyhow::Result<ExitCode> {
             cli.state_rate
         );
     }
-    let loopback = std::net::IpAddr::from([127, 0, 0, 1]);
-    let bind = cli.bind.unwrap_or(loopback);
+    // One pairing key for the page and for the ws:// listener's peers beyond loopback.
+    if let Some(key) = &cli.xr_key {
+        armsim::protocol::xr::check_key(key).map_err(anyhow::Error::msg)?;
+    }
+    let key = cli
+        .xr_key
+        .clone()
+        .unwrap_or_else(armsim::protocol::xr::random_key);
     let teleop = if cli.no_teleop {
         None
     } else {
         let net = &scene.config.networking;
-        let ip = match cli.bind {
+        let ip = match cli.teleop_bind {
             Some(ip) => ip,
             None => resolve_host(&net.ws_host)?,
         };
@@ -450,14 +498,12 @@ fn run() -> anyhow::Result<ExitCode> {
             addr: std::net::SocketAddr::new(ip, cli.teleop_port.unwrap_or(net.ws_port)),
             state_rate_hz: cli.state_rate,
             controller_grace: cli.controller_grace.map(std::time::Duration::from_secs_f64),
+            key: (!cli.teleop_no_key).then(|| key.clone()),
         })
     };
     let xr = if cli.no_teleop || cli.no_xr {
         None
     } else {
-        if let Some(key) = &cli.xr_key {
-            armsim::protocol::xr::check_key(key).map_err(anyhow::Error::msg)?;
-        }
         let cert = match (&cli.tls_cert, &cli.tls_key) {
             (Some(cert), Some(key)) => armsim::protocol::xr::CertSource::Files {
                 cert: cert.clone(),
@@ -468,14 +514,15 @@ fn run() -> anyhow::Result<ExitCode> {
             },
         };
         Some(armsim::protocol::xr::XrOptions {
+            bind: cli.xr_bind,
             port: cli.xr_port,
-            key: cli.xr_key.clone(),
+            key: key.clone(),
             cert,
         })
     };
     let lockstep = cli.remote_control_port.map(|port| {
         (
-            std::net::SocketAddr::new(bind, port),
+            std::net::SocketAddr::new(cli.lockstep_bind, port),
             std::time::Duration::from_secs_f64(cli.lockstep_timeout),
         )
     });
@@ -493,8 +540,11 @@ fn run() -> anyhow::Result<ExitCode> {
         }
         if !cli.no_agent_ports {
             let options = armsim::protocol::sexp::plugin::SexpOptions {
-                agent: Some(std::net::SocketAddr::new(bind, cli.agent_port)),
-                monitor: Some(std::net::SocketAddr::new(bind, cli.monitor_port)),
+                agent: Some(std::net::SocketAddr::new(cli.agent_bind, cli.agent_port)),
+                monitor: Some(std::net::SocketAddr::new(
+                    cli.monitor_bind,
+                    cli.monitor_port,
+                )),
                 sync: cli.sync,
                 cycle_steps: cli.cycle_steps,
                 ..Default::default()

@@ -490,6 +490,53 @@ fn a_connection_without_init_is_closed_after_ten_seconds() {
     );
 }
 
+/// Connections that never send `(init …)` are counted apart from the agents: 200 of them
+/// cannot fill the port, a real agent is served at once, and the oldest silent ones are the
+/// ones cut off.
+#[test]
+fn unfinished_handshakes_never_lock_out_a_real_agent() {
+    use armsim::protocol::sexp::plugin::MAX_PENDING_AGENTS;
+    const SILENT: usize = 200;
+    const _: () = assert!(
+        MAX_PENDING_AGENTS < SILENT,
+        "the test must overflow the cap"
+    );
+    serve(
+        ClockMode::RealTime { speed: 1.0 },
+        false,
+        move |agent, _| {
+            let silent: Vec<Peer> = (0..SILENT).map(|_| Peer::open(agent)).collect();
+            let mut real = Peer::agent(agent);
+            let hello = real.recv().expect("a perception, not a closed socket");
+            assert!(is_error(&hello).is_none(), "refused: {hello:?}");
+            assert!(find(&hello, "time").is_some(), "{hello:?}");
+            assert!(real.recv().is_some(), "perceptions keep coming");
+            // The first silent connections were cut off to make room; the newest wait on.
+            let mut silent = silent;
+            silent[0]
+                .s
+                .set_read_timeout(Some(Duration::from_secs(5)))
+                .unwrap();
+            assert!(
+                silent[0].closed(),
+                "the oldest silent connection is cut off"
+            );
+            let newest = silent.last_mut().unwrap();
+            newest
+                .s
+                .set_read_timeout(Some(Duration::from_millis(200)))
+                .unwrap();
+            let mut b = [0u8; 1];
+            let still_open = matches!(
+                std::io::Read::read(&mut newest.s, &mut b),
+                Err(e) if e.kind() == std::io::ErrorKind::WouldBlock
+                    || e.kind() == std::io::ErrorKind::TimedOut
+            );
+            assert!(still_open, "the newest silent connection is still waiting");
+        },
+    );
+}
+
 fn object_quat(msg: &[Sexp], name: &str) -> Option<[f64; 4]> {
     let q = msg
         .iter()

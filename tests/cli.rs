@@ -276,3 +276,119 @@ fn telespace_scene_forms_load_with_a_note() {
         "the default is logged: {stderr}"
     );
 }
+
+/// A fresh, empty folder: no `assets/` anywhere below it.
+fn empty_dir(name: &str) -> std::path::PathBuf {
+    let dir = std::env::temp_dir().join(format!("armsim-anywhere-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+/// The `state hash` line of a headless run's stdout.
+fn state_hash(stdout: &str) -> String {
+    stdout
+        .lines()
+        .find(|l| l.starts_with("state hash "))
+        .unwrap_or_else(|| panic!("no state hash in:\n{stdout}"))
+        .to_owned()
+}
+
+/// The binary runs from a folder with no `assets/` (as after `cargo install`): the default scene
+/// and the shipped robots are built in, and give exactly the run of the source tree's files.
+#[test]
+fn the_binary_runs_from_any_folder_on_its_built_in_scenes() {
+    let dir = empty_dir("headless");
+    let run_in = |cwd: &std::path::Path, args: &[&str]| {
+        let out = Command::new(env!("CARGO_BIN_EXE_armsim"))
+            .current_dir(cwd)
+            .args(ANY_PORTS)
+            .args(["--headless", "--steps", "240", "--fast"])
+            .args(args)
+            .output()
+            .expect("armsim runs");
+        let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+        assert!(out.status.success(), "armsim {args:?} in {cwd:?}: {stderr}");
+        (String::from_utf8_lossy(&out.stdout).into_owned(), stderr)
+    };
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    for (name, file) in [
+        ("default_scene", "assets/scenes/default_scene.json"),
+        ("gripper4", "assets/scenes/gripper4.json"),
+    ] {
+        let (tree, _) = run_in(root, &["--scene", file]);
+        let (by_name, _) = run_in(&dir, &["--scene", name]);
+        assert_eq!(state_hash(&tree), state_hash(&by_name), "{name}");
+        // The README's commands name the source tree's path; outside it the built-in copy
+        // stands in, and says so.
+        let (by_path, stderr) = run_in(&dir, &["--scene", file]);
+        assert_eq!(state_hash(&tree), state_hash(&by_path), "{name}");
+        assert!(
+            stderr.contains(&format!("using the built-in scene {name}")),
+            "{stderr}"
+        );
+        if name == "default_scene" {
+            let (default, _) = run_in(&dir, &[]);
+            assert_eq!(state_hash(&tree), state_hash(&default));
+        }
+    }
+    // --help says where the default scene comes from.
+    let out = Command::new(env!("CARGO_BIN_EXE_armsim"))
+        .current_dir(&dir)
+        .arg("--help")
+        .output()
+        .unwrap();
+    let help = String::from_utf8_lossy(&out.stdout);
+    assert!(help.contains("built-in default_scene"), "{help}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// A user's scene names its robot relative to the scene file, wherever armsim is started from;
+/// a robot that is not there is an error that lists every path tried.
+#[test]
+fn paths_inside_a_scene_resolve_relative_to_the_scene_file() {
+    let dir = empty_dir("user-scene");
+    let project = dir.join("project");
+    std::fs::create_dir_all(project.join("scenes")).unwrap();
+    std::fs::create_dir_all(project.join("models")).unwrap();
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    std::fs::copy(
+        root.join("assets/robots/arm6.xml"),
+        project.join("models/my_arm.xml"),
+    )
+    .unwrap();
+    let mut scene: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(root.join("assets/scenes/default_scene.json")).unwrap(),
+    )
+    .unwrap();
+    scene["robot"]["mjcf_path"] = "../models/my_arm.xml".into();
+    let path = project.join("scenes/mine.json");
+    std::fs::write(&path, scene.to_string()).unwrap();
+    let elsewhere = empty_dir("elsewhere");
+    let run = |scene: &std::path::Path| {
+        Command::new(env!("CARGO_BIN_EXE_armsim"))
+            .current_dir(&elsewhere)
+            .args(ANY_PORTS)
+            .args(["--headless", "--steps", "10", "--scene"])
+            .arg(scene)
+            .output()
+            .expect("armsim runs")
+    };
+    let out = run(&path);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    std::fs::remove_file(project.join("models/my_arm.xml")).unwrap();
+    let out = run(&path);
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("$.robot.mjcf_path")
+            && stderr.contains("project/scenes/../models/my_arm.xml"),
+        "{stderr}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+    let _ = std::fs::remove_dir_all(&elsewhere);
+}

@@ -128,8 +128,10 @@ fn alive(app: &mut Guard, log: &Arc<Mutex<String>>) {
 }
 
 /// Starts armsim with `--render-profile PROFILE` on a fresh Xvfb display (offset `n` so tests
-/// in one binary do not share one), waits for its screenshot and checks what it shows.
-fn open_window(profile: &str, n: u32) -> Window {
+/// in one binary do not share one), waits for its screenshot and checks what it shows. With
+/// `outside_the_tree`, armsim starts in an empty folder (as after `cargo install`): the default
+/// scene and its robot must come from the binary itself.
+fn open_window(profile: &str, n: u32, outside_the_tree: bool) -> Window {
     for tool in ["Xvfb", "xdotool"] {
         require(tool);
     }
@@ -158,8 +160,16 @@ fn open_window(profile: &str, n: u32) -> Window {
         .and_then(|l| l.local_addr())
         .map(|a| a.port())
         .expect("a free port");
+    let cwd = if outside_the_tree {
+        let dir = std::env::temp_dir().join(format!("armsim-gui-cwd-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        dir
+    } else {
+        root.clone()
+    };
     let mut child = Command::new(env!("CARGO_BIN_EXE_armsim"))
-        .current_dir(&root)
+        .current_dir(&cwd)
         .env("DISPLAY", &display)
         .env_remove("WAYLAND_DISPLAY")
         .env("RUST_LOG", "info")
@@ -272,10 +282,11 @@ fn check_scene(img: &Rgb, profile: &str) {
 }
 
 /// Full quality on the software renderer too: what the window shows (the interaction is the
-/// same code in both profiles and is exercised by the lite test).
+/// same code in both profiles and is exercised by the lite test). Started from an empty folder,
+/// so it also checks that the window needs no source tree.
 #[test]
 fn full_profile_window_shows_the_scene_and_panel() {
-    let w = open_window("full", 1);
+    let w = open_window("full", 1, true);
     std::fs::write(
         w.artifacts.join("gui_smoke_full.log"),
         w.log.lock().unwrap().as_bytes(),
@@ -287,7 +298,7 @@ fn full_profile_window_shows_the_scene_and_panel() {
 /// keys, clicks and sliders.
 #[test]
 fn window_shows_the_scene_and_panel_and_responds_to_keys_clicks_and_sliders() {
-    let w = open_window("lite", 0);
+    let w = open_window("lite", 0, false);
     let Window {
         mut app,
         log,

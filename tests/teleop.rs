@@ -329,6 +329,7 @@ fn a_port_in_use_is_a_clear_error() {
             addr,
             state_rate_hz: 60.0,
             controller_grace: None,
+            key: None,
         },
     )
     .unwrap_err();

@@ -138,14 +138,19 @@ fn the_page_scene_and_wss_need_the_key_and_wss_joins_the_teleop_sessions() {
     let info = xr::add(
         &mut app,
         XrOptions {
+            bind: ws_addr.ip(),
             port: 0,
-            key: Some(KEY.into()),
+            key: KEY.into(),
             cert: CertSource::Generated { dir: dir.clone() },
         },
     )
     .expect("the page's listener starts");
     finish_setup(&mut app);
-    assert_eq!(info.addr.ip(), ws_addr.ip(), "binds where teleop binds");
+    assert_eq!(
+        info.addr.ip(),
+        ws_addr.ip(),
+        "binds at its own --xr-bind address"
+    );
     assert_eq!(
         info.urls,
         vec![format!("https://127.0.0.1:{}/?key={KEY}", info.addr.port())]
@@ -236,8 +241,9 @@ fn slow_or_garbage_clients_are_cut_off_without_harm() {
     let info = xr::add(
         &mut app,
         XrOptions {
+            bind: [127, 0, 0, 1].into(),
             port: 0,
-            key: None,
+            key: xr::random_key(),
             cert: CertSource::Generated { dir: dir.clone() },
         },
     )

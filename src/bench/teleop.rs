@@ -152,6 +152,7 @@ pub fn run(
             addr: SocketAddr::from(([127, 0, 0, 1], 0)),
             state_rate_hz: 60.0,
             controller_grace: None,
+            key: None,
         },
     )?;
     headless::finish_setup(&mut app);

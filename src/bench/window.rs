@@ -25,7 +25,8 @@ const PAUSE_BUTTON: (u32, u32) = (72, 83);
 const STATE_LABEL: (i16, i16, u16, u16) = (0, 40, 260, 36);
 
 pub struct Options {
-    pub scene: PathBuf,
+    /// `--scene` as given (none: the built-in default scene).
+    pub scene: Option<PathBuf>,
     pub seconds: f64,
     pub clicks: usize,
     pub breakdown: bool,
@@ -231,12 +232,14 @@ fn measure(
     args: &[&str],
 ) -> anyhow::Result<(Row, String)> {
     let exe = std::env::current_exe().context("own executable")?;
-    let mut child = Command::new(exe)
+    let mut command = Command::new(exe);
+    if let Some(scene) = &options.scene {
+        command.arg("--scene").arg(scene);
+    }
+    let mut child = command
         .env("DISPLAY", display)
         .env_remove("WAYLAND_DISPLAY")
         .env("RUST_LOG", "info")
-        .arg("--scene")
-        .arg(&options.scene)
         .args(["--no-teleop", "--no-agent-ports", "--frame-log-secs"])
         .arg(options.seconds.to_string())
         .args(args)

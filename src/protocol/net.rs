@@ -147,6 +147,36 @@ pub fn peer_state(_stream: &TcpStream) -> PeerState {
     PeerState::Alive
 }
 
+/// Whether a listener bound to `addr` can be reached from beyond this machine (anything but a
+/// loopback address: a LAN address, 0.0.0.0, ::).
+pub fn exposed(addr: std::net::SocketAddr) -> bool {
+    !addr.ip().to_canonical().is_loopback()
+}
+
+/// Whether a connection from `peer` comes from this machine.
+pub fn from_loopback(peer: std::net::SocketAddr) -> bool {
+    peer.ip().to_canonical().is_loopback()
+}
+
+/// A listener without authentication logs one loud line when it is opened beyond loopback
+/// (`what`: what anyone who reaches it can then do). Returns, for an exposed listener, the note
+/// the panel adds to its line.
+pub fn warn_if_exposed(protocol: &str, addr: std::net::SocketAddr, what: &str) -> Option<String> {
+    if !exposed(addr) {
+        return None;
+    }
+    warn!(
+        "{protocol}: OPEN TO THE NETWORK WITHOUT AUTHENTICATION on {addr}: anyone who can reach \
+         this port can {what}. Bind it to 127.0.0.1 unless you trust every host that can reach it"
+    );
+    Some(" (open to the network, no key)".to_owned())
+}
+
+/// Compares two keys in time independent of where they differ.
+pub fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
+    a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -31,6 +31,7 @@ pub fn add_teleop(app: &mut App) -> SocketAddr {
             addr: "127.0.0.1:0".parse().unwrap(),
             state_rate_hz: 60.0,
             controller_grace: None,
+            key: None,
         },
     )
     .expect("binds")

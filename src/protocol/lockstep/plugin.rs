@@ -130,7 +130,12 @@ pub fn add(
     info!(
         "lockstep: listening on {addr} ({joints} joints per frame); the simulation waits for the first client"
     );
-    crate::protocol::registry::add_listener(app, Protocol::Lockstep, format!("lockstep {addr}"));
+    let exposed = crate::protocol::net::warn_if_exposed("lockstep", addr, "drive the arm");
+    crate::protocol::registry::add_listener(
+        app,
+        Protocol::Lockstep,
+        format!("lockstep {addr}{}", exposed.unwrap_or_default()),
+    );
     // "Pause until a client connects" (spec 003): steps wait, frames (and the window) go on.
     let hold = app
         .world_mut()

@@ -53,8 +53,12 @@ const CLAIM_GRACE: Duration = Duration::from_secs(1);
 /// Agent messages queued before the oldest is dropped (real time) or the agent is (sync).
 const MAX_INBOX: usize = 256;
 
-/// Agent connections open at once (one controls; the rest wait for `(init …)` or a refusal).
+/// Agent connections past their first message open at once (one controls; the rest are being
+/// refused or wait for the arm).
 pub const MAX_AGENT_CONNECTIONS: usize = 32;
+/// Connections that have not sent `(init …)` yet, counted apart from the agents: past this
+/// many the oldest is cut off, so half-open handshakes cannot lock a real agent out.
+pub const MAX_PENDING_AGENTS: usize = 64;
 
 /// Agent messages → effectors (decoded once per message).
 pub struct EffectorCodec {
@@ -336,7 +340,8 @@ pub(super) fn add(
 ) -> io::Result<SocketAddr> {
     let cycle = options.cycle();
     let waker = app.world().resource::<crate::sim::SimWaker>().clone();
-    let (addr, events) = options.bind(addr, "agent", MAX_AGENT_CONNECTIONS, waker)?;
+    let limits = (MAX_AGENT_CONNECTIONS, Some(MAX_PENDING_AGENTS));
+    let (addr, events) = options.bind(addr, "agent", limits, waker)?;
     let robot = app.world().resource::<Sim>().0.robot.clone();
     let gripper_leader = app
         .world()
@@ -344,10 +349,15 @@ pub(super) fn add(
         .0
         .gripper_joint();
     let n = robot.joints.len();
+    let exposed = crate::protocol::net::warn_if_exposed("agent", addr, "drive the arm");
     registry::add_listener(
         app,
         Protocol::Agent,
-        format!("agents {addr}{}", if options.sync { " (sync)" } else { "" }),
+        format!(
+            "agents {addr}{}{}",
+            if options.sync { " (sync)" } else { "" },
+            exposed.unwrap_or_default()
+        ),
     );
     info!(
         "agent: listening on {addr} (robot {}, {} mode, {cycle} steps per cycle)",

@@ -70,9 +70,18 @@ pub(super) fn add(
 ) -> io::Result<SocketAddr> {
     let cycle = options.cycle();
     let waker = app.world().resource::<crate::sim::SimWaker>().clone();
-    let (addr, events) = options.bind(addr, "monitor", MAX_MONITOR_CONNECTIONS, waker)?;
+    let (addr, events) = options.bind(addr, "monitor", (MAX_MONITOR_CONNECTIONS, None), waker)?;
     info!("monitor: listening on {addr}");
-    crate::protocol::registry::add_listener(app, Protocol::Monitor, format!("monitors {addr}"));
+    let exposed = crate::protocol::net::warn_if_exposed(
+        "monitor",
+        addr,
+        "reset the scene, move the cubes, change the play mode and stop armsim with (killsim)",
+    );
+    crate::protocol::registry::add_listener(
+        app,
+        Protocol::Monitor,
+        format!("monitors {addr}{}", exposed.unwrap_or_default()),
+    );
     app.insert_resource(MonitorPort {
         addr,
         conns: BTreeMap::new(),

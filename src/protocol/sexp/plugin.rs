@@ -18,8 +18,8 @@ use crate::session::SessionState;
 use crate::sim::{SimClock, SimWaker};
 
 pub use super::agent::{
-    AgentConn, AgentPort, AgentRole, EffectorCodec, JointState, MAX_AGENT_CONNECTIONS, PROTOCOL,
-    TorqueAdapter,
+    AgentConn, AgentPort, AgentRole, EffectorCodec, JointState, MAX_AGENT_CONNECTIONS,
+    MAX_PENDING_AGENTS, PROTOCOL, TorqueAdapter,
 };
 pub use super::monitor::{MAX_MONITOR_COMMANDS, MAX_MONITOR_CONNECTIONS, MonitorConn, MonitorPort};
 
@@ -58,12 +58,13 @@ impl SexpOptions {
         self.cycle_steps.max(1)
     }
 
-    /// Binds one of the two ports with these options' frame limit and `max_connections`.
+    /// Binds one of the two ports with these options' frame limit, `max_connections` and
+    /// `max_silent` (see [`PortLimits`]).
     pub(super) fn bind(
         &self,
         addr: SocketAddr,
         name: &'static str,
-        max_connections: usize,
+        (max_connections, max_silent): (usize, Option<usize>),
         waker: SimWaker,
     ) -> io::Result<(SocketAddr, Receiver<NetEvent>)> {
         server::start(
@@ -72,6 +73,7 @@ impl SexpOptions {
             PortLimits {
                 max_frame: self.max_frame,
                 max_connections,
+                max_silent,
             },
             waker,
         )

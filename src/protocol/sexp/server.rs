@@ -3,11 +3,12 @@
 //! (frames out, one write each). The ECS sees only channels; malformed expressions are answered
 //! here with `(error …)` and never reach it.
 
+use std::collections::VecDeque;
 use std::io::{self, Read, Write};
 use std::net::{Shutdown, SocketAddr, TcpListener, TcpStream};
 use std::ops::ControlFlow;
-use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
 use std::thread;
 
 use bevy::log::info;
@@ -72,8 +73,71 @@ pub const MAX_NODES_PER_FRAME: usize = 16 * 1024;
 pub struct PortLimits {
     /// Largest frame payload; a longer length prefix closes the connection.
     pub max_frame: usize,
-    /// Connections open at once; more are answered `(error …)` and closed.
+    /// Connections open at once; more are answered `(error …)` and closed. With `max_silent`,
+    /// only connections that have sent their first message count.
     pub max_connections: usize,
+    /// Connections that have not sent their first message yet (an agent's `(init …)`), counted
+    /// apart from `max_connections`: past this many the oldest is cut off, so sockets that
+    /// never finish their handshake cannot keep a real client out. `None`: every connection
+    /// counts from its accept (monitors, which may never send anything).
+    pub max_silent: Option<usize>,
+}
+
+/// The connections of a port that have not sent their first message, oldest first.
+struct Silent {
+    cap: usize,
+    name: &'static str,
+    queue: Mutex<VecDeque<(u64, Option<TcpStream>)>>,
+}
+
+impl Silent {
+    /// Counts a new connection; past the cap, the oldest silent one is shut down (its reader
+    /// then ends it as usual).
+    fn begin(&self, conn: u64, stream: &TcpStream) {
+        let mut queue = self.queue.lock().unwrap_or_else(|e| e.into_inner());
+        if queue.len() >= self.cap
+            && let Some((old, old_stream)) = queue.pop_front()
+        {
+            info!(
+                "{}: connection {old} cut off: {} connections have not sent their first message",
+                self.name, self.cap
+            );
+            if let Some(s) = old_stream {
+                let _ = s.shutdown(Shutdown::Both);
+            }
+        }
+        queue.push_back((conn, stream.try_clone().ok()));
+    }
+
+    /// The connection spoke, or is gone.
+    fn end(&self, conn: u64) {
+        let mut queue = self.queue.lock().unwrap_or_else(|e| e.into_inner());
+        queue.retain(|(c, _)| *c != conn);
+    }
+}
+
+/// How a connection is admitted against the port's `max_connections`: at accept, or (ports
+/// with `max_silent`) at its first message.
+#[derive(Clone)]
+struct Admission {
+    open_now: Arc<AtomicUsize>,
+    max: usize,
+    silent: Option<Arc<Silent>>,
+    name: &'static str,
+}
+
+impl Admission {
+    /// Takes a slot, or says why there is none.
+    fn admit(&self) -> Result<OpenGuard, String> {
+        if self.open_now.fetch_add(1, Ordering::SeqCst) >= self.max {
+            self.open_now.fetch_sub(1, Ordering::SeqCst);
+            return Err(format!(
+                "the {} port is full ({} connections); try again later",
+                self.name, self.max
+            ));
+        }
+        Ok(OpenGuard(self.open_now.clone()))
+    }
 }
 
 /// Binds `addr` (errors such as a port in use surface here, at start-up) and starts accepting.
@@ -86,21 +150,51 @@ pub fn start(
     let listener = TcpListener::bind(addr)?;
     let local = listener.local_addr()?;
     let (events, rx) = unbounded();
-    let open_now = Arc::new(AtomicUsize::new(0));
+    let admission = Admission {
+        open_now: Arc::new(AtomicUsize::new(0)),
+        max: limits.max_connections,
+        silent: limits.max_silent.map(|cap| {
+            Arc::new(Silent {
+                cap: cap.max(1),
+                name,
+                queue: Mutex::default(),
+            })
+        }),
+        name,
+    };
     thread::Builder::new()
         .name(format!("{name}-accept"))
         .spawn(move || {
             let mut next = 1u64;
             net::accept_loop(&listener, name, |stream| {
-                if open_now.load(Ordering::SeqCst) >= limits.max_connections {
-                    refuse_full(stream, name, limits.max_connections);
-                    return Ok(ControlFlow::Continue(()));
-                }
                 let conn = next;
                 next += 1;
-                open_now.fetch_add(1, Ordering::SeqCst);
-                let guard = OpenGuard(open_now.clone());
-                open(stream, conn, name, limits.max_frame, &events, guard, &waker)?;
+                let guard = match &admission.silent {
+                    Some(silent) => {
+                        silent.begin(conn, &stream);
+                        None
+                    }
+                    None => match admission.admit() {
+                        Ok(guard) => Some(guard),
+                        Err(reason) => {
+                            refuse(stream, &reason);
+                            return Ok(ControlFlow::Continue(()));
+                        }
+                    },
+                };
+                let port = Port {
+                    name,
+                    max_frame: limits.max_frame,
+                    events: &events,
+                    waker: &waker,
+                    admission: &admission,
+                };
+                if let Err(e) = open(stream, conn, &port, guard) {
+                    if let Some(silent) = &admission.silent {
+                        silent.end(conn);
+                    }
+                    return Err(e);
+                }
                 Ok(ControlFlow::Continue(()))
             });
         })?;
@@ -117,25 +211,35 @@ impl Drop for OpenGuard {
 }
 
 /// Tells a connection over the cap why it is closed, without waiting on it.
-fn refuse_full(stream: TcpStream, name: &str, max: usize) {
+fn refuse(stream: TcpStream, reason: &str) {
     let mut frame = Vec::new();
-    let reason = format!("the {name} port is full ({max} connections); try again later");
-    if encode_frame(&error_payload(&reason), &mut frame).is_ok() {
+    if encode_frame(&error_payload(reason), &mut frame).is_ok() {
         let _ = stream.set_nonblocking(true);
         let _ = (&stream).write_all(&frame);
     }
     let _ = stream.shutdown(Shutdown::Both);
 }
 
-fn open(
-    stream: TcpStream,
-    conn: u64,
+/// What the accept thread hands each connection's threads.
+struct Port<'a> {
     name: &'static str,
     max_frame: usize,
-    events: &Sender<NetEvent>,
-    guard: OpenGuard,
-    waker: &SimWaker,
-) -> io::Result<()> {
+    events: &'a Sender<NetEvent>,
+    waker: &'a SimWaker,
+    admission: &'a Admission,
+}
+
+/// Starts serving `stream`; `guard` is its slot when it was admitted at accept (`None`: at its
+/// first message).
+fn open(stream: TcpStream, conn: u64, port: &Port, guard: Option<OpenGuard>) -> io::Result<()> {
+    let Port {
+        name,
+        max_frame,
+        events,
+        waker,
+        admission,
+    } = *port;
+    let admission = admission.clone();
     let peer = stream.peer_addr()?;
     stream.set_nodelay(true)?;
     let writer_stream = stream.try_clone()?;
@@ -163,8 +267,19 @@ fn open(
             thread::Builder::new()
                 .name(format!("{name}-read-{peer}"))
                 .spawn(move || {
-                    let _open = guard;
-                    let reason = read_loop(&stream, conn, max_frame, &reader_events, &out, &waker);
+                    let mut slot = Slot { guard, admission };
+                    let reason = read_loop(
+                        &stream,
+                        conn,
+                        max_frame,
+                        &reader_events,
+                        &out,
+                        &waker,
+                        &mut slot,
+                    );
+                    if let Some(silent) = &slot.admission.silent {
+                        silent.end(conn);
+                    }
                     info!("{name}: connection {conn} ({peer}) closed: {reason}");
                     // The writer closes the socket once it has sent what is queued (an error).
                     let _ = stream.shutdown(Shutdown::Read);
@@ -233,6 +348,25 @@ fn parse_frame(frame: &[u8], out: &Sender<Out>) -> Vec<Sexp> {
     exprs
 }
 
+/// A connection's place in the port's count: held from accept, or taken at its first message.
+struct Slot {
+    guard: Option<OpenGuard>,
+    admission: Admission,
+}
+
+impl Slot {
+    /// Before a message is handed on: takes the slot if the connection has none yet.
+    fn take(&mut self, conn: u64) -> Result<(), String> {
+        if self.guard.is_none() {
+            if let Some(silent) = &self.admission.silent {
+                silent.end(conn);
+            }
+            self.guard = Some(self.admission.admit()?);
+        }
+        Ok(())
+    }
+}
+
 fn read_loop(
     mut stream: &TcpStream,
     conn: u64,
@@ -240,6 +374,7 @@ fn read_loop(
     events: &Sender<NetEvent>,
     out: &Sender<Out>,
     waker: &SimWaker,
+    slot: &mut Slot,
 ) -> String {
     let mut decoder = FrameDecoder::new(max_frame);
     let mut buf = vec![0u8; 64 * 1024];
@@ -254,6 +389,11 @@ fn read_loop(
         loop {
             match decoder.next_frame() {
                 Ok(Some(frame)) => {
+                    if let Err(full) = slot.take(conn) {
+                        let _ = out.try_send(Out::Frame(error_payload(&full)));
+                        let _ = out.try_send(Out::Close);
+                        return format!("refused: {full}");
+                    }
                     let exprs = parse_frame(&frame, out);
                     if events.send(NetEvent::Message { conn, exprs }).is_err() {
                         return "simulation stopped".into();

@@ -44,6 +44,9 @@ pub struct TeleopOptions {
     /// How long a controller may stay in NET_TIMEOUT before it is demoted (None: the scene's
     /// `extensions.armsim.controller_grace_s`, default 10 s).
     pub controller_grace: Option<Duration>,
+    /// The pairing key peers beyond loopback must give (`?key=`); `None`: nobody is asked
+    /// (`--teleop-no-key`, loudly logged when the listener is reachable from the network).
+    pub key: Option<String>,
 }
 
 /// The channels to one connection's thread.
@@ -248,6 +251,7 @@ pub fn add(app: &mut App, options: TeleopOptions) -> io::Result<SocketAddr> {
             path: cfg.networking.ws_path.clone(),
             scene_id: cfg.scene_id.clone(),
             max_message: DEFAULT_MAX_MESSAGE,
+            key: options.key.clone(),
         },
         shared.clone(),
     )?;
@@ -265,10 +269,29 @@ pub fn add(app: &mut App, options: TeleopOptions) -> io::Result<SocketAddr> {
         "teleop: listening on ws://{addr}{} (scene {}, state frames at {} Hz)",
         cfg.networking.ws_path, cfg.scene_id, options.state_rate_hz
     );
+    let exposure = match &options.key {
+        Some(key) if crate::protocol::net::exposed(addr) => {
+            info!(
+                "teleop: peers beyond loopback need the pairing key: ws://{addr}{}?key={key}",
+                cfg.networking.ws_path
+            );
+            Some(" (key needed beyond loopback)".to_owned())
+        }
+        Some(_) => None,
+        None => crate::protocol::net::warn_if_exposed(
+            "teleop (--teleop-no-key)",
+            addr,
+            "drive the arm and start, pause or reset the simulation",
+        ),
+    };
     registry::add_listener(
         app,
         Protocol::Teleop,
-        format!("teleop ws://{addr}{}", cfg.networking.ws_path),
+        format!(
+            "teleop ws://{addr}{}{}",
+            cfg.networking.ws_path,
+            exposure.unwrap_or_default()
+        ),
     );
     let hb = cfg.heartbeat;
     let mut connected_ext = Map::new();

@@ -54,6 +54,10 @@ pub struct TeleopConfig {
     pub scene_id: String,
     /// Messages over this size are refused with an alert.
     pub max_message: usize,
+    /// The pairing key a peer beyond loopback must give on the upgrade (`?key=`), as the
+    /// headset page's wss does; `None` asks no one (`--teleop-no-key`). Loopback peers never
+    /// need it, so unmodified local clients keep working.
+    pub key: Option<String>,
 }
 
 /// The session state every connection thread reads when it has to answer on its own.
@@ -178,7 +182,17 @@ impl Hub {
         self.handshakes.end(conn);
         let ws = match shaken {
             Ok(ws) => ws,
-            Err(reason) => {
+            Err(Refused::Key(what)) => {
+                let text =
+                    format!("{peer} refused{via}: {what} pairing key from beyond loopback (403)");
+                info!("teleop: {text}");
+                self.notify(ServerEvent::Alert {
+                    code: "TELEOP_KEY_REFUSED",
+                    text,
+                });
+                return;
+            }
+            Err(Refused::Other(reason)) => {
                 info!("teleop: {peer} refused at the handshake{via}: {reason}");
                 return;
             }
@@ -303,17 +317,32 @@ impl Transport for HandshakeStream {
     }
 }
 
+/// Why a handshake did not make a session.
+enum Refused {
+    /// A peer beyond loopback gave no key, or a wrong one (`"no"` / `"a wrong"`).
+    Key(&'static str),
+    Other(String),
+}
+
+impl From<io::Error> for Refused {
+    fn from(e: io::Error) -> Self {
+        Self::Other(e.to_string())
+    }
+}
+
 fn handshake<S: Transport>(
     conn: S,
     config: &TeleopConfig,
     sessions: &AtomicUsize,
-) -> Result<WebSocket<S>, String> {
+) -> Result<WebSocket<S>, Refused> {
     let stream = conn.tcp();
-    stream.set_nodelay(true).map_err(|e| e.to_string())?;
-    stream
-        .set_write_timeout(Some(WRITE_TIMEOUT))
-        .map_err(|e| e.to_string())?;
+    stream.set_nodelay(true)?;
+    stream.set_write_timeout(Some(WRITE_TIMEOUT))?;
     let path = config.path.clone();
+    // A peer whose address cannot be read is treated as remote: it must give the key.
+    let remote = stream.peer_addr().map_or(true, |p| !net::from_loopback(p));
+    let key = config.key.as_deref().filter(|_| remote);
+    let refused_key = std::cell::Cell::new(None);
     let counted = std::cell::Cell::new(false);
     // tungstenite's callback signature fixes the error type; its size is not ours to choose.
     #[allow(clippy::result_large_err)]
@@ -331,6 +360,16 @@ fn handshake<S: Transport>(
                     req.uri().path()
                 ),
             ));
+        }
+        if let Some(key) = key {
+            let given = req
+                .uri()
+                .query()
+                .and_then(|q| q.split('&').find_map(|kv| kv.strip_prefix("key=")));
+            if !given.is_some_and(|g| net::constant_time_eq(g.as_bytes(), key.as_bytes())) {
+                refused_key.set(Some(if given.is_some() { "a wrong" } else { "no" }));
+                return Err(refuse(StatusCode::FORBIDDEN, KEY_NEEDED.to_owned()));
+            }
         }
         // A session counts from here: the request is complete and about to be accepted.
         if sessions.fetch_add(1, Ordering::SeqCst) >= MAX_CONNECTIONS {
@@ -352,15 +391,21 @@ fn handshake<S: Transport>(
             if counted.get() {
                 sessions.fetch_sub(1, Ordering::SeqCst);
             }
-            return Err(e.to_string());
+            return Err(match refused_key.get() {
+                Some(what) => Refused::Key(what),
+                None => Refused::Other(e.to_string()),
+            });
         }
     };
     if let Err(e) = ws.get_mut().end_handshake() {
         sessions.fetch_sub(1, Ordering::SeqCst);
-        return Err(e.to_string());
+        return Err(e.into());
     }
     Ok(ws)
 }
+
+const KEY_NEEDED: &str = "armsim: connections from beyond this machine need the pairing key: \
+                          ws://ADDR:PORT/PATH?key=KEY, with the key armsim logged at start\n";
 
 /// A fresh, unguessable session id (UUID v4 layout).
 pub fn new_session_id() -> String {

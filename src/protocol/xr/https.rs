@@ -224,7 +224,7 @@ impl Site {
         let ok = head
             .key
             .as_deref()
-            .is_some_and(|k| constant_time_eq(k.as_bytes(), self.key.as_bytes()));
+            .is_some_and(|k| net::constant_time_eq(k.as_bytes(), self.key.as_bytes()));
         if !ok {
             let what = if head.key.is_some() { "a wrong" } else { "no" };
             let suppressed = self
@@ -251,10 +251,6 @@ impl Site {
 
 const FORBIDDEN: &str = "armsim: this page needs the pairing key: open the URL armsim logged at \
                          start (https://ADDR:PORT/?key=KEY)\n";
-
-fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
-    a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
-}
 
 /// Reads until `buf` holds a complete request head (bytes after it stay in `buf`).
 fn read_head(io: &mut impl Read, buf: &mut Vec<u8>) -> io::Result<Got> {
@@ -391,6 +387,7 @@ mod tests {
 
     #[test]
     fn keys_compare_whole() {
+        use crate::protocol::net::constant_time_eq;
         assert!(constant_time_eq(b"abc", b"abc"));
         assert!(!constant_time_eq(b"abc", b"abd"));
         assert!(!constant_time_eq(b"abc", b"abcd"));

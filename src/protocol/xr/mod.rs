@@ -26,10 +26,13 @@ pub const DEFAULT_PORT: u16 = 8443;
 /// Settings of the headset page.
 #[derive(Clone, Debug)]
 pub struct XrOptions {
-    /// The port (0 = any free one); the address is the teleop listener's.
+    /// Where the page listens (`--xr-bind`, default 127.0.0.1), apart from the other listeners:
+    /// opening the page to a headset on the network opens nothing else.
+    pub bind: IpAddr,
+    /// The port (0 = any free one).
     pub port: u16,
-    /// The pairing key; `None` draws a random one.
-    pub key: Option<String>,
+    /// The pairing key (the same one the plain ws:// listener asks of peers beyond loopback).
+    pub key: String,
     pub cert: CertSource,
 }
 
@@ -92,22 +95,21 @@ pub fn urls(addr: SocketAddr, key: &str) -> Vec<String> {
 /// Starts the page's listener beside the teleop server (which must be added first) and logs
 /// where to open it. Errors say what to do (a port in use, an unreadable certificate).
 pub fn add(app: &mut App, options: XrOptions) -> anyhow::Result<XrInfo> {
-    let (hub, teleop_addr) = {
-        let server = app
-            .world()
-            .get_resource::<TeleopServer>()
-            .context("the headset page needs the teleop server (drop --no-teleop)")?;
-        (server.hub().clone(), server.addr)
-    };
+    let hub = app
+        .world()
+        .get_resource::<TeleopServer>()
+        .context("the headset page needs the teleop server (drop --no-teleop)")?
+        .hub()
+        .clone();
     let tls = tls::load(&options.cert)?;
-    let key = options.key.unwrap_or_else(random_key);
+    let key = options.key;
     let scene_json = {
         let scene = &app.world().resource::<SimScene>().0;
         let world = &app.world().resource::<Sim>().0;
         let info = armsim_core::protocol::teleop::scene_info::scene_info(scene, world);
         serde_json::to_vec(&info).context("encoding /scene.json")?
     };
-    let bind = SocketAddr::new(teleop_addr.ip(), options.port);
+    let bind = SocketAddr::new(options.bind, options.port);
     let addr = https::start(bind, hub, tls.config.clone(), key.clone(), scene_json).with_context(
         || {
             format!(
@@ -116,6 +118,7 @@ pub fn add(app: &mut App, options: XrOptions) -> anyhow::Result<XrInfo> {
             )
         },
     )?;
+    info!("xr: listening on {addr} (the headset page, /scene.json and wss; pairing key needed)");
     let urls = urls(addr, &key);
     let adb = format!("adb reverse tcp:{0} tcp:{0}", addr.port());
     info!(

@@ -70,6 +70,15 @@ fn parse_xml<'x>(
 /// Loads a robot file, choosing the format by extension: `.urdf` is URDF, `.xml` and `.mjcf`
 /// are MJCF.
 pub fn load_robot(path: &Path) -> Result<RobotModel, RobotError> {
+    let text = std::fs::read_to_string(path).map_err(|source| RobotError::Io {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    parse_robot(path, &text)
+}
+
+/// Parses a robot file's `text`, choosing the format by `path`'s extension (as [`load_robot`]).
+pub fn parse_robot(path: &Path, text: &str) -> Result<RobotModel, RobotError> {
     let ext = path
         .extension()
         .and_then(|e| e.to_str())
@@ -83,11 +92,7 @@ pub fn load_robot(path: &Path) -> Result<RobotModel, RobotError> {
             });
         }
     };
-    let text = std::fs::read_to_string(path).map_err(|source| RobotError::Io {
-        path: path.to_path_buf(),
-        source,
-    })?;
-    parse(&text)
+    parse(text)
 }
 
 /// Everything that can go wrong turning a robot file into a [`RobotModel`].

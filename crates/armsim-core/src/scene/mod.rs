@@ -1,5 +1,8 @@
-//! The scene: revA `scene_config.json` types and validation (`config`); spawning lives beside it.
+//! The scene: revA `scene_config.json` types and validation (`config`), and the scenes and
+//! robots compiled into armsim (`bundled`), so that it runs from any folder.
 
+pub mod bundled;
 pub mod config;
 
+pub use bundled::{BUNDLED_SCENES, SceneSource, load_bundled_scene};
 pub use config::*;

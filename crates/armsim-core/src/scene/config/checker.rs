@@ -287,6 +287,16 @@ pub(super) fn load_robot_file(
 ) -> Option<(RobotModel, PathBuf)> {
     const P: &str = "$.robot.mjcf_path";
     let rel = Path::new(mjcf_path);
+    // A bundled scene's robot comes from the bundled files, never from the disk.
+    if let Some(loaded) = super::super::bundled::robot_at(&base_dir.join(rel)) {
+        return match loaded {
+            Ok(model) => Some((model, base_dir.join(rel))),
+            Err(e) => {
+                c.err(P, format!("cannot load robot {mjcf_path}: {e}"));
+                None
+            }
+        };
+    }
     let candidates: Vec<PathBuf> = if rel.is_absolute() {
         vec![rel.to_path_buf()]
     } else {
