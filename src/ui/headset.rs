@@ -27,6 +27,9 @@ pub fn section(ui: &mut egui::Ui, info: &XrInfo, state: &mut HeadsetState) {
             egui::RichText::new(url).small().monospace(),
         );
     }
+    if !crate::protocol::net::exposed(info.addr) {
+        ui.small("loopback only: start armsim with --bind 0.0.0.0 for a headset on Wi-Fi (it opens the page, nothing else)");
+    }
     let url = &info.urls[state.selected];
     if state.qr.as_ref().is_none_or(|(u, _, _)| u != url) {
         state.qr = qrcode::QrCode::new(url.as_bytes()).ok().map(|code| {

@@ -135,6 +135,12 @@ pub fn add(app: &mut App, options: XrOptions) -> anyhow::Result<XrInfo> {
         "xr: Quest over USB: `{adb}`, then open https://localhost:{}/?key={key}",
         addr.port()
     );
+    if !crate::protocol::net::exposed(addr) {
+        info!(
+            "xr: the page is on loopback only; --bind 0.0.0.0 (alias of --xr-bind) opens it, \
+             and nothing else, to a headset on the network"
+        );
+    }
     // One line in the panel for both teleop listeners: their connections are one list.
     app.init_resource::<Connections>();
     let mut conns = app.world_mut().resource_mut::<Connections>();

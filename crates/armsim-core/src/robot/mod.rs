@@ -70,29 +70,33 @@ fn parse_xml<'x>(
 /// Loads a robot file, choosing the format by extension: `.urdf` is URDF, `.xml` and `.mjcf`
 /// are MJCF.
 pub fn load_robot(path: &Path) -> Result<RobotModel, RobotError> {
+    let parse = parser_for(path)?;
     let text = std::fs::read_to_string(path).map_err(|source| RobotError::Io {
         path: path.to_path_buf(),
         source,
     })?;
-    parse_robot(path, &text)
+    parse(&text)
 }
 
 /// Parses a robot file's `text`, choosing the format by `path`'s extension (as [`load_robot`]).
 pub fn parse_robot(path: &Path, text: &str) -> Result<RobotModel, RobotError> {
+    parser_for(path)?(text)
+}
+
+type Parser = fn(&str) -> Result<RobotModel, RobotError>;
+
+fn parser_for(path: &Path) -> Result<Parser, RobotError> {
     let ext = path
         .extension()
         .and_then(|e| e.to_str())
         .map(str::to_ascii_lowercase);
-    let parse: fn(&str) -> Result<RobotModel, RobotError> = match ext.as_deref() {
-        Some("urdf") => urdf::parse_urdf,
-        Some("xml" | "mjcf") => mjcf::parse_mjcf,
-        _ => {
-            return Err(RobotError::UnknownFormat {
-                path: path.to_path_buf(),
-            });
-        }
-    };
-    parse(text)
+    match ext.as_deref() {
+        Some("urdf") => Ok(urdf::parse_urdf),
+        Some("xml" | "mjcf") => Ok(mjcf::parse_mjcf),
+        _ => Err(RobotError::UnknownFormat {
+            path: path.to_path_buf(),
+        }),
+    }
 }
 
 /// Everything that can go wrong turning a robot file into a [`RobotModel`].
