@@ -20,6 +20,7 @@ pub use super::agents::AgentRole;
 use super::agents::{AgentAction, AgentCtx, AgentInput, Agents, AgentsConfig};
 use super::messages::{Effectors, JointEffector, parse_effectors, perception};
 use super::plugin::{SexpOptions, game_info};
+use super::reader::ReadSide;
 use super::server::{NetEvent, Out, error_payload, payload};
 use crate::protocol::registry::{
     self, ArmOf, BridgeIo, ConnKey, Connections, Counters, Protocol, Role,
@@ -168,6 +169,8 @@ pub struct AgentConn {
     /// Shared with the connection registry.
     pub counters: Arc<Counters>,
     out: Sender<Out>,
+    /// Its read side; while it is the sync controller, the simulation reads it directly.
+    read: Arc<ReadSide>,
     /// Its source in the `StepGate` (sync mode, while it controls).
     gate: Option<u64>,
     steps_in_cycle: u32,
@@ -276,6 +279,8 @@ fn apply(port: &mut AgentPort, fx: &mut AgentFx, state: SessionState) {
                 };
                 if port.sync {
                     c.gate = Some(fx.gate.register(format!("agent {}", c.peer)));
+                    // Every cycle waits on its message: read it here, not through a thread.
+                    c.read.set_direct(true);
                 }
                 // The client that claims the arm starts the session (one rule for every
                 // protocol); a pause from the panel stays a pause.
@@ -302,8 +307,11 @@ fn apply(port: &mut AgentPort, fx: &mut AgentFx, state: SessionState) {
                 send_perception(port, conn, &fx.io.sim, &fx.referee, &fx.io.clock, state);
             }
             AgentAction::Dropped { conn } => {
-                if let Some(id) = port.conns.get_mut(&conn).and_then(|c| c.gate.take()) {
-                    fx.gate.unregister(id);
+                if let Some(c) = port.conns.get_mut(&conn) {
+                    c.read.set_direct(false);
+                    if let Some(id) = c.gate.take() {
+                        fx.gate.unregister(id);
+                    }
                 }
                 fx.io.conns.set_role(agent_key(conn), Role::Pending, None);
                 port.tick.forget_command();
@@ -311,8 +319,11 @@ fn apply(port: &mut AgentPort, fx: &mut AgentFx, state: SessionState) {
                 fx.io.targets.commands = fx.io.session.hold_posture(&fx.io.sim.0);
             }
             AgentAction::Closed { conn, reason } => {
-                if let Some(id) = port.conns.remove(&conn).and_then(|c| c.gate) {
-                    fx.gate.unregister(id);
+                if let Some(c) = port.conns.remove(&conn) {
+                    c.read.set_direct(false);
+                    if let Some(id) = c.gate {
+                        fx.gate.unregister(id);
+                    }
                 }
                 fx.io
                     .conns
@@ -435,9 +446,18 @@ fn agent_events(mut port: ResMut<AgentPort>, mut fx: AgentFx) {
     if fx.io.conns.take_revoked(Protocol::Agent) {
         port.feed(&mut fx.io.conns, &mut state, Some(AgentInput::Revoked));
     }
+    // A sync controller's socket is read here (see `ReadSide`): its frames join the queue.
+    if let Some(c) = port.agents.active().and_then(|a| port.conns.get(&a)) {
+        c.read.pump_now();
+    }
     while let Ok(event) = port.events.try_recv() {
         let input = match event {
-            NetEvent::Opened { conn, peer, out } => {
+            NetEvent::Opened {
+                conn,
+                peer,
+                out,
+                read,
+            } => {
                 let counters = Arc::new(Counters::default());
                 fx.io.conns.open(
                     agent_key(conn),
@@ -452,6 +472,7 @@ fn agent_events(mut port: ResMut<AgentPort>, mut fx: AgentFx) {
                         peer,
                         counters,
                         out,
+                        read,
                         gate: None,
                         steps_in_cycle: 0,
                         referee_cursor: fx.referee.last_seq(),

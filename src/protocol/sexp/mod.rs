@@ -9,4 +9,5 @@ pub mod agent;
 pub mod agents;
 pub mod monitor;
 pub mod plugin;
+pub mod reader;
 pub mod server;

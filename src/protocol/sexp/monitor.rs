@@ -112,7 +112,9 @@ fn monitor_events(
     }
     while let Ok(event) = port.events.try_recv() {
         match event {
-            NetEvent::Opened { conn, peer, out } => {
+            NetEvent::Opened {
+                conn, peer, out, ..
+            } => {
                 let counters = Arc::new(Counters::default());
                 registry.open(
                     monitor_key(conn),

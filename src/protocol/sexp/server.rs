@@ -4,7 +4,7 @@
 //! here with `(error …)` and never reach it.
 
 use std::collections::VecDeque;
-use std::io::{self, Read, Write};
+use std::io::{self, Write};
 use std::net::{Shutdown, SocketAddr, TcpListener, TcpStream};
 use std::ops::ControlFlow;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -14,7 +14,8 @@ use std::thread;
 use bevy::log::info;
 use crossbeam_channel::{Receiver, Sender, bounded, unbounded};
 
-use super::framing::{FrameDecoder, FramingError, encode_frame};
+use super::framing::encode_frame;
+use super::reader::{self, ReadSide};
 use super::{ParseErrorKind, Sexp, parse_all};
 use crate::protocol::net;
 use crate::sim::SimWaker;
@@ -30,6 +31,8 @@ pub enum NetEvent {
         conn: u64,
         peer: SocketAddr,
         out: Sender<Out>,
+        /// Its read side: the simulation may read it itself (a sync agent, [`ReadSide`]).
+        read: Arc<ReadSide>,
     },
     /// One frame's well-formed expressions, in order (possibly none: the frame still counts as
     /// the client's message for sync mode).
@@ -246,11 +249,19 @@ fn open(stream: TcpStream, conn: u64, port: &Port, guard: Option<OpenGuard>) -> 
     // A client that stops reading must not pin the writer (and its queued Close) forever.
     writer_stream.set_write_timeout(Some(WRITE_TIMEOUT))?;
     let (out, out_rx) = bounded::<Out>(OUTBOX);
+    let read = Arc::new(ReadSide::new(
+        conn,
+        stream.try_clone()?,
+        max_frame,
+        events.clone(),
+        out.clone(),
+    ));
     if events
         .send(NetEvent::Opened {
             conn,
             peer,
             out: out.clone(),
+            read: read.clone(),
         })
         .is_err()
     {
@@ -268,15 +279,8 @@ fn open(stream: TcpStream, conn: u64, port: &Port, guard: Option<OpenGuard>) -> 
                 .name(format!("{name}-read-{peer}"))
                 .spawn(move || {
                     let mut slot = Slot { guard, admission };
-                    let reason = read_loop(
-                        &stream,
-                        conn,
-                        max_frame,
-                        &reader_events,
-                        &out,
-                        &waker,
-                        &mut slot,
-                    );
+                    let reason = read_first(&read, conn, &mut slot, &waker)
+                        .unwrap_or_else(|| reader::read_loop(&read, &waker));
                     if let Some(silent) = &slot.admission.silent {
                         silent.end(conn);
                     }
@@ -318,7 +322,7 @@ fn write_loop(mut stream: TcpStream, out: &Receiver<Out>) {
 /// One frame's well-formed expressions. Problems are answered with one `(error …)` per frame:
 /// malformed expressions are skipped and counted; a frame over [`MAX_NODES_PER_FRAME`] is
 /// ignored whole (it still counts as the client's message for sync mode).
-fn parse_frame(frame: &[u8], out: &Sender<Out>) -> Vec<Sexp> {
+pub(super) fn parse_frame(frame: &[u8], out: &Sender<Out>) -> Vec<Sexp> {
     let mut exprs = Vec::new();
     let mut malformed = 0usize;
     let mut first_error = None;
@@ -367,48 +371,12 @@ impl Slot {
     }
 }
 
-fn read_loop(
-    mut stream: &TcpStream,
-    conn: u64,
-    max_frame: usize,
-    events: &Sender<NetEvent>,
-    out: &Sender<Out>,
-    waker: &SimWaker,
-    slot: &mut Slot,
-) -> String {
-    let mut decoder = FrameDecoder::new(max_frame);
-    let mut buf = vec![0u8; 64 * 1024];
-    loop {
-        let n = match stream.read(&mut buf) {
-            Ok(0) => return "closed by the peer".into(),
-            Ok(n) => n,
-            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-            Err(e) => return format!("read failed: {e}"),
-        };
-        decoder.push(&buf[..n]);
-        loop {
-            match decoder.next_frame() {
-                Ok(Some(frame)) => {
-                    if let Err(full) = slot.take(conn) {
-                        let _ = out.try_send(Out::Frame(error_payload(&full)));
-                        let _ = out.try_send(Out::Close);
-                        return format!("refused: {full}");
-                    }
-                    let exprs = parse_frame(&frame, out);
-                    if events.send(NetEvent::Message { conn, exprs }).is_err() {
-                        return "simulation stopped".into();
-                    }
-                    // A sync cycle (or the idle headless loop) may be blocked on this message.
-                    waker.wake();
-                }
-                Ok(None) => break,
-                Err(e @ FramingError::TooLong { .. }) => {
-                    let _ = out.try_send(Out::Frame(error_payload(&e.to_string())));
-                    let _ = out.try_send(Out::Close);
-                    return format!("refused: {e}");
-                }
-                Err(e) => return format!("refused: {e}"),
-            }
-        }
+/// Until the connection's first frame: waits for it and takes the port's slot before it is
+/// queued (see [`Slot`]), or says why the connection ends. `None`: it spoke and has its slot;
+/// read on.
+fn read_first(read: &ReadSide, conn: u64, slot: &mut Slot, waker: &SimWaker) -> Option<String> {
+    if slot.guard.is_some() {
+        return None;
     }
+    reader::wait_first_frame(read, waker, &mut || slot.take(conn)).err()
 }
