@@ -670,14 +670,25 @@ fn a_watching_session_never_holds_the_arm_until_it_asks() {
         assert!(s["payload"]["extensions"]["arm_holder"].is_null(), "{s}");
         // A native client after it takes the free arm, as the first session always did.
         let mut native = Client::open(addr);
-        assert_eq!(native.hello()["payload"]["extensions"]["role"], "controller");
+        assert_eq!(
+            native.hello()["payload"]["extensions"]["role"],
+            "controller"
+        );
         native.start();
         watcher.heartbeat();
-        watcher.ui("REQUEST_CONTROL");
-        let busy = watcher.alert("CONTROL_BUSY");
+        // Asking while another client holds the arm: refused, and the holder named.
+        let mut asker = Client::open(addr);
+        asker.hello_as("observer");
+        asker.ui("REQUEST_CONTROL");
+        let busy = asker.alert("CONTROL_BUSY");
         assert_eq!(busy["payload"]["extensions"]["role"], "observer");
-        let message = busy["payload"]["extensions"]["alert"]["message"].as_str().unwrap();
+        let message = busy["payload"]["extensions"]["alert"]["message"]
+            .as_str()
+            .unwrap();
         assert!(message.contains(&native.session), "{message}");
+        // (It asked for the arm, so it would be promoted: it leaves first.)
+        asker.ui("DISCONNECT");
+        asker.event("DISCONNECTED");
         // The controller leaves: the watcher is not handed the arm.
         drop(native);
         watcher.until("a frame with the arm free", |v| {

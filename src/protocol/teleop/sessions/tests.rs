@@ -250,7 +250,10 @@ fn started_and_paused_reach_only_sessions_that_sent_their_own_start() {
     r.state = SessionState::Running;
     let a = r.handle(Input::Session(SessionEvent::Started));
     assert!(sent(&a, 1).is_empty(), "controller without START");
-    assert!(sent(&a, 2).is_empty(), "an observer has no START of its own");
+    assert!(
+        sent(&a, 2).is_empty(),
+        "an observer has no START of its own"
+    );
     r.command(1, UiCommand::Start);
     let a = r.handle(Input::Session(SessionEvent::Started));
     assert_eq!(sent(&a, 1), [("STARTED", "RUNNING", None)]);

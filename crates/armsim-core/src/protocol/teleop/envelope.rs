@@ -62,9 +62,9 @@ struct UiCmdWire {
 fn role_of(extensions: Option<&Value>) -> Result<Option<RoleRequest>, String> {
     match extensions.and_then(|e| e.get("role")) {
         None | Some(Value::Null) => Ok(None),
-        Some(v) => serde_json::from_value(v.clone())
-            .map(Some)
-            .map_err(|_| format!("extensions.role must be \"controller\" or \"observer\", got {v}")),
+        Some(v) => serde_json::from_value(v.clone()).map(Some).map_err(|_| {
+            format!("extensions.role must be \"controller\" or \"observer\", got {v}")
+        }),
     }
 }
 
@@ -457,7 +457,10 @@ mod tests {
             r#""extensions":{"role":"controller"}"#,
         ))
         .unwrap();
-        assert_eq!((c.command, c.role), (UiCommand::Start, Some(RoleRequest::Controller)));
+        assert_eq!(
+            (c.command, c.role),
+            (UiCommand::Start, Some(RoleRequest::Controller))
+        );
         // Absent, null or among other extensions: no request.
         for payload in [
             r#"{"command":"CONNECT"}"#,
@@ -465,7 +468,11 @@ mod tests {
             r#"{"command":"CONNECT","extensions":{"role":null,"debug":1}}"#,
             r#"{"command":"CONNECT","extensions":[1]}"#,
         ] {
-            assert_eq!(cmd(&env("ui_cmd", payload)).unwrap().role, None, "{payload}");
+            assert_eq!(
+                cmd(&env("ui_cmd", payload)).unwrap().role,
+                None,
+                "{payload}"
+            );
         }
         for (name, command) in [
             ("REQUEST_CONTROL", UiCommand::RequestControl),

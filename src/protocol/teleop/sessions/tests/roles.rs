@@ -73,7 +73,10 @@ fn asking_for_control_takes_a_free_arm_and_a_busy_one_is_named() {
     assert!(a.iter().any(|a| matches!(a, Action::NewController)));
     assert_eq!(r.m.controller(), Some(1));
     assert_eq!(r.conns.owner_key(), Some(ConnKey::new(Protocol::Teleop, 1)));
-    assert!(!r.m.conn(1).unwrap().started, "it moves the arm after its START");
+    assert!(
+        !r.m.conn(1).unwrap().started,
+        "it moves the arm after its START"
+    );
     // The other one is told who has it, keeps observing, and nothing else changes.
     let a = r.command(2, UiCommand::RequestControl);
     assert_eq!(
@@ -99,10 +102,7 @@ fn asking_for_control_takes_a_free_arm_and_a_busy_one_is_named() {
         Some("observer")
     );
     assert!(a.iter().any(|a| matches!(a, Action::Hold)));
-    assert_eq!(
-        alert_role(&a, 2, "PROMOTED").as_deref(),
-        Some("controller")
-    );
+    assert_eq!(alert_role(&a, 2, "PROMOTED").as_deref(), Some("controller"));
     assert_eq!(r.m.controller(), Some(2));
     assert_eq!(r.role(1), Role::Observer);
     assert!(r.m.conn(1).unwrap().watch_only);
