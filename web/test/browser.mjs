@@ -137,7 +137,9 @@ try {
   // Entering the immersive session asks for the arm, which is free: the headset gets it; START.
   await page.click('#xr');
   await page.waitForFunction(() => window.armsim.presenting() && window.armsim.client.role === 'controller', null, { timeout: 15000 });
-  await page.click('#start');
+  // IWER's canvas covers the page while presenting, so the Start button gets its click directly
+  // (in a headset the panel's START does the same).
+  await page.evaluate(() => document.getElementById('start').click());
   await page.waitForFunction(() => window.armsim.client.simState === 'RUNNING', null, { timeout: 10000 });
   log('immersive session running, the headset controls; frames/s', await fps(page));
   // The desktop page: another client holds the arm, and its take-control button changes nothing.

@@ -24,8 +24,9 @@ impl Sessions {
     }
 
     /// A session asks for a role. `controller`: it takes the arm if nobody (of any protocol)
-    /// holds it (`CONTROL_TAKEN`; it moves the arm after its own START), else it observes and is
-    /// told who holds it (`CONTROL_BUSY`; it may be promoted when a teleop controller leaves).
+    /// holds it (`CONTROL_TAKEN`; it moves the arm after its own START), else it is told who
+    /// holds it and nothing changes (`CONTROL_BUSY`: a session that asked only to watch still
+    /// is not promoted later; it asks again).
     /// `observer`: it gives the arm up if it has it (the arm follows `pause_behavior`, and an
     /// observer that wants it may be promoted) and is never promoted (`CONTROL_RELEASED`). Every
     /// request is answered, with `extensions.role` the role it has now.
@@ -40,7 +41,6 @@ impl Sessions {
         let peer = c.peer;
         match want {
             RoleRequest::Controller => {
-                c.watch_only = false;
                 if self.controller == Some(conn) {
                     let message = "you control the arm already";
                     self.role_alert(conn, state, "CONTROL_TAKEN", message, Role::Controller);
@@ -52,6 +52,7 @@ impl Sessions {
                 {
                     c.role = Role::Controller;
                     c.started = false;
+                    c.watch_only = false;
                     self.controller = Some(conn);
                     self.promote_pending = false;
                     self.actions.push_back(Action::NewController);

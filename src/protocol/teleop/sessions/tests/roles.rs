@@ -95,17 +95,30 @@ fn asking_for_control_takes_a_free_arm_and_a_busy_one_is_named() {
         alert_role(&a, 1, "CONTROL_TAKEN").as_deref(),
         Some("controller")
     );
-    // Releasing it: the arm holds, and the observer that asked for it is promoted.
+    // Releasing it: the arm holds and is free. The refused one still only watches (a refused
+    // request changes nothing): not promoted, it asks again.
     let a = r.command(1, UiCommand::ReleaseControl);
     assert_eq!(
         alert_role(&a, 1, "CONTROL_RELEASED").as_deref(),
         Some("observer")
     );
     assert!(a.iter().any(|a| matches!(a, Action::Hold)));
-    assert_eq!(alert_role(&a, 2, "PROMOTED").as_deref(), Some("controller"));
-    assert_eq!(r.m.controller(), Some(2));
+    assert!(sent(&a, 2).is_empty(), "{a:?}");
+    assert_eq!(r.m.controller(), None);
+    assert_eq!(r.conns.owner(), None);
     assert_eq!(r.role(1), Role::Observer);
     assert!(r.m.conn(1).unwrap().watch_only);
+    let a = r.command(2, UiCommand::RequestControl);
+    assert_eq!(
+        alert_role(&a, 2, "CONTROL_TAKEN").as_deref(),
+        Some("controller")
+    );
+    // A native observer (no request) that is connected when a controller releases the arm is
+    // promoted, as when a controller leaves.
+    r.connect(3);
+    let a = r.command(2, UiCommand::ReleaseControl);
+    assert_eq!(alert_role(&a, 3, "PROMOTED").as_deref(), Some("controller"));
+    assert_eq!(r.m.controller(), Some(3));
 }
 
 #[test]
