@@ -228,7 +228,7 @@ try {
   const deskAfter = await observer.evaluate(() => window.armsim.client.state.ee_pos_m);
   await observer.keyboard.up('Space');
   const deskMoved = Math.hypot(...deskAfter.map((v, i) => v - deskBefore[i]));
-  log(`desktop teleop: promoted observer moved the end effector ${(deskMoved * 100).toFixed(1)} cm with the mouse`);
+  log(`desktop teleop: the desktop page moved the end effector ${(deskMoved * 100).toFixed(1)} cm with the mouse`);
   assert.ok(deskMoved > 0.03, `the mouse drives the arm from the desktop view (${deskMoved} m)`);
   const fmt = (v) => (v == null ? 'n/a' : v.toFixed(1));
   console.log(`latency control frame -> state frame: p50 ${fmt(stats.p50_ms)} ms, p99 ${fmt(stats.p99_ms)} ms over ${stats.n} frames; page control rate ${fmt(stats.control_hz)} Hz`);
