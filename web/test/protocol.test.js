@@ -181,3 +181,15 @@ test('roles: the page CONNECTs as an observer and asks for the arm when it start
   FakeSocket.last.onopen();
   assert.deepEqual(FakeSocket.last.sent[0].payload.extensions, {});
 });
+
+test('the headset panel: its buttons under the controller ray, the control button on its own row', async () => {
+  const { XrHud, CONTROL } = await import('../app/hud.js');
+  // The panel's canvas is 1000 x 700; uv has its origin at the bottom left.
+  const at = (x, y) => XrHud.prototype.buttonAt({ x: x / 1000, y: 1 - y / 700 });
+  assert.equal(at(100, 500), 'START');
+  assert.equal(at(500, 500), 'PAUSE');
+  assert.equal(at(800, 500), 'RESET');
+  assert.equal(at(330, 500), null, 'between two buttons');
+  assert.equal(at(500, 620), CONTROL);
+  assert.equal(at(500, 300), null, 'the alert lines');
+});
