@@ -1,6 +1,7 @@
-//! How the arm changes hands among the teleop sessions: a client asking for a role (`extensions
-//! .role`, `REQUEST_CONTROL`, `RELEASE_CONTROL`), the panel's Revoke, the heartbeat watchdog's
-//! demotion, a session that ends, and the promotion of an observer when the arm is free again.
+//! How the arm changes hands among the teleop sessions: a client asking for a role
+//! (`extensions.role`, `REQUEST_CONTROL`, `RELEASE_CONTROL`), the panel's Revoke, the heartbeat
+//! watchdog's demotion, a session that ends, and the promotion of an observer when the arm is
+//! free again.
 //! Part of [`Sessions`]' state machine, split from `sessions.rs` to keep each file readable.
 
 use serde_json::json;
