@@ -11,7 +11,7 @@ use armsim::SimOptions;
 use armsim::protocol::teleop::plugin::{self, TeleopOptions};
 use common::teleop::*;
 use common::*;
-use serde_json::json;
+use serde_json::{Value, json};
 use tungstenite::Message;
 
 #[test]
@@ -261,8 +261,17 @@ fn observers_watch_but_cannot_control() {
         obs.alert("NOT_CONTROLLER");
         obs.state();
         ctl.start();
-        // Observers hear about session changes too.
-        obs.event("STARTED");
+        // An observer has no START of its own: its frames say IDLE, with the simulation's own
+        // state, its role and who holds the arm beside it.
+        let s = obs.until("a frame of the running simulation", |v| {
+            v["msg_type"] == "state_frame"
+                && v["payload"]["extensions"]["global_sim_state"] == "RUNNING"
+        });
+        assert_eq!(s["payload"]["sim_state"], "IDLE");
+        assert_eq!(s["payload"]["extensions"]["role"], "observer");
+        let holder = s["payload"]["extensions"]["arm_holder"].as_str().unwrap();
+        assert!(holder.contains(&ctl.session), "{holder}");
+        assert!(!obs.log.iter().any(|v| v["payload"]["event"] == "STARTED"));
         let before = ee(&obs.state());
         for _ in 0..30 {
             obs.control([0.6, -0.3, 1.3], 0, true);
@@ -516,10 +525,8 @@ fn when_the_controller_leaves_the_longest_connected_observer_is_promoted() {
             s = second.state();
         }
         assert!(!second.saw_alert("PROMOTED"));
-        assert_eq!(
-            s["payload"]["sim_state"], "RUNNING",
-            "observers see the sim"
-        );
+        assert_eq!(s["payload"]["sim_state"], "IDLE", "no START of its own");
+        assert_eq!(s["payload"]["extensions"]["global_sim_state"], "RUNNING");
         second.control([0.6, -0.3, 1.3], 0, true);
         second.alert("NOT_CONTROLLER");
         // The promoted one controls after its START.
@@ -609,4 +616,101 @@ fn fast_moves_keep_the_tool_above_the_clearance_and_joints_within_their_speed() 
     );
     let end = ee(frames.last().unwrap());
     assert!(end[0] > 0.5, "the arm did not follow the move: {end:?}");
+}
+
+/// Issue 27, item 7, as reported with revA clients: a controller STARTs while an observer is
+/// connected and its socket closes while RUNNING; a new session must still be told IDLE, in
+/// CONNECTED, in its state frames and in DISCONNECTED, as every session without its own START.
+#[test]
+fn a_new_session_is_told_idle_whatever_happened_before() {
+    serve(default_scene(), move |addr| {
+        let ctl = Client::started(addr);
+        let mut obs = Client::open(addr);
+        assert_eq!(obs.hello()["payload"]["extensions"]["role"], "observer");
+        obs.state();
+        // The controller's socket closes while RUNNING; the observer takes over, not started.
+        drop(ctl);
+        obs.alert_keeping_alive("PROMOTED");
+        let frames: Vec<&Value> = obs
+            .log
+            .iter()
+            .filter(|v| v["msg_type"] == "state_frame")
+            .collect();
+        assert!(
+            frames.iter().all(|f| f["payload"]["sim_state"] == "IDLE"),
+            "the observer's frames flipped: {:?}",
+            frames
+                .iter()
+                .map(|f| f["payload"]["sim_state"].as_str())
+                .collect::<Vec<_>>()
+        );
+        let mut new = Client::open(addr);
+        let hello = new.hello();
+        assert_eq!(hello["payload"]["sim_state"], "IDLE", "CONNECTED");
+        assert_eq!(hello["payload"]["extensions"]["role"], "observer");
+        let s = new.state_after(&hello);
+        assert_eq!(s["payload"]["sim_state"], "IDLE", "its state frames");
+        assert_eq!(
+            s["payload"]["extensions"]["global_sim_state"], "RUNNING",
+            "the simulation runs on"
+        );
+        new.ui("DISCONNECT");
+        let bye = new.event("DISCONNECTED");
+        assert_eq!(bye["payload"]["sim_state"], "IDLE", "DISCONNECTED");
+    });
+}
+
+/// Issue 27, item 3: a session that asks to watch never holds the arm, and asks for it later.
+#[test]
+fn a_watching_session_never_holds_the_arm_until_it_asks() {
+    serve(default_scene(), move |addr| {
+        let mut watcher = Client::open(addr);
+        let hello = watcher.hello_as("observer");
+        assert_eq!(hello["payload"]["extensions"]["role"], "observer");
+        let s = watcher.state_after(&hello);
+        assert!(s["payload"]["extensions"]["arm_holder"].is_null(), "{s}");
+        // A native client after it takes the free arm, as the first session always did.
+        let mut native = Client::open(addr);
+        assert_eq!(
+            native.hello()["payload"]["extensions"]["role"],
+            "controller"
+        );
+        native.start();
+        watcher.heartbeat();
+        // Asking while another client holds the arm: refused, and the holder named.
+        let mut asker = Client::open(addr);
+        asker.hello_as("observer");
+        asker.ui("REQUEST_CONTROL");
+        let busy = asker.alert("CONTROL_BUSY");
+        assert_eq!(busy["payload"]["extensions"]["role"], "observer");
+        let message = busy["payload"]["extensions"]["alert"]["message"]
+            .as_str()
+            .unwrap();
+        assert!(message.contains(&native.session), "{message}");
+        // The controller leaves: neither is handed the arm (a refused request changes nothing).
+        drop(native);
+        for c in [&mut watcher, &mut asker] {
+            c.until("a frame with the arm free", |v| {
+                v["msg_type"] == "state_frame" && v["payload"]["extensions"]["arm_holder"].is_null()
+            });
+            assert!(!c.saw_alert("PROMOTED"));
+        }
+        watcher.heartbeat();
+        // START asking for the arm (`extensions.role`): taken, then started.
+        watcher.send(
+            "ui_cmd",
+            json!({"command": "START", "extensions": {"role": "controller"}}),
+        );
+        let taken = watcher.alert("CONTROL_TAKEN");
+        assert_eq!(taken["payload"]["extensions"]["role"], "controller");
+        assert_eq!(watcher.event("STARTED")["payload"]["sim_state"], "RUNNING");
+        let s = watcher.state();
+        let frames = watcher.stream_until_step([0.5, 0.0, 1.2], true, step_of(&s) + 48);
+        let last = frames.last().unwrap();
+        assert!(last_seq(last) > 0, "the watcher that asked controls");
+        assert_eq!(last["payload"]["extensions"]["role"], "controller");
+        // Unknown commands are still refused.
+        watcher.ui("TAKE_THE_ARM");
+        watcher.alert("MALFORMED_MESSAGE");
+    });
 }

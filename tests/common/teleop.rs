@@ -192,6 +192,18 @@ impl Client {
         ev
     }
 
+    /// CONNECT asking for `role` (`extensions.role`, an armsim extension); returns CONNECTED.
+    pub fn hello_as(&mut self, role: &str) -> Value {
+        self.send(
+            "ui_cmd",
+            json!({"command": "CONNECT", "requested_scene_config_id": "default_scene",
+                   "extensions": {"role": role}}),
+        );
+        let ev = self.event("CONNECTED");
+        self.session = ev["session_id"].as_str().unwrap().to_string();
+        ev
+    }
+
     pub fn control(&mut self, target: [f64; 3], grip: u8, clutch: bool) {
         self.send("control_frame", control_payload(target, grip, clutch));
     }

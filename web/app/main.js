@@ -1,6 +1,8 @@
-// The headset page: loads `/scene.json`, joins the revA session over wss on the same origin,
-// draws the live scene, and drives the arm from an XR controller or hand (immersive-ar with
-// passthrough where offered, else immersive-vr), or from the mouse on a desktop. The logic that
+// The headset page: loads `/scene.json`, joins the revA session over wss on the same origin as
+// an observer (watching never holds the arm), draws the live scene, asks for the arm when the
+// user starts to drive (Enter XR, "Teleop", Start, or the HUD's take-control button), and drives
+// it from an XR controller or hand (immersive-ar with passthrough where offered, else
+// immersive-vr), or from the mouse on a desktop. The logic that
 // decides where the arm goes lives in mapping.js and protocol.js (tested under node); this file
 // wires it to the browser.
 
@@ -8,7 +10,7 @@ import * as THREE from '../vendor/three.module.js';
 import { Clutch, frames, pinched } from './mapping.js';
 import { TeleopClient } from './protocol.js';
 import { addSurroundings, buildScene } from './scene.js';
-import { XrHud, hudLines } from './hud.js';
+import { CONTROL, XrHud, hudLines } from './hud.js';
 
 const $ = (id) => document.getElementById(id);
 const params = new URLSearchParams(location.search);
@@ -84,12 +86,23 @@ const client = new TeleopClient({
   now: () => performance.timeOrigin + performance.now(),
   onChange: () => {},
   reconnectMs: 2000,
+  // Watch until the user drives: a page opened only to look never keeps the arm from the headset.
+  role: 'observer',
 });
 client.open();
 // Heartbeats from a timer too, so a session outlives a hidden tab's paused animation frames.
 setInterval(() => client.tick(), 100);
-for (const [id, cmd] of [['start', 'START'], ['pause', 'PAUSE'], ['reset', 'RESET']]) {
-  $(id).addEventListener('click', () => client.command(cmd));
+/** A HUD button (desktop or headset panel): Start asks for the arm with it; the control button
+ * takes a free arm or gives it back (when another client has it, the server says so). */
+function press(button) {
+  if (button === 'START') client.start();
+  else if (button === CONTROL) {
+    if (client.role === 'controller') client.releaseControl();
+    else client.requestControl();
+  } else client.command(button);
+}
+for (const [id, button] of [['start', 'START'], ['pause', 'PAUSE'], ['reset', 'RESET'], ['control', CONTROL]]) {
+  $(id).addEventListener('click', () => press(button));
 }
 
 const clutch = new Clutch({ anchorFromSim: f.anchorFromSim });
@@ -127,6 +140,7 @@ function pointerHand() {
 }
 $('teleop').addEventListener('change', (e) => {
   desk.on = e.target.checked;
+  if (desk.on) client.requestControl();
   const ee = eeSim();
   desk.planeY = ee ? new THREE.Vector3(...ee).applyMatrix4(xrFromSim).y : focus.y + 0.1;
 });
@@ -198,6 +212,8 @@ $('xr').addEventListener('click', async () => {
   });
   await renderer.xr.setSession(session);
   xrState.mode = xrMode;
+  // Entering XR is starting to drive: ask for the arm (it moves after Start).
+  client.requestControl();
   // Passthrough: the room stays visible, only the table, the cubes and the arm are drawn.
   const passthrough = xrMode === 'immersive-ar';
   scene.background = passthrough ? null : background;
@@ -250,7 +266,7 @@ function xrInput(frame) {
         const hit = raycaster.intersectObject(hud.mesh)[0];
         const button = hit?.uv ? hud.buttonAt(hit.uv) : null;
         if (button) {
-          client.command(button);
+          press(button);
           xrState.hudPress.add(src);
         }
       }
@@ -290,6 +306,8 @@ renderer.setAnimationLoop((_, frame) => {
     world.target.visible = false; // watching: no control frames
   }
   $('state').textContent = lines.state;
+  $('arm').textContent = lines.arm;
+  if ($('control').textContent !== lines.control) $('control').textContent = lines.control;
   $('rtt').textContent = lines.rtt;
   $('play').textContent = lines.play;
   $('alerts').textContent = lines.alerts.join('\n');
@@ -303,6 +321,7 @@ window.armsim = {
   control,
   xrMode,
   stats: () => ({ ...client.latency.summary(), control_frames: control.frames }),
+  hud: () => hudLines(client),
   presenting: () => renderer.xr.isPresenting,
   renderedFrames: () => renderer.info.render.frame,
   world,

@@ -1,5 +1,7 @@
 // revA (spec 004) on the page's side: envelopes, the session (CONNECT, role, START / PAUSE /
-// RESET, alerts), heartbeats per the scene's settings, control frames paced to at most 90 Hz,
+// RESET, alerts), armsim's role requests (`extensions.role` on CONNECT and START,
+// `REQUEST_CONTROL` / `RELEASE_CONTROL`), heartbeats per the scene's settings, control frames
+// paced to at most 90 Hz,
 // and the latency from a control frame to the first state frame that reflects it
 // (`extensions.last_control_seq`). No DOM here: the WebSocket class and the clock come in, so
 // node's test runner drives it with a fake socket.
@@ -105,15 +107,20 @@ export class Latency {
 }
 
 /**
- * One revA session over a WebSocket: CONNECT on open, the role from CONNECTED / PROMOTED /
- * DEMOTED, the latest state frame, alerts, heartbeats every `period_ms`, and control frames.
- * `onChange` is called after anything a HUD shows changed.
+ * One revA session over a WebSocket: CONNECT on open, the role from CONNECTED and the role
+ * alerts (PROMOTED, DEMOTED, REVOKED, CONTROL_TAKEN / _BUSY / _RELEASED), the latest state
+ * frame, alerts, heartbeats every `period_ms`, and control frames. `role` is what CONNECT asks
+ * for (`extensions.role`: 'observer' watches without holding the arm, 'controller' takes it if
+ * it is free; null asks nothing, and armsim gives the arm to the first session);
+ * `requestControl()` and `start()` ask for the arm later, and a reconnect asks for the role
+ * asked for last. `onChange` is called after anything a HUD shows changed.
  */
 export class TeleopClient {
   constructor({
     url, sceneId, heartbeat, WebSocketImpl, now = () => Date.now(), onChange = () => {},
-    reconnectMs = 0, setTimer = (f, ms) => setTimeout(f, ms),
+    reconnectMs = 0, setTimer = (f, ms) => setTimeout(f, ms), role = null,
   }) {
+    this.askRole = role;
     this.reconnectMs = reconnectMs;
     this.setTimer = setTimer;
     this.url = url;
@@ -127,6 +134,10 @@ export class TeleopClient {
     this.role = null;
     this.connection = 'connecting';
     this.simState = null;
+    /** The simulation's own state (the state frames' `extensions.global_sim_state`). */
+    this.globalState = null;
+    /** Who holds the arm (`extensions.arm_holder`): a description, null if nobody, undefined if not known. */
+    this.armHolder = undefined;
     this.state = null;
     this.alerts = new Map();
     this.lastEvent = null;
@@ -142,7 +153,11 @@ export class TeleopClient {
     this.socket = ws;
     ws.onopen = () => {
       this.connection = 'open';
-      this.send('ui_cmd', { command: 'CONNECT', requested_scene_config_id: this.sceneId });
+      this.send('ui_cmd', {
+        command: 'CONNECT',
+        requested_scene_config_id: this.sceneId,
+        extensions: this.askRole ? { role: this.askRole } : {},
+      });
       this.onChange();
     };
     ws.onmessage = (m) => this.receive(typeof m.data === 'string' ? m.data : '');
@@ -151,6 +166,7 @@ export class TeleopClient {
       this.connection = `closed${e?.reason ? `: ${e.reason}` : ''}`;
       this.sessionId = '';
       this.role = null;
+      this.armHolder = undefined;
       // armsim restarted or the network dropped: try again, as a new session.
       if (this.reconnectMs > 0) {
         this.connection += ', reconnecting';
@@ -171,8 +187,37 @@ export class TeleopClient {
     return true;
   }
 
-  command(command) {
-    return this.send('ui_cmd', { command, extensions: {} });
+  command(command, extensions = {}) {
+    return this.send('ui_cmd', { command, extensions });
+  }
+
+  /** Asks for the arm (armsim's `REQUEST_CONTROL`), unless this session has it already. */
+  requestControl() {
+    this.askRole = 'controller';
+    if (!this.sessionId || this.role === 'controller') return false;
+    return this.command('REQUEST_CONTROL');
+  }
+
+  /** Gives the arm up and only watches (`RELEASE_CONTROL`). */
+  releaseControl() {
+    this.askRole = 'observer';
+    if (!this.sessionId) return false;
+    return this.command('RELEASE_CONTROL');
+  }
+
+  /** START; an observer asks for the arm in the same message (`extensions.role`). */
+  start() {
+    if (this.role === 'controller') return this.command('START');
+    this.askRole = 'controller';
+    return this.command('START', { role: 'controller' });
+  }
+
+  /** Who holds the arm, for the HUD: 'you', 'another client', 'nobody', or null (not known yet). */
+  holder() {
+    if (!this.sessionId) return null;
+    if (this.role === 'controller') return 'you';
+    if (this.armHolder === undefined) return null;
+    return this.armHolder ? 'another client' : 'nobody';
   }
 
   /** Heartbeat when one is due; call every frame (or from a timer). */
@@ -210,6 +255,8 @@ export class TeleopClient {
       case 'state_frame':
         this.state = p;
         this.simState = p.sim_state;
+        this.globalState = ext.global_sim_state ?? null;
+        if ('arm_holder' in ext) this.armHolder = ext.arm_holder;
         this.latency.state(ext.last_control_seq, this.now());
         this.alerts.set('frame', p.alerts ?? []);
         break;

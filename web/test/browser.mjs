@@ -1,13 +1,16 @@
 // The headset path end to end: a headless armsim serving the page over HTTPS with its generated
 // certificate, Debian's chromium driven by playwright-core, IWER emulating a Quest 3 and its
-// controllers. The test enters the immersive session, holds squeeze, moves the right controller
-// 10 cm, and checks through the state frames that the end effector moved about 10 cm in the
-// direction the scene's anchor maps it to, that a jump over 6 cm releases the clutch and that
-// a right-hand pinch (IWER hand tracking) holds it; a second
-// page watches as an observer, whose desktop view's pixels must show the arm and the three cubes;
-// when the headset leaves, that observer is promoted, STARTs and drives the arm with the mouse
-// (Teleop on, Space held). It prints the control -> state latency (p50, p99) and the page's
-// control rate.
+// controllers. A desktop page is opened first, only to look: it watches (the arm stays free) and
+// its desktop view's pixels must show the arm and the three cubes. Then the headset page opens,
+// also watching, enters the immersive session (which asks for the arm: it gets it), STARTs,
+// holds squeeze, moves the right controller 10 cm, and the test checks through the state frames
+// that the end effector moved about 10 cm in the direction the scene's anchor maps it to, that a
+// jump over 6 cm releases the clutch and that a right-hand pinch (IWER hand tracking) holds it.
+// Meanwhile the desktop page stays an observer: its HUD says another client holds the arm and
+// its take-control button changes nothing. When the headset leaves, the desktop page (which
+// asked only to watch) is not handed the arm; ticking Teleop asks for it, and it STARTs and
+// drives the arm with the mouse (Space held). It prints the control -> state latency (p50, p99)
+// and the page's control rate.
 //
 // Environment: ARMSIM_BIN (default ../target/debug/armsim), CHROMIUM (default /usr/bin/chromium),
 // ARMSIM_WEB_OUT (where the screenshot goes; default web/test-results).
@@ -76,17 +79,15 @@ try {
     device.installRuntime({ forceInstall: true });
     window.__device = device;
   });
-  const page = await headset.newPage();
-  page.on('pageerror', (e) => log('page error:', e.message));
-  // A quarter of the Quest's resolution: chromium renders in software here.
-  await page.goto(`${url}&scale=0.25`);
-  await page.waitForFunction(() => window.armsim?.client?.role === 'controller' && window.armsim.client.state, null, { timeout: 30000 });
-  log('page: controller, state frames arriving; XR mode', await page.evaluate(() => window.armsim.xrMode));
-
-  // An observer in a second, plain desktop browser context.
+  // A desktop page opened first, only to look (a plain desktop browser context): it watches,
+  // and the arm stays free for whoever starts to drive.
   const observer = await (await browser.newContext({ viewport: { width: 800, height: 500 } })).newPage();
+  observer.on('pageerror', (e) => log('desktop page error:', e.message));
   await observer.goto(url);
-  await observer.waitForFunction(() => window.armsim?.client?.role === 'observer' && window.armsim.client.state, null, { timeout: 30000 });
+  await observer.waitForFunction(() => window.armsim?.client?.role === 'observer' && window.armsim.client.state
+    && window.armsim.client.holder() === 'nobody', null, { timeout: 30000 });
+  assert.match(await observer.evaluate(() => document.getElementById('arm').textContent), /arm: nobody/);
+  log('desktop page: observer, the arm free');
 
   // The desktop view: the arm (orange links) and the three cubes must be in the picture.
   mkdirSync(outDir, { recursive: true });
@@ -125,13 +126,30 @@ try {
     await sleep(2000);
     return ((await p.evaluate(() => window.armsim.renderedFrames())) - a) / 2;
   };
+  // The headset page, opened next: it watches too until it enters XR.
+  const page = await headset.newPage();
+  page.on('pageerror', (e) => log('page error:', e.message));
+  // A quarter of the Quest's resolution: chromium renders in software here.
+  await page.goto(`${url}&scale=0.25`);
+  await page.waitForFunction(() => window.armsim?.client?.role === 'observer' && window.armsim.client.state, null, { timeout: 30000 });
+  log('headset page: observer, state frames arriving; XR mode', await page.evaluate(() => window.armsim.xrMode));
   log('frames/s: headset page', await fps(page), 'observer', await fps(observer));
-  // START, then the immersive session.
-  await page.click('#start');
-  await page.waitForFunction(() => window.armsim.client.simState === 'RUNNING', null, { timeout: 10000 });
+  // Entering the immersive session asks for the arm, which is free: the headset gets it; START.
   await page.click('#xr');
-  await page.waitForFunction(() => window.armsim.presenting(), null, { timeout: 15000 });
-  log('immersive session running; frames/s', await fps(page));
+  await page.waitForFunction(() => window.armsim.presenting() && window.armsim.client.role === 'controller', null, { timeout: 15000 });
+  // IWER's canvas covers the page while presenting, so the Start button gets its click directly
+  // (in a headset the panel's START does the same).
+  await page.evaluate(() => document.getElementById('start').click());
+  await page.waitForFunction(() => window.armsim.client.simState === 'RUNNING', null, { timeout: 10000 });
+  log('immersive session running, the headset controls; frames/s', await fps(page));
+  // The desktop page: another client holds the arm, and its take-control button changes nothing.
+  await observer.waitForFunction(() => window.armsim.client.holder() === 'another client'
+    && document.getElementById('control').textContent === 'Arm held by another client', null, { timeout: 10000 });
+  await observer.click('#control');
+  await observer.waitForFunction(() => window.armsim.client.activeAlerts().some((a) => a.startsWith('CONTROL_BUSY')), null, { timeout: 10000 });
+  assert.equal(await observer.evaluate(() => window.armsim.client.role), 'observer');
+  assert.equal(await page.evaluate(() => window.armsim.client.role), 'controller', 'the headset kept the arm');
+  log('desktop page: "Arm held by another client"; its take-control press was refused (CONTROL_BUSY)');
   const info = await page.evaluate(() => window.armsim.info);
   const ee = () => page.evaluate(() => window.armsim.client.state.ee_pos_m);
 
@@ -158,9 +176,10 @@ try {
   log('end effector moved', moved.map((v) => v.toFixed(4)), 'expected', expected, `error ${(err * 100).toFixed(1)} cm`);
   assert.ok(err < 0.025, `the end effector follows the controller: moved ${moved}, expected ${expected}`);
 
-  // The observer saw it.
+  // The observer saw it, and watched all along.
   const seen = await observer.evaluate(() => window.armsim.client.state.ee_pos_m);
   assert.ok(Math.hypot(...seen.map((v, i) => v - after[i])) < 0.02, `observer sees the arm: ${seen} vs ${after}`);
+  assert.equal(await observer.evaluate(() => window.armsim.client.role), 'observer', 'the desktop page stays an observer');
 
   // A jump of more than 6 cm in one frame releases the clutch.
   await page.evaluate(([x, y, z]) => window.__device.controllers.right.position.set(x, y, z),
@@ -183,13 +202,18 @@ try {
   await page.waitForFunction(() => !window.armsim.control.clutch, null, { timeout: 5000 });
   log('a right-hand pinch holds the clutch, opening the hand lets go');
 
-  // The headset leaves: the observer is promoted, STARTs, and drives from the desktop view with
-  // the mouse (Teleop on, Space held as the clutch).
+  // The headset leaves: the desktop page asked only to watch, so it is not handed the arm.
+  // Ticking Teleop asks for it; the page STARTs and drives from the desktop view with the mouse
+  // (Space held as the clutch).
   await page.close();
+  await observer.waitForFunction(() => window.armsim.client.holder() === 'nobody', null, { timeout: 10000 });
+  await sleep(1000);
+  assert.equal(await observer.evaluate(() => window.armsim.client.role), 'observer', 'a watching page was handed the arm');
+  await observer.check('#teleop');
   await observer.waitForFunction(() => window.armsim.client.role === 'controller', null, { timeout: 10000 });
+  log('headset gone: the desktop page was not promoted; ticking Teleop took the free arm');
   await observer.click('#start');
   await observer.waitForFunction(() => window.armsim.client.simState === 'RUNNING', null, { timeout: 10000 });
-  await observer.check('#teleop');
   const [cx, cy] = [500, 300];
   await observer.mouse.move(cx, cy);
   await observer.waitForTimeout(300);
@@ -204,7 +228,7 @@ try {
   const deskAfter = await observer.evaluate(() => window.armsim.client.state.ee_pos_m);
   await observer.keyboard.up('Space');
   const deskMoved = Math.hypot(...deskAfter.map((v, i) => v - deskBefore[i]));
-  log(`desktop teleop: promoted observer moved the end effector ${(deskMoved * 100).toFixed(1)} cm with the mouse`);
+  log(`desktop teleop: the desktop page moved the end effector ${(deskMoved * 100).toFixed(1)} cm with the mouse`);
   assert.ok(deskMoved > 0.03, `the mouse drives the arm from the desktop view (${deskMoved} m)`);
   const fmt = (v) => (v == null ? 'n/a' : v.toFixed(1));
   console.log(`latency control frame -> state frame: p50 ${fmt(stats.p50_ms)} ms, p99 ${fmt(stats.p99_ms)} ms over ${stats.n} frames; page control rate ${fmt(stats.control_hz)} Hz`);

@@ -125,3 +125,71 @@ test('a closed socket reconnects as a new session after the delay', () => {
   FakeSocket.last.onopen();
   assert.equal(FakeSocket.last.sent[0].payload.command, 'CONNECT');
 });
+
+test('roles: the page CONNECTs as an observer and asks for the arm when it starts to drive', async () => {
+  const { controlLabel, hudLines } = await import('../app/hud.js');
+  const c = new TeleopClient({
+    url: 'wss://x/ws', sceneId: 's', WebSocketImpl: FakeSocket, role: 'observer', reconnectMs: 1,
+    setTimer: (f) => f(),
+  });
+  c.open();
+  const ws = FakeSocket.last;
+  ws.onopen();
+  assert.deepEqual(ws.sent[0].payload.extensions, { role: 'observer' });
+  const event = (payload) => ws.onmessage({ data: JSON.stringify({ msg_type: 'sim_event', payload }) });
+  const frame = (extensions) => ws.onmessage({ data: JSON.stringify({ msg_type: 'state_frame', payload: {
+    sim_state: 'IDLE', alerts: [], extensions } }) });
+  event({ event: 'CONNECTED', sim_state: 'IDLE', session_id: 'a', extensions: { role: 'observer' } });
+  assert.equal(c.holder(), null, 'no state frame yet');
+  frame({ role: 'observer', arm_holder: null, global_sim_state: 'IDLE' });
+  assert.equal(c.holder(), 'nobody');
+  assert.equal(controlLabel(c), 'Take control');
+  frame({ role: 'observer', arm_holder: 'teleop 10.0.0.5:4000 (session b)', global_sim_state: 'RUNNING' });
+  assert.equal(c.holder(), 'another client');
+  assert.equal(controlLabel(c), 'Arm held by another client');
+  const lines = hudLines(c);
+  assert.match(lines.state, /^IDLE \(sim RUNNING\) · observer/);
+  assert.match(lines.arm, /another client \(teleop 10\.0\.0\.5/);
+  // Asking: REQUEST_CONTROL; the answer's extensions.role is the role now.
+  assert.equal(c.requestControl(), true);
+  assert.equal(ws.sent.at(-1).payload.command, 'REQUEST_CONTROL');
+  event({ event: 'ALERT', sim_state: 'IDLE', extensions: { role: 'observer', alert: { code: 'CONTROL_BUSY', message: 'held' } } });
+  assert.equal(c.role, 'observer');
+  frame({ role: 'observer', arm_holder: null, global_sim_state: 'RUNNING' });
+  // Start as an observer asks for the arm in the same message.
+  c.start();
+  assert.deepEqual(ws.sent.at(-1).payload, { command: 'START', extensions: { role: 'controller' } });
+  event({ event: 'ALERT', sim_state: 'IDLE', extensions: { role: 'controller', alert: { code: 'CONTROL_TAKEN', message: 'yours' } } });
+  assert.equal(c.holder(), 'you');
+  assert.equal(controlLabel(c), 'Release control');
+  assert.equal(c.requestControl(), false, 'already the controller');
+  c.start();
+  assert.deepEqual(ws.sent.at(-1).payload, { command: 'START', extensions: {} });
+  // A reconnect asks for the role asked for last.
+  ws.onclose({});
+  assert.deepEqual(FakeSocket.last.sent.length, 0);
+  FakeSocket.last.onopen();
+  assert.deepEqual(FakeSocket.last.sent[0].payload.extensions, { role: 'controller' });
+  // Releasing: RELEASE_CONTROL, and a reconnect watches again.
+  FakeSocket.last.onmessage({ data: JSON.stringify({ msg_type: 'sim_event', payload: {
+    event: 'CONNECTED', sim_state: 'IDLE', session_id: 'c', extensions: { role: 'controller' } } }) });
+  c.releaseControl();
+  assert.equal(FakeSocket.last.sent.at(-1).payload.command, 'RELEASE_CONTROL');
+  // Without a role option CONNECT asks nothing (armsim's default: the first session controls).
+  const plain = new TeleopClient({ url: 'ws://x/ws', sceneId: 's', WebSocketImpl: FakeSocket });
+  plain.open();
+  FakeSocket.last.onopen();
+  assert.deepEqual(FakeSocket.last.sent[0].payload.extensions, {});
+});
+
+test('the headset panel: its buttons under the controller ray, the control button on its own row', async () => {
+  const { XrHud, CONTROL } = await import('../app/hud.js');
+  // The panel's canvas is 1000 x 700; uv has its origin at the bottom left.
+  const at = (x, y) => XrHud.prototype.buttonAt({ x: x / 1000, y: 1 - y / 700 });
+  assert.equal(at(100, 500), 'START');
+  assert.equal(at(500, 500), 'PAUSE');
+  assert.equal(at(800, 500), 'RESET');
+  assert.equal(at(330, 500), null, 'between two buttons');
+  assert.equal(at(500, 620), CONTROL);
+  assert.equal(at(500, 300), null, 'the alert lines');
+});

@@ -20,7 +20,7 @@ use super::envelope::RefereeSummary;
 use super::envelope::{ControlFrame, DEFAULT_MAX_MESSAGE, SimEventPayload, StateFramePayload};
 use super::server::{self, ServerEvent, SharedSimState, TeleopConfig, ToClient};
 use super::sessions::{Action, Ctx, Input, Sessions, SessionsConfig, alert_ext};
-pub use super::sessions::{Role, view};
+pub use super::sessions::{Role, seen_state, view};
 use crate::protocol::registry::{self, ArmOf, BridgeIo, ConnKey, Connections, Protocol};
 use crate::protocol::tick::{LatestCommand, ProtocolTick, SampleOutcome, Transport};
 use crate::referee::plugin::Referee;
@@ -522,6 +522,10 @@ fn publish_state(mut server: ResMut<TeleopServer>, referee: Res<Referee>, mut fx
         alerts,
         controller,
     );
+    // Who holds the arm and the simulation's own state are everyone's; `sim_state` and `role`
+    // are set per session below.
+    frame.extensions.arm_holder = fx.conns.owner().map(|_| fx.conns.describe());
+    frame.extensions.global_sim_state = state.as_str();
     let book = &referee.book;
     frame.extensions.referee = Some(RefereeSummary {
         rules: book.name(),
@@ -536,25 +540,44 @@ fn publish_state(mut server: ResMut<TeleopServer>, referee: Res<Referee>, mut fx
     };
     server.tick.publish(&mut server.slot, &teleop_state);
     for frame in std::mem::take(&mut server.slot.outbox) {
-        // At most one session (a controller that has not sent START) sees another state.
-        let mut own: Option<Arc<StateFramePayload>> = None;
+        // One frame per (state seen, role): the observers' (every observer is IDLE unless the
+        // simulation is in ERROR, see `view`) goes to all of them; only the controller's is a
+        // copy.
+        let observers = (seen_state(false, state), Role::Observer);
+        let frame = with_view(frame, observers);
+        let mut other: Option<((SessionState, Role), Arc<StateFramePayload>)> = None;
         for (id, c) in server.sessions.sessions() {
             let Some(link) = server.links.get(&id) else {
                 continue;
             };
-            let seen = view(c, state);
-            if seen == state {
+            let seen = (view(c, state), c.role);
+            if seen == observers {
                 link.send_state(&frame);
-            } else {
-                let own = own.get_or_insert_with(|| {
-                    let mut f = (*frame).clone();
-                    f.sim_state = seen.as_str();
-                    Arc::new(f)
-                });
-                link.send_state(own);
+                continue;
+            }
+            match &other {
+                Some((k, f)) if *k == seen => link.send_state(f),
+                _ => {
+                    let f = with_view(frame.clone(), seen);
+                    link.send_state(&f);
+                    other = Some((seen, f));
+                }
             }
         }
     }
+}
+
+/// `frame` as a session with this (state seen, role) gets it; cloned only if it differs.
+fn with_view(
+    mut frame: Arc<StateFramePayload>,
+    (seen, role): (SessionState, Role),
+) -> Arc<StateFramePayload> {
+    if frame.sim_state != seen.as_str() || frame.extensions.role != role.as_str() {
+        let f = Arc::make_mut(&mut frame);
+        f.sim_state = seen.as_str();
+        f.extensions.role = role.as_str();
+    }
+    frame
 }
 
 /// Once a frame: each connection's role as the panel shows it (a controller's frames apply only
@@ -567,6 +590,9 @@ fn mirror_roles(server: Res<TeleopServer>, mut conns: ResMut<Connections>) {
                 (registry::Role::Controller, Some("no START yet"))
             }
             (true, Role::Controller) => (registry::Role::Controller, None),
+            (true, Role::Observer) if c.watch_only => {
+                (registry::Role::Observer, Some("watch only"))
+            }
             (true, Role::Observer) => (registry::Role::Observer, None),
         };
         conns.set_role(key(id), role, detail);

@@ -672,6 +672,7 @@ fn on_text<S: Transport>(
                 let _ = events.send(ServerEvent::Session(Input::SessionOpened {
                     conn,
                     session_id,
+                    role: cmd.role,
                 }));
                 Ok(())
             }
@@ -697,6 +698,7 @@ fn on_text<S: Transport>(
             let _ = events.send(ServerEvent::Session(Input::Command {
                 conn,
                 command: cmd.command,
+                role: cmd.role,
             }));
         }
         Inbound::Control(frame) => {

@@ -7,10 +7,15 @@
 //!
 //! Each session has its own started / not-started state on top of the global session: a
 //! controller's frames apply only once it has sent START (since its CONNECT, its promotion or the
-//! last reset), and until then it is told IDLE even where the global session runs for the panel
-//! or another protocol. The controller role passes to the longest-connected observer whenever the
-//! arm is free after a teleop controller left (gone, or demoted after a heartbeat loss plus a
-//! grace period); a panel Revoke promotes nobody.
+//! last reset), and a session that has not sent its own START (every observer, a controller
+//! before its START) is told IDLE, in CONNECTED, its state frames and events and DISCONNECTED,
+//! even where the global session runs or pauses for the panel, another protocol or a previous
+//! controller ([`view`]). A client asks for a role with `extensions.role` on CONNECT or any later
+//! `ui_cmd`, or with `REQUEST_CONTROL` / `RELEASE_CONTROL` (`handover.rs`): a session that asked
+//! to observe never holds the arm. The controller role passes to the longest-connected observer
+//! that did not ask to only watch whenever the arm is free after a teleop controller left (gone,
+//! released it, or demoted after a heartbeat loss plus a grace period); a panel Revoke promotes
+//! nobody.
 
 use std::collections::{BTreeMap, VecDeque};
 use std::net::SocketAddr;
@@ -18,7 +23,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Map, Value, json};
 
-use super::envelope::{ControlFrame, SimEventPayload, UiCommand};
+use super::envelope::{ControlFrame, RoleRequest, SimEventPayload, UiCommand};
 use crate::session::{SessionCommand, SessionEvent, SessionState};
 
 /// A session's role.
@@ -55,6 +60,9 @@ pub struct SessionConn {
     session_since: Instant,
     /// Control was revoked from it in the panel: it is not handed control again.
     no_promote: bool,
+    /// It asked to observe (`extensions.role: "observer"`, `RELEASE_CONTROL`): never promoted,
+    /// until it asks for control.
+    pub watch_only: bool,
     /// Rate limit of "control ignored" alerts.
     last_ignored_alert: Option<Instant>,
     /// Messages refused so far (the log shows only some).
@@ -76,15 +84,17 @@ pub enum Input {
         conn: u64,
         peer: SocketAddr,
     },
-    /// CONNECT accepted by the connection thread (scene matched).
+    /// CONNECT accepted by the connection thread (scene matched), with the role it asked for.
     SessionOpened {
         conn: u64,
         session_id: String,
+        role: Option<RoleRequest>,
     },
-    /// A UI command other than CONNECT, session already checked.
+    /// A UI command other than CONNECT, session already checked, with the role it asked for.
     Command {
         conn: u64,
         command: UiCommand,
+        role: Option<RoleRequest>,
     },
     Control {
         conn: u64,
@@ -170,13 +180,19 @@ pub struct Sessions {
     actions: VecDeque<Action>,
 }
 
-/// The global state as one session sees it: a controller that has not sent START is IDLE while
-/// the simulation runs (its frames do not apply). Observers see the simulation as it is.
+/// The global state as one session sees it: a session that has not sent its own START (every
+/// observer, a controller before its START) is IDLE while the simulation runs or pauses, as revA
+/// starts every session IDLE; an ERROR is everyone's (only a RESET ends it). The simulation's own
+/// state goes to every session too, in the state frames' `extensions.global_sim_state`.
 pub fn view(conn: &SessionConn, global: SessionState) -> SessionState {
-    if conn.role == Role::Controller && !conn.started && global == SessionState::Running {
-        SessionState::Idle
-    } else {
-        global
+    seen_state(conn.started, global)
+}
+
+/// What a session that has (`started`) or has not sent its own START sees of `global`.
+pub fn seen_state(started: bool, global: SessionState) -> SessionState {
+    match global {
+        SessionState::Running | SessionState::Paused if !started => SessionState::Idle,
+        _ => global,
     }
 }
 
@@ -310,13 +326,22 @@ impl Sessions {
                         timed_out_at: None,
                         session_since: ctx.now,
                         no_promote: false,
+                        watch_only: false,
                         last_ignored_alert: None,
                         refused: 0,
                     },
                 );
             }
-            Input::SessionOpened { conn, session_id } => self.session_opened(conn, session_id, ctx),
-            Input::Command { conn, command } => self.command(conn, command, ctx),
+            Input::SessionOpened {
+                conn,
+                session_id,
+                role,
+            } => self.session_opened(conn, session_id, role, ctx),
+            Input::Command {
+                conn,
+                command,
+                role,
+            } => self.command(conn, command, role, ctx),
             Input::Control { conn, seq, frame } => self.control(conn, seq, frame, ctx),
             Input::Heartbeat { conn } => {
                 let Some(c) = self.conns.get_mut(&conn) else {
@@ -368,12 +393,20 @@ impl Sessions {
         self.promote_observer(ctx);
     }
 
-    fn session_opened(&mut self, conn: u64, session_id: String, ctx: &mut Ctx<'_>) {
+    fn session_opened(
+        &mut self,
+        conn: u64,
+        session_id: String,
+        request: Option<RoleRequest>,
+        ctx: &mut Ctx<'_>,
+    ) {
         let Some(c) = self.conns.get_mut(&conn) else {
             return;
         };
         let label = format!("{} (session {session_id})", c.peer);
-        c.role = if self.controller.is_none() && ctx.arm.claim(conn, &label) {
+        // Without a request the first session controls (revA clients know no roles).
+        let wants_arm = request != Some(RoleRequest::Observer);
+        c.role = if wants_arm && self.controller.is_none() && ctx.arm.claim(conn, &label) {
             self.controller = Some(conn);
             Role::Controller
         } else {
@@ -387,6 +420,7 @@ impl Sessions {
         // previous controller left running.
         c.started = false;
         c.no_promote = false;
+        c.watch_only = request == Some(RoleRequest::Observer);
         let (peer, role) = (c.peer, c.role);
         if self.controller == Some(conn) {
             self.actions.push_back(Action::NewController);
@@ -400,9 +434,33 @@ impl Sessions {
         ext.insert("controller".into(), json!(ctx.arm.describe()));
         ext.extend(self.config.connected_ext.clone());
         self.event(conn, "CONNECTED", ctx.state, ext);
+        if request == Some(RoleRequest::Controller) && role == Role::Observer {
+            let message = format!("the arm is held by {}; you observe", ctx.arm.describe());
+            self.role_alert(conn, ctx.state, "CONTROL_BUSY", &message, Role::Observer);
+        }
     }
 
-    fn command(&mut self, conn: u64, command: UiCommand, ctx: &mut Ctx<'_>) {
+    fn command(
+        &mut self,
+        conn: u64,
+        command: UiCommand,
+        request: Option<RoleRequest>,
+        ctx: &mut Ctx<'_>,
+    ) {
+        if !self.conns.contains_key(&conn) {
+            return;
+        }
+        // The role asked for first, so a START that asks for control starts as the controller.
+        match (command, request) {
+            (UiCommand::RequestControl, _) => {
+                return self.request_role(conn, RoleRequest::Controller, ctx);
+            }
+            (UiCommand::ReleaseControl, _) => {
+                return self.request_role(conn, RoleRequest::Observer, ctx);
+            }
+            (UiCommand::Connect | UiCommand::Disconnect, _) | (_, None) => {}
+            (_, Some(role)) => self.request_role(conn, role, ctx),
+        }
         let Some(c) = self.conns.get(&conn) else {
             return;
         };
@@ -429,8 +487,12 @@ impl Sessions {
             UiCommand::Start => (SessionCommand::Start, "STARTED"),
             UiCommand::Pause => (SessionCommand::Pause, "PAUSED"),
             UiCommand::Reset => (SessionCommand::Reset, "RESET_DONE"),
-            UiCommand::Connect | UiCommand::Disconnect => return,
+            UiCommand::Connect
+            | UiCommand::Disconnect
+            | UiCommand::RequestControl
+            | UiCommand::ReleaseControl => return,
         };
+        let started = c.started;
         if command == UiCommand::Start && state == SessionState::Error {
             self.alert(
                 conn,
@@ -463,6 +525,11 @@ impl Sessions {
         } else {
             self.actions.push_back(Action::Session(wanted));
             ctx.state = predict(state, wanted);
+            // PAUSED reaches only started sessions (`session_event`): a controller that pauses
+            // before its own START is answered here (and told IDLE, as it has not started).
+            if command == UiCommand::Pause && !started {
+                self.event(conn, event, ctx.state, Map::new());
+            }
         }
     }
 
@@ -507,28 +574,6 @@ impl Sessions {
         }
     }
 
-    fn revoked(&mut self, ctx: &mut Ctx<'_>) {
-        let Some(conn) = self.controller else {
-            return;
-        };
-        self.demote(conn);
-        let Some(c) = self.conns.get_mut(&conn) else {
-            return;
-        };
-        c.no_promote = true;
-        let peer = c.peer;
-        self.alert(
-            conn,
-            ctx.state,
-            "REVOKED",
-            "control was revoked from the panel; you observe",
-        );
-        self.actions.push_back(Action::Log {
-            code: "REVOKED",
-            text: format!("{peer} demoted to observer"),
-        });
-    }
-
     /// Tells every session about a change of the global session, whoever caused it.
     fn session_event(&mut self, event: SessionEvent, state: SessionState) {
         let name = match event {
@@ -551,9 +596,10 @@ impl Sessions {
         }
         let ids: Vec<u64> = self
             .sessions()
-            // A controller that has not sent START stays IDLE whoever starts the simulation.
+            // A session that has not sent START (every observer, a controller before its START)
+            // stays IDLE whoever starts or pauses the simulation: not its STARTED or PAUSED.
             .filter(|(_, c)| {
-                event != SessionEvent::Started || view(c, state) == SessionState::Running
+                c.started || !matches!(event, SessionEvent::Started | SessionEvent::Paused)
             })
             .map(|(id, _)| id)
             .collect();
@@ -561,150 +607,8 @@ impl Sessions {
             self.event(id, name, state, Map::new());
         }
     }
-
-    /// Heartbeat loss: NET_TIMEOUT, and the controller's arm follows `pause_behavior` while the
-    /// simulation keeps running. A controller still silent after the grace period (frozen, not
-    /// gone: its socket stays open) is demoted, so an observer or another client can take over.
-    fn watchdog(&mut self, ctx: &mut Ctx<'_>) {
-        let (timeout, grace) = (self.config.heartbeat_timeout, self.config.controller_grace);
-        let frozen = self.controller.filter(|c| {
-            self.conns
-                .get(c)
-                .and_then(|c| c.timed_out_at)
-                .is_some_and(|at| ctx.now.saturating_duration_since(at) >= grace)
-        });
-        if let Some(conn) = frozen {
-            self.demote(conn);
-            ctx.arm.release(conn);
-            self.promote_pending = true;
-            let message = format!(
-                "no heartbeat for {} ms plus the {:.1} s grace period; you observe now",
-                timeout.as_millis(),
-                grace.as_secs_f64()
-            );
-            if let Some(c) = self.conns.get(&conn) {
-                let text = format!("{}: {message}", c.peer);
-                self.actions.push_back(Action::Log {
-                    code: "DEMOTED",
-                    text,
-                });
-            }
-            let mut ext = alert_ext("DEMOTED", &message);
-            ext.insert("role".into(), json!(Role::Observer.as_str()));
-            self.event(conn, "ALERT", ctx.state, ext);
-            self.promote_observer(ctx);
-        }
-        let lapsed: Vec<u64> = self
-            .sessions()
-            .filter(|(_, c)| {
-                !c.timed_out() && ctx.now.saturating_duration_since(c.last_heartbeat) > timeout
-            })
-            .map(|(id, _)| id)
-            .collect();
-        for id in lapsed {
-            let Some(c) = self.conns.get_mut(&id) else {
-                continue;
-            };
-            c.timed_out_at = Some(ctx.now);
-            let text = format!(
-                "no heartbeat from {} for {} ms",
-                c.peer,
-                timeout.as_millis()
-            );
-            self.actions.push_back(Action::Log {
-                code: "NET_TIMEOUT",
-                text,
-            });
-            if self.controller == Some(id) {
-                self.actions.push_back(Action::Disengage { hold: true });
-                self.actions.push_back(Action::Hold);
-            }
-            let message = format!("no heartbeat for {} ms; the arm holds", timeout.as_millis());
-            self.alert(id, ctx.state, "NET_TIMEOUT", &message);
-        }
-    }
-
-    /// Takes the controller role from `conn` (revoked, or frozen past the grace period): it
-    /// observes, the arm follows `pause_behavior`, and the arm is free for the next one.
-    fn demote(&mut self, conn: u64) {
-        if self.controller != Some(conn) {
-            return;
-        }
-        self.controller = None;
-        self.actions.push_back(Action::NewController);
-        self.actions.push_back(Action::Hold);
-        if let Some(c) = self.conns.get_mut(&conn) {
-            c.role = Role::Observer;
-            c.started = false;
-        }
-    }
-
-    /// A session ends (DISCONNECT or socket closed): the controller's arm follows
-    /// `pause_behavior`, and the next observer may take over.
-    fn end_session(&mut self, conn: u64, ctx: &mut Ctx<'_>) {
-        if self.controller == Some(conn) {
-            self.demote(conn);
-            ctx.arm.release(conn);
-            self.promote_pending = true;
-            self.actions.push_back(Action::Note(
-                "the controller left; the arm follows pause_behavior".into(),
-            ));
-        }
-        if let Some(c) = self.conns.get_mut(&conn) {
-            c.session_id = None;
-            c.role = Role::Observer;
-            c.started = false;
-        }
-    }
-
-    /// After a teleop controller left, the longest-connected observer with a live heartbeat
-    /// gets the arm and is told so (ALERT `PROMOTED`, `extensions.role`); it moves the arm after
-    /// its START. Only a teleop controller's leaving hands the arm on: an agent or lockstep
-    /// client that leaves (and may reconnect at once) keeps its claim free.
-    fn promote_observer(&mut self, ctx: &mut Ctx<'_>) {
-        if !self.promote_pending {
-            return;
-        }
-        if self.controller.is_some() || !ctx.arm.is_free() {
-            // Someone (of any protocol) took the arm meanwhile.
-            self.promote_pending = false;
-            return;
-        }
-        let Some((conn, c)) = self
-            .sessions()
-            .filter(|(_, c)| c.role == Role::Observer && !c.timed_out() && !c.no_promote)
-            .min_by_key(|(id, c)| (c.session_since, *id))
-        else {
-            return;
-        };
-        let label = format!(
-            "{} (session {})",
-            c.peer,
-            c.session_id.as_deref().unwrap_or_default()
-        );
-        let peer = c.peer;
-        self.promote_pending = false;
-        if !ctx.arm.claim(conn, &label) {
-            return;
-        }
-        self.controller = Some(conn);
-        self.actions.push_back(Action::NewController);
-        if let Some(c) = self.conns.get_mut(&conn) {
-            c.role = Role::Controller;
-            c.started = false;
-        }
-        self.actions.push_back(Action::Log {
-            code: "PROMOTED",
-            text: format!("{peer} now controls the arm"),
-        });
-        let mut ext = alert_ext(
-            "PROMOTED",
-            "you control the arm now (the previous controller left); send START to move it",
-        );
-        ext.insert("role".into(), json!(Role::Controller.as_str()));
-        self.event(conn, "ALERT", ctx.state, ext);
-    }
 }
 
+mod handover;
 #[cfg(test)]
 mod tests;

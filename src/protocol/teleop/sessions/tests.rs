@@ -1,5 +1,6 @@
 //! Unit tests of the teleop sessions machine: roles, START, the batch's predicted state, the
-//! heartbeat watchdog and the hand-over, with no sockets, no Bevy and a hand-driven clock.
+//! heartbeat watchdog and the hand-over, with no sockets, no Bevy and a hand-driven clock. The
+//! roles clients ask for and what a session that has not started is told are in `roles.rs`.
 
 use super::*;
 use crate::protocol::registry::{ArmOf, ConnKey, Connections, Protocol};
@@ -49,16 +50,36 @@ impl Rig {
     }
 
     fn connect(&mut self, conn: u64) -> Vec<Action> {
+        self.connect_as(conn, None)
+    }
+
+    /// CONNECT asking for `role` (`extensions.role`).
+    fn connect_as(&mut self, conn: u64, role: Option<RoleRequest>) -> Vec<Action> {
         let peer = SocketAddr::from(([127, 0, 0, 1], 40000 + conn as u16));
         self.handle(Input::Opened { conn, peer });
         self.handle(Input::SessionOpened {
             conn,
             session_id: format!("s{conn}"),
+            role,
         })
     }
 
     fn command(&mut self, conn: u64, command: UiCommand) -> Vec<Action> {
-        self.handle(Input::Command { conn, command })
+        self.command_as(conn, command, None)
+    }
+
+    /// A command asking for `role` (`extensions.role`).
+    fn command_as(
+        &mut self,
+        conn: u64,
+        command: UiCommand,
+        role: Option<RoleRequest>,
+    ) -> Vec<Action> {
+        self.handle(Input::Command {
+            conn,
+            command,
+            role,
+        })
     }
 
     fn role(&self, conn: u64) -> Role {
@@ -192,6 +213,8 @@ fn observers_cannot_command_and_an_unchanged_command_is_answered() {
         [("ALERT", "IDLE", Some("NOT_CONTROLLER".into()))]
     );
     assert!(!a.iter().any(|a| matches!(a, Action::Session(_))));
+    // Paused (by the panel) after this controller's START: its PAUSE is answered at once.
+    r.command(1, UiCommand::Start);
     r.state = SessionState::Paused;
     let a = r.command(1, UiCommand::Pause);
     assert_eq!(sent(&a, 1), [("PAUSED", "PAUSED", None)]);
@@ -220,14 +243,28 @@ fn a_reset_from_elsewhere_ends_every_start_but_our_own_is_counted_once() {
 }
 
 #[test]
-fn started_reaches_a_controller_only_after_its_own_start() {
+fn started_and_paused_reach_only_sessions_that_sent_their_own_start() {
     let mut r = Rig::new();
     r.connect(1);
     r.connect(2);
     r.state = SessionState::Running;
     let a = r.handle(Input::Session(SessionEvent::Started));
     assert!(sent(&a, 1).is_empty(), "controller without START");
-    assert_eq!(sent(&a, 2), [("STARTED", "RUNNING", None)]);
+    assert!(
+        sent(&a, 2).is_empty(),
+        "an observer has no START of its own"
+    );
+    r.command(1, UiCommand::Start);
+    let a = r.handle(Input::Session(SessionEvent::Started));
+    assert_eq!(sent(&a, 1), [("STARTED", "RUNNING", None)]);
+    r.state = SessionState::Paused;
+    let a = r.handle(Input::Session(SessionEvent::Paused));
+    assert_eq!(sent(&a, 1), [("PAUSED", "PAUSED", None)]);
+    assert!(sent(&a, 2).is_empty());
+    // A reset and an error reach everyone.
+    r.state = SessionState::Error;
+    let a = r.handle(Input::Session(SessionEvent::Errored));
+    assert_eq!(sent(&a, 2), [("ERROR", "ERROR", None)]);
 }
 
 #[test]
@@ -272,6 +309,7 @@ fn no_promotion_when_another_protocol_took_the_arm_or_after_a_revoke() {
         Input::Command {
             conn: 1,
             command: UiCommand::Disconnect,
+            role: None,
         },
         &mut ctx,
     );
@@ -370,10 +408,17 @@ fn inputs_for_unknown_connections_do_nothing() {
         Input::SessionOpened {
             conn: 7,
             session_id: "x".into(),
+            role: Some(RoleRequest::Controller),
         },
         Input::Command {
             conn: 7,
             command: UiCommand::Start,
+            role: None,
+        },
+        Input::Command {
+            conn: 7,
+            command: UiCommand::RequestControl,
+            role: None,
         },
         Input::Control {
             conn: 7,
@@ -395,6 +440,11 @@ fn view_and_predict() {
     r.connect(1);
     let c = r.m.conn(1).unwrap();
     assert_eq!(view(c, SessionState::Running), SessionState::Idle);
+    assert_eq!(view(c, SessionState::Paused), SessionState::Idle);
+    assert_eq!(view(c, SessionState::Error), SessionState::Error);
+    r.command(1, UiCommand::Start);
+    let c = r.m.conn(1).unwrap();
+    assert_eq!(view(c, SessionState::Running), SessionState::Running);
     assert_eq!(view(c, SessionState::Paused), SessionState::Paused);
     use SessionState::*;
     assert_eq!(predict(Error, SessionCommand::Start), Error);
@@ -403,3 +453,5 @@ fn view_and_predict() {
     assert_eq!(predict(Paused, SessionCommand::Pause), Paused);
     assert_eq!(predict(Paused, SessionCommand::Start), Running);
 }
+
+mod roles;

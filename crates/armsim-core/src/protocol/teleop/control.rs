@@ -503,6 +503,9 @@ pub fn state_payload(
             ee_target_m: controller.and_then(|c| c.setpoint()).map(|p| p.to_array()),
             referee: None,
             link_poses: link_poses(world),
+            role: "observer",
+            arm_holder: None,
+            global_sim_state: sim_state,
         },
     }
 }

@@ -12,23 +12,60 @@ pub const SCHEMA_VERSION: &str = "1.0.0-revA";
 /// Messages over this size are refused with an alert; the connection stays usable.
 pub const DEFAULT_MAX_MESSAGE: usize = 64 * 1024;
 
-/// `ui_cmd.payload.command`.
+/// `ui_cmd.payload.command`: revA's five, and armsim's two extensions that ask for or give up
+/// the arm on an open session (`REQUEST_CONTROL`, `RELEASE_CONTROL`). Any other name is refused.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "UPPERCASE")]
+#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
 pub enum UiCommand {
     Connect,
     Start,
     Pause,
     Reset,
     Disconnect,
+    /// armsim extension: take the arm if nobody holds it (as `extensions.role: "controller"`).
+    RequestControl,
+    /// armsim extension: give the arm up and only watch (as `extensions.role: "observer"`).
+    ReleaseControl,
 }
 
-#[derive(Clone, Debug, PartialEq, Deserialize)]
+/// The role a client asks for in a `ui_cmd`'s `extensions.role` (armsim extension): on CONNECT,
+/// `observer` watches without ever holding the arm and `controller` takes it if it is free
+/// (absent: the first session controls, as before); on any other command, the role is asked
+/// for before the command acts.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum RoleRequest {
+    Controller,
+    Observer,
+}
+
+#[derive(Clone, Debug, PartialEq)]
 pub struct UiCmd {
     pub command: UiCommand,
     /// Required by CONNECT; must equal the scene's `scene_id`.
-    #[serde(default)]
     pub requested_scene_config_id: Option<String>,
+    /// `extensions.role`, from the payload's `extensions` or else the envelope's.
+    pub role: Option<RoleRequest>,
+}
+
+/// `ui_cmd.payload` as sent; `extensions` is read for `role` only.
+#[derive(Deserialize)]
+struct UiCmdWire {
+    command: UiCommand,
+    #[serde(default)]
+    requested_scene_config_id: Option<String>,
+    #[serde(default)]
+    extensions: Option<Value>,
+}
+
+/// `extensions.role` of a payload's or an envelope's `extensions` (absent, or null: none).
+fn role_of(extensions: Option<&Value>) -> Result<Option<RoleRequest>, String> {
+    match extensions.and_then(|e| e.get("role")) {
+        None | Some(Value::Null) => Ok(None),
+        Some(v) => serde_json::from_value(v.clone()).map(Some).map_err(|_| {
+            format!("extensions.role must be \"controller\" or \"observer\", got {v}")
+        }),
+    }
 }
 
 /// `control_frame.payload.left_grip`.
@@ -164,7 +201,22 @@ pub fn decode(text: &str, max_len: usize) -> Result<Decoded, DecodeError> {
         .remove("payload")
         .ok_or(DecodeError::MissingField("payload"))?;
     let msg = match msg_type.as_str() {
-        "ui_cmd" => Inbound::UiCmd(payload_of("ui_cmd", payload)?),
+        "ui_cmd" => {
+            let wire: UiCmdWire = payload_of("ui_cmd", payload)?;
+            let bad = |reason| DecodeError::Payload {
+                msg_type: "ui_cmd",
+                reason,
+            };
+            let role = match role_of(wire.extensions.as_ref()).map_err(bad)? {
+                Some(role) => Some(role),
+                None => role_of(obj.get("extensions")).map_err(bad)?,
+            };
+            Inbound::UiCmd(UiCmd {
+                command: wire.command,
+                requested_scene_config_id: wire.requested_scene_config_id,
+                role,
+            })
+        }
         "control_frame" => {
             let frame: ControlFrame = payload_of("control_frame", payload)?;
             Inbound::Control(frame)
@@ -306,6 +358,14 @@ pub struct StateExtensions {
     /// Every robot link's pose in the sim frame, by link name: with `/scene.json`'s link
     /// shapes, what a client needs to draw the arm.
     pub link_poses: std::collections::BTreeMap<String, PoseOut>,
+    /// This session's role, `controller` or `observer` (set per session by the server).
+    pub role: &'static str,
+    /// Who holds the arm, whatever the protocol ("teleop 127.0.0.1:50000 (session …)"), or
+    /// null when nobody does: with `role`, whether the arm is this client's, another's or free.
+    pub arm_holder: Option<String>,
+    /// The simulation's own state, shared by every client; `sim_state` is this session's view
+    /// of it (IDLE until the session's own START).
+    pub global_sim_state: &'static str,
 }
 
 #[derive(Clone, Debug, Serialize)]
@@ -349,7 +409,8 @@ mod tests {
             d.msg,
             Inbound::UiCmd(UiCmd {
                 command: UiCommand::Connect,
-                requested_scene_config_id: Some("default_scene".into())
+                requested_scene_config_id: Some("default_scene".into()),
+                role: None,
             })
         );
 
@@ -373,6 +434,64 @@ mod tests {
         };
         // Echoed as the same JSON number, not as a float with ".0".
         assert_eq!(h.t_origin_ms.to_string(), "1700000123456");
+    }
+
+    #[test]
+    fn ui_cmd_roles_and_the_control_commands() {
+        let max = DEFAULT_MAX_MESSAGE;
+        let cmd = |text: &str| match decode(text, max).map(|d| d.msg) {
+            Ok(Inbound::UiCmd(c)) => Ok(c),
+            Ok(other) => panic!("not a ui_cmd: {other:?}"),
+            Err(e) => Err(e),
+        };
+        // In the payload's extensions (revA puts `extensions` in every payload).
+        let c = cmd(&env(
+            "ui_cmd",
+            r#"{"command":"CONNECT","requested_scene_config_id":"s","extensions":{"role":"observer"}}"#,
+        ))
+        .unwrap();
+        assert_eq!(c.role, Some(RoleRequest::Observer));
+        // In the envelope's extensions, when the payload has none.
+        let c = cmd(&env("ui_cmd", r#"{"command":"START"}"#).replace(
+            r#""extensions":{}"#,
+            r#""extensions":{"role":"controller"}"#,
+        ))
+        .unwrap();
+        assert_eq!(
+            (c.command, c.role),
+            (UiCommand::Start, Some(RoleRequest::Controller))
+        );
+        // Absent, null or among other extensions: no request.
+        for payload in [
+            r#"{"command":"CONNECT"}"#,
+            r#"{"command":"CONNECT","extensions":null}"#,
+            r#"{"command":"CONNECT","extensions":{"role":null,"debug":1}}"#,
+            r#"{"command":"CONNECT","extensions":[1]}"#,
+        ] {
+            assert_eq!(
+                cmd(&env("ui_cmd", payload)).unwrap().role,
+                None,
+                "{payload}"
+            );
+        }
+        for (name, command) in [
+            ("REQUEST_CONTROL", UiCommand::RequestControl),
+            ("RELEASE_CONTROL", UiCommand::ReleaseControl),
+            ("DISCONNECT", UiCommand::Disconnect),
+        ] {
+            let c = cmd(&env("ui_cmd", &format!(r#"{{"command":"{name}"}}"#))).unwrap();
+            assert_eq!(c.command, command);
+        }
+        // A role that is neither, and commands of neither list, are refused.
+        for payload in [
+            r#"{"command":"CONNECT","extensions":{"role":"admin"}}"#,
+            r#"{"command":"CONNECT","extensions":{"role":1}}"#,
+            r#"{"command":"TAKE"}"#,
+            r#"{"command":"request_control"}"#,
+        ] {
+            let e = cmd(&env("ui_cmd", payload)).unwrap_err();
+            assert_eq!(e.code(), "MALFORMED_MESSAGE", "{payload}");
+        }
     }
 
     #[test]
