@@ -1,7 +1,9 @@
-//! The TCP side of spec 001, shared by the agent and the monitor port: an accept thread, and per
-//! connection a reader thread (4-byte length prefix frames → S-expressions) and a writer thread
-//! (frames out, one write each). The ECS sees only channels; malformed expressions are answered
-//! here with `(error …)` and never reach it.
+//! The TCP side of spec 001, shared by the agent and the monitor port: an accept thread, per
+//! connection a reader thread (4-byte length prefix frames → S-expressions; it blocks in `read`
+//! and costs nothing while the peer is quiet), and one writer thread for the whole port
+//! ([`super::writer`]: non-blocking sends through a readiness poller). The ECS sees only
+//! channels and [`Outbox`]es; malformed expressions are answered here with `(error …)` and never
+//! reach it.
 
 use std::io::{self, Read, Write};
 use std::net::{Shutdown, SocketAddr, TcpListener, TcpStream};
@@ -11,24 +13,20 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::thread;
 
 use bevy::log::info;
-use crossbeam_channel::{Receiver, Sender, bounded, unbounded};
+use crossbeam_channel::{Receiver, Sender, unbounded};
 
 use super::framing::{FrameDecoder, FramingError, encode_frame};
+pub use super::writer::{Frame, Outbox, PortWriter};
 use super::{ParseErrorKind, Sexp, parse_all};
 use crate::protocol::net;
 use crate::sim::SimWaker;
-
-/// Frames a connection may have queued outbound before new ones are dropped (it stopped reading).
-const OUTBOX: usize = 1024;
-/// A write that cannot complete in this time ends the connection.
-const WRITE_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(5);
 
 /// What a port's threads tell the simulation.
 pub enum NetEvent {
     Opened {
         conn: u64,
         peer: SocketAddr,
-        out: Sender<Out>,
+        out: Outbox,
     },
     /// One frame's well-formed expressions, in order (possibly none: the frame still counts as
     /// the client's message for sync mode).
@@ -40,14 +38,6 @@ pub enum NetEvent {
         conn: u64,
         reason: String,
     },
-}
-
-/// What the simulation sends one connection.
-pub enum Out {
-    /// One frame's payload (the writer adds the length prefix).
-    Frame(Vec<u8>),
-    /// Flush what is queued, then close.
-    Close,
 }
 
 /// Builds the payload of one message from top-level expressions.
@@ -76,16 +66,19 @@ pub struct PortLimits {
     pub max_connections: usize,
 }
 
-/// Binds `addr` (errors such as a port in use surface here, at start-up) and starts accepting.
+/// Binds `addr` (errors such as a port in use surface here, at start-up) and starts accepting
+/// and the port's writer thread (also returned, for frames sent to many connections at once).
 pub fn start(
     addr: SocketAddr,
     name: &'static str,
     limits: PortLimits,
     waker: SimWaker,
-) -> io::Result<(SocketAddr, Receiver<NetEvent>)> {
+) -> io::Result<(SocketAddr, Receiver<NetEvent>, PortWriter)> {
     let listener = TcpListener::bind(addr)?;
     let local = listener.local_addr()?;
     let (events, rx) = unbounded();
+    let writer = PortWriter::start(name)?;
+    let port_writer = writer.clone();
     let open_now = Arc::new(AtomicUsize::new(0));
     thread::Builder::new()
         .name(format!("{name}-accept"))
@@ -100,11 +93,12 @@ pub fn start(
                 next += 1;
                 open_now.fetch_add(1, Ordering::SeqCst);
                 let guard = OpenGuard(open_now.clone());
-                open(stream, conn, name, limits.max_frame, &events, guard, &waker)?;
+                let out = writer.outbox(conn);
+                open(stream, out, name, limits.max_frame, &events, guard, &waker)?;
                 Ok(ControlFlow::Continue(()))
             });
         })?;
-    Ok((local, rx))
+    Ok((local, rx, port_writer))
 }
 
 /// Counts a connection as open until dropped (by its reader thread, or on a failed start).
@@ -129,19 +123,19 @@ fn refuse_full(stream: TcpStream, name: &str, max: usize) {
 
 fn open(
     stream: TcpStream,
-    conn: u64,
+    out: Outbox,
     name: &'static str,
     max_frame: usize,
     events: &Sender<NetEvent>,
     guard: OpenGuard,
     waker: &SimWaker,
 ) -> io::Result<()> {
+    let conn = out.conn();
     let peer = stream.peer_addr()?;
     stream.set_nodelay(true)?;
-    let writer_stream = stream.try_clone()?;
-    // A client that stops reading must not pin the writer (and its queued Close) forever.
-    writer_stream.set_write_timeout(Some(WRITE_TIMEOUT))?;
-    let (out, out_rx) = bounded::<Out>(OUTBOX);
+    if !out.writer().add(conn, stream.try_clone()?) {
+        return Ok(());
+    }
     if events
         .send(NetEvent::Opened {
             conn,
@@ -156,23 +150,21 @@ fn open(
     info!("{name}: connection {conn} from {peer}");
     let reader_events = events.clone();
     let waker = waker.clone();
+    let reader_out = out.clone();
     let spawned = thread::Builder::new()
-        .name(format!("{name}-write-{peer}"))
-        .spawn(move || write_loop(writer_stream, &out_rx))
-        .and_then(|_| {
-            thread::Builder::new()
-                .name(format!("{name}-read-{peer}"))
-                .spawn(move || {
-                    let _open = guard;
-                    let reason = read_loop(&stream, conn, max_frame, &reader_events, &out, &waker);
-                    info!("{name}: connection {conn} ({peer}) closed: {reason}");
-                    // The writer closes the socket once it has sent what is queued (an error).
-                    let _ = stream.shutdown(Shutdown::Read);
-                    let _ = reader_events.send(NetEvent::Closed { conn, reason });
-                    waker.wake();
-                })
+        .name(format!("{name}-read-{peer}"))
+        .spawn(move || {
+            let _open = guard;
+            let reason = read_loop(&stream, conn, max_frame, &reader_events, &out, &waker);
+            info!("{name}: connection {conn} ({peer}) closed: {reason}");
+            // The writer closes the socket once it has sent what is queued (an error).
+            let _ = stream.shutdown(Shutdown::Read);
+            out.close();
+            let _ = reader_events.send(NetEvent::Closed { conn, reason });
+            waker.wake();
         });
     if let Err(e) = spawned {
+        reader_out.close();
         // The simulation already knows the connection: tell it that it is gone.
         let reason = format!("no thread to serve it: {e}");
         let _ = events.send(NetEvent::Closed { conn, reason });
@@ -181,29 +173,10 @@ fn open(
     Ok(())
 }
 
-fn write_loop(mut stream: TcpStream, out: &Receiver<Out>) {
-    let mut buf = Vec::new();
-    while let Ok(msg) = out.recv() {
-        match msg {
-            Out::Frame(payload) => {
-                buf.clear();
-                if encode_frame(&payload, &mut buf).is_err() {
-                    continue;
-                }
-                if stream.write_all(&buf).is_err() {
-                    break;
-                }
-            }
-            Out::Close => break,
-        }
-    }
-    let _ = stream.shutdown(Shutdown::Both);
-}
-
 /// One frame's well-formed expressions. Problems are answered with one `(error …)` per frame:
 /// malformed expressions are skipped and counted; a frame over [`MAX_NODES_PER_FRAME`] is
 /// ignored whole (it still counts as the client's message for sync mode).
-fn parse_frame(frame: &[u8], out: &Sender<Out>) -> Vec<Sexp> {
+fn parse_frame(frame: &[u8], out: &Outbox) -> Vec<Sexp> {
     let mut exprs = Vec::new();
     let mut malformed = 0usize;
     let mut first_error = None;
@@ -214,7 +187,7 @@ fn parse_frame(frame: &[u8], out: &Sender<Out>) -> Vec<Sexp> {
                 let reason = format!(
                     "message ignored: it holds more than {MAX_NODES_PER_FRAME} lists and atoms"
                 );
-                let _ = out.try_send(Out::Frame(error_payload(&reason)));
+                out.send(&error_payload(&reason));
                 return Vec::new();
             }
             Err(e) => {
@@ -228,7 +201,7 @@ fn parse_frame(frame: &[u8], out: &Sender<Out>) -> Vec<Sexp> {
             1 => format!("malformed expression skipped: {e}"),
             n => format!("{n} malformed expressions skipped; the first: {e}"),
         };
-        let _ = out.try_send(Out::Frame(error_payload(&reason)));
+        out.send(&error_payload(&reason));
     }
     exprs
 }
@@ -238,7 +211,7 @@ fn read_loop(
     conn: u64,
     max_frame: usize,
     events: &Sender<NetEvent>,
-    out: &Sender<Out>,
+    out: &Outbox,
     waker: &SimWaker,
 ) -> String {
     let mut decoder = FrameDecoder::new(max_frame);
@@ -263,8 +236,8 @@ fn read_loop(
                 }
                 Ok(None) => break,
                 Err(e @ FramingError::TooLong { .. }) => {
-                    let _ = out.try_send(Out::Frame(error_payload(&e.to_string())));
-                    let _ = out.try_send(Out::Close);
+                    out.send(&error_payload(&e.to_string()));
+                    out.close();
                     return format!("refused: {e}");
                 }
                 Err(e) => return format!("refused: {e}"),
