@@ -161,7 +161,7 @@ type Tls = StreamOwned<ClientConnection, TcpStream>;
 
 enum Observer {
     Monitor(TcpStream, FrameDecoder),
-    Ws(WebSocket<TcpStream>),
+    Ws(Box<WebSocket<TcpStream>>),
     Wss(Box<WebSocket<Tls>>),
 }
 
@@ -261,7 +261,7 @@ fn open(target: &Target, scene_id: &str) -> Result<Observer, String> {
             let (mut ws, _) = tungstenite::client::client(url, s).map_err(|e| err(&e))?;
             ws.send(connect_msg(scene_id)).map_err(|e| err(&e))?;
             ws.get_ref().set_nonblocking(true).map_err(|e| err(&e))?;
-            Ok(Observer::Ws(ws))
+            Ok(Observer::Ws(Box::new(ws)))
         }
         Target::Wss { addr, key, tls } => {
             let s = TcpStream::connect(addr).map_err(|e| err(&e))?;
