@@ -243,13 +243,20 @@ enum Command {
         /// own and a spread of the others.
         #[arg(long, value_delimiter = ',', value_name = "N[+E][xP][/JOINTS],...")]
         iterations: Vec<String>,
-        /// `idle`, `window`: wall seconds each case (idle) or render profile (window) is
-        /// measured for (default: 3 for `idle`, 20 for `window`).
+        /// `idle`, `window`, `observers`: wall seconds each case (idle, observers) or render
+        /// profile (window) is measured for (default: 3 for `idle` and `observers`, 20 for
+        /// `window`).
         #[arg(long, value_name = "S")]
         seconds: Option<f64>,
         /// `teleop`: observer sessions besides the controller.
         #[arg(long, default_value_t = 64, value_name = "N")]
         observers: usize,
+        /// `observers`: the port the observers watch.
+        #[arg(long, value_enum, default_value_t = bench::observers::Watch::Monitor)]
+        protocol: bench::observers::Watch,
+        /// `observers`: how many observers connect.
+        #[arg(long, default_value_t = 256, value_name = "N")]
+        n: usize,
         /// `window`: Pause clicks per profile for the input-to-repaint latency.
         #[arg(long, default_value_t = 8, value_name = "N")]
         clicks: usize,
@@ -283,6 +290,9 @@ enum BenchKind {
     /// Process CPU time while idle in real time and while waiting on a silent lockstep client
     /// or sync agent, against the physics alone.
     Idle,
+    /// What watchers cost: process CPU per observer (--n of them on --protocol), the frames each
+    /// receives per second and the real-time factor, against the same run with nobody connected.
+    Observers,
 }
 
 /// The scene's `ws_host` as an address to bind ("localhost" is loopback).
@@ -382,6 +392,8 @@ fn run() -> anyhow::Result<ExitCode> {
         seconds,
         iterations,
         observers,
+        protocol,
+        n,
         clicks,
         breakdown,
     }) = cli.command
@@ -438,6 +450,12 @@ fn run() -> anyhow::Result<ExitCode> {
             BenchKind::Idle => {
                 let report = bench::idle::run(scene, std::time::Duration::from_secs_f64(seconds))
                     .context("idle benchmark failed")?;
+                println!("{report}");
+            }
+            BenchKind::Observers => {
+                let wall = std::time::Duration::from_secs_f64(seconds);
+                let report = bench::observers::run(scene, protocol, n, wall)
+                    .context("observers benchmark failed")?;
                 println!("{report}");
             }
             BenchKind::Teleop => {

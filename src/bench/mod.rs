@@ -5,6 +5,7 @@
 pub mod agent;
 pub mod idle;
 pub mod lockstep;
+pub mod observers;
 pub mod quality;
 pub mod record;
 pub mod teleop;

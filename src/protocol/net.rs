@@ -1,6 +1,7 @@
 //! What every listener thread shares: an accept loop that backs off when `accept` fails (for
 //! example when the process runs out of file descriptors) instead of spinning on the error, and
-//! a log line limiter so that a flood of one failure writes one line a second, with a count.
+//! a log line limiter so that a flood of one failure writes one line a second, with a count,
+//! and peeks and sends that leave a socket's blocking mode alone.
 
 use std::io;
 use std::net::{TcpListener, TcpStream};
@@ -139,6 +140,33 @@ pub fn peer_state(stream: &TcpStream) -> PeerState {
             _ => PeerState::Gone,
         },
     }
+}
+
+/// Sends what the socket takes now, without blocking and without touching its file status
+/// flags (another thread may be blocked reading the same socket): `WouldBlock` when it is full.
+#[cfg(unix)]
+pub fn send_nonblocking(stream: &TcpStream, buf: &[u8]) -> io::Result<usize> {
+    use std::os::fd::AsRawFd;
+    // SAFETY: a buffer we borrow for the call, and a descriptor that `stream` keeps open.
+    let n = unsafe {
+        libc::send(
+            stream.as_raw_fd(),
+            buf.as_ptr().cast(),
+            buf.len(),
+            libc::MSG_DONTWAIT | libc::MSG_NOSIGNAL,
+        )
+    };
+    if n < 0 {
+        Err(io::Error::last_os_error())
+    } else {
+        Ok(n as usize)
+    }
+}
+
+/// Without a flag for one non-blocking send, a plain write (the socket's write timeout bounds it).
+#[cfg(not(unix))]
+pub fn send_nonblocking(mut stream: &TcpStream, buf: &[u8]) -> io::Result<usize> {
+    io::Write::write(&mut stream, buf)
 }
 
 /// Without a non-blocking peek that leaves the socket's flags alone, a peer counts as present.

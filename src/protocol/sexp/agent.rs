@@ -13,7 +13,7 @@ use std::time::{Duration, Instant};
 
 use bevy::ecs::system::SystemParam;
 use bevy::prelude::*;
-use crossbeam_channel::{Receiver, Sender};
+use crossbeam_channel::Receiver;
 
 use super::Sexp;
 pub use super::agents::AgentRole;
@@ -21,7 +21,7 @@ use super::agents::{AgentAction, AgentCtx, AgentInput, Agents, AgentsConfig};
 use super::messages::{Effectors, JointEffector, parse_effectors, perception};
 use super::plugin::{SexpOptions, game_info};
 use super::reader::ReadSide;
-use super::server::{NetEvent, Out, error_payload, payload};
+use super::server::{NetEvent, Outbox, error_payload, payload};
 use crate::protocol::registry::{
     self, ArmOf, BridgeIo, ConnKey, Connections, Counters, Protocol, Role,
 };
@@ -168,7 +168,7 @@ pub struct AgentConn {
     pub peer: SocketAddr,
     /// Shared with the connection registry.
     pub counters: Arc<Counters>,
-    out: Sender<Out>,
+    out: Outbox,
     /// Its read side; while it is the sync controller, the simulation reads it directly.
     read: Arc<ReadSide>,
     /// Its source in the `StepGate` (sync mode, while it controls).
@@ -179,14 +179,14 @@ pub struct AgentConn {
 
 impl AgentConn {
     fn send(&mut self, bytes: Vec<u8>) {
-        if self.out.try_send(Out::Frame(bytes)).is_ok() {
+        if self.out.send(&bytes) {
             self.counters.count_out();
         }
     }
 
     fn refuse(&mut self, reason: &str) {
         self.send(error_payload(reason));
-        let _ = self.out.try_send(Out::Close);
+        self.out.close();
     }
 }
 
@@ -352,7 +352,7 @@ pub(super) fn add(
     let cycle = options.cycle();
     let waker = app.world().resource::<crate::sim::SimWaker>().clone();
     let limits = (MAX_AGENT_CONNECTIONS, Some(MAX_PENDING_AGENTS));
-    let (addr, events) = options.bind(addr, "agent", limits, waker)?;
+    let (addr, events, _writer) = options.bind(addr, "agent", limits, waker)?;
     let robot = app.world().resource::<Sim>().0.robot.clone();
     let gripper_leader = app
         .world()

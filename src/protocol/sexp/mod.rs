@@ -1,6 +1,6 @@
 //! Spec 001: length-prefixed S-expression agent and monitor ports. The expression type, the
 //! `framing` and the `messages` are `armsim_core`'s (re-exported); `server` is the socket
-//! threads, `agents` the agent connections' state machine, `agent` and `monitor` the two ports'
+//! threads, `writer` the port's one writer thread, `agents` the agent connections' state machine, `agent` and `monitor` the two ports'
 //! ECS bridges and `plugin` their options and start-up.
 
 pub use armsim_core::protocol::sexp::*;
@@ -11,3 +11,4 @@ pub mod monitor;
 pub mod plugin;
 pub mod reader;
 pub mod server;
+pub mod writer;

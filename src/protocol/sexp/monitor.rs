@@ -1,5 +1,7 @@
 //! The monitor port of spec 001: the world every cycle to every monitor, and the session,
 //! referee and world commands monitors send (upstream has no pause, step or reset; ours does).
+//! A cycle's world frame is encoded once and handed to the port's writer thread once for all
+//! the monitors it goes to.
 
 use std::collections::BTreeMap;
 use std::io;
@@ -9,12 +11,12 @@ use std::time::Instant;
 
 use bevy::app::AppExit;
 use bevy::prelude::*;
-use crossbeam_channel::{Receiver, Sender};
+use crossbeam_channel::Receiver;
 
 use super::Sexp;
 use super::messages::{MonitorCommand, parse_monitor_command, world_frame};
 use super::plugin::{SexpOptions, game_info};
-use super::server::{NetEvent, Out, error_payload, payload};
+use super::server::{NetEvent, Outbox, PortWriter, error_payload, payload};
 use crate::protocol::registry::{ConnKey, Connections, Counters, Protocol, Role};
 use crate::referee::LoggedEvent;
 use crate::referee::plugin::Referee;
@@ -38,7 +40,7 @@ pub struct MonitorConn {
     pub opened: Instant,
     /// Shared with the connection registry.
     pub counters: Arc<Counters>,
-    out: Sender<Out>,
+    out: Outbox,
     referee_cursor: u64,
     /// A world frame is due (just connected, or a command changed something while paused).
     dirty: bool,
@@ -49,6 +51,7 @@ pub struct MonitorPort {
     pub addr: SocketAddr,
     pub conns: BTreeMap<u64, MonitorConn>,
     events: Receiver<NetEvent>,
+    writer: PortWriter,
     cycle_steps: u32,
     steps_in_cycle: u32,
 }
@@ -57,7 +60,7 @@ impl MonitorPort {
     /// Closes a monitor's connection (the panel's disconnect button).
     pub fn disconnect(&mut self, conn: u64) {
         if let Some(m) = self.conns.get(&conn) {
-            let _ = m.out.try_send(Out::Close);
+            m.out.close();
         }
     }
 }
@@ -70,7 +73,8 @@ pub(super) fn add(
 ) -> io::Result<SocketAddr> {
     let cycle = options.cycle();
     let waker = app.world().resource::<crate::sim::SimWaker>().clone();
-    let (addr, events) = options.bind(addr, "monitor", (MAX_MONITOR_CONNECTIONS, None), waker)?;
+    let limits = (MAX_MONITOR_CONNECTIONS, None);
+    let (addr, events, writer) = options.bind(addr, "monitor", limits, waker)?;
     info!("monitor: listening on {addr}");
     let exposed = crate::protocol::net::warn_if_exposed(
         "monitor",
@@ -86,6 +90,7 @@ pub(super) fn add(
         addr,
         conns: BTreeMap::new(),
         events,
+        writer,
         cycle_steps: cycle,
         steps_in_cycle: 0,
     })
@@ -151,7 +156,7 @@ fn monitor_events(
                         exprs.len()
                     );
                     warn!("monitor: {}: {reason}", m.peer);
-                    if m.out.try_send(Out::Frame(error_payload(&reason))).is_ok() {
+                    if m.out.send(&error_payload(&reason)) {
                         m.counters.count_out();
                     }
                 }
@@ -181,7 +186,7 @@ fn monitor_events(
                             error_payload(&reason)
                         }
                     };
-                    if m.out.try_send(Out::Frame(bytes)).is_ok() {
+                    if m.out.send(&bytes) {
                         m.counters.count_out();
                     }
                 }
@@ -273,9 +278,7 @@ fn monitor_cycle(
         return;
     }
     port.steps_in_cycle = 0;
-    for m in port.conns.values_mut() {
-        send_world(m, &sim, &referee, &clock, &session);
-    }
+    send_world(&mut port, |_| true, &sim, &referee, &clock, &session);
 }
 
 /// Once a frame: monitors whose view is stale (new, or after a command or a session change
@@ -289,26 +292,39 @@ fn monitor_flush(
     session: Res<Session>,
 ) {
     let changed = events.read().count() > 0;
-    for m in port.conns.values_mut() {
-        if m.dirty || changed {
-            send_world(m, &sim, &referee, &clock, &session);
-        }
-    }
+    send_world(
+        &mut port,
+        |m| m.dirty || changed,
+        &sim,
+        &referee,
+        &clock,
+        &session,
+    );
 }
 
+/// The world to the monitors `which` picks. A frame carries the referee's events since the
+/// monitor's cursor, so monitors are grouped by cursor (after its first frame every monitor
+/// has the same one): one encoding and one hand-off to the writer per group.
 fn send_world(
-    m: &mut MonitorConn,
+    port: &mut MonitorPort,
+    which: impl Fn(&MonitorConn) -> bool,
     sim: &Sim,
     referee: &Referee,
     clock: &SimClock,
     session: &Session,
 ) {
-    let events: Vec<&LoggedEvent> = referee.since(m.referee_cursor).collect();
-    m.referee_cursor = referee.last_seq();
-    let info = game_info(referee, clock, session.state(), &events);
-    let bytes = payload(&world_frame(&sim.0, &info));
-    m.dirty = false;
-    if m.out.try_send(Out::Frame(bytes)).is_ok() {
+    let mut groups: BTreeMap<u64, Vec<u64>> = BTreeMap::new();
+    for (&id, m) in port.conns.iter_mut().filter(|(_, m)| which(m)) {
+        groups.entry(m.referee_cursor).or_default().push(id);
+        m.referee_cursor = referee.last_seq();
+        m.dirty = false;
         m.counters.count_out();
+    }
+    for (cursor, ids) in groups {
+        let events: Vec<&LoggedEvent> = referee.since(cursor).collect();
+        let info = game_info(referee, clock, session.state(), &events);
+        if let Some(frame) = super::writer::frame(&payload(&world_frame(&sim.0, &info))) {
+            port.writer.send_to(ids, frame);
+        }
     }
 }

@@ -11,7 +11,7 @@ use crossbeam_channel::Receiver;
 
 use super::framing::DEFAULT_MAX_FRAME;
 use super::messages::GameInfo;
-use super::server::{self, NetEvent, PortLimits};
+use super::server::{self, NetEvent, PortLimits, PortWriter};
 use crate::referee::LoggedEvent;
 use crate::referee::plugin::Referee;
 use crate::session::SessionState;
@@ -66,7 +66,7 @@ impl SexpOptions {
         name: &'static str,
         (max_connections, max_silent): (usize, Option<usize>),
         waker: SimWaker,
-    ) -> io::Result<(SocketAddr, Receiver<NetEvent>)> {
+    ) -> io::Result<(SocketAddr, Receiver<NetEvent>, PortWriter)> {
         server::start(
             addr,
             name,

@@ -22,7 +22,7 @@ use std::time::{Duration, Instant};
 use crossbeam_channel::Sender;
 
 use super::framing::{FrameDecoder, FramingError};
-use super::server::{NetEvent, Out, error_payload, parse_frame};
+use super::server::{NetEvent, Outbox, error_payload, parse_frame};
 use crate::sim::SimWaker;
 
 /// How long bytes may wait for the simulation thread on a direct connection before the reader
@@ -41,7 +41,7 @@ pub struct ReadSide {
     /// The reader thread, once it has waited on a direct read (to unpark it).
     reader: OnceLock<Thread>,
     events: Sender<NetEvent>,
-    out: Sender<Out>,
+    out: Outbox,
 }
 
 struct ReadState {
@@ -65,7 +65,7 @@ impl ReadSide {
         stream: TcpStream,
         max_frame: usize,
         events: Sender<NetEvent>,
-        out: Sender<Out>,
+        out: Outbox,
     ) -> Self {
         Self {
             conn,
@@ -144,8 +144,8 @@ impl ReadSide {
                     if let Some(admit) = admit.take()
                         && let Err(refused) = admit()
                     {
-                        let _ = self.out.try_send(Out::Frame(error_payload(&refused)));
-                        let _ = self.out.try_send(Out::Close);
+                        self.out.send(&error_payload(&refused));
+                        self.out.close();
                         return Pumped::Ended(format!("refused: {refused}"));
                     }
                     let exprs = parse_frame(&frame, &self.out);
@@ -160,8 +160,8 @@ impl ReadSide {
                 }
                 Ok(None) => return Pumped::Frames(frames),
                 Err(e @ FramingError::TooLong { .. }) => {
-                    let _ = self.out.try_send(Out::Frame(error_payload(&e.to_string())));
-                    let _ = self.out.try_send(Out::Close);
+                    self.out.send(&error_payload(&e.to_string()));
+                    self.out.close();
                     return Pumped::Ended(format!("refused: {e}"));
                 }
                 Err(e) => return Pumped::Ended(format!("refused: {e}")),
@@ -320,7 +320,7 @@ fn recv_now(stream: &TcpStream, buf: &mut [u8]) -> io::Result<Option<usize>> {
 mod tests {
     use super::*;
     use crate::protocol::sexp::framing::encode_frame;
-    use crossbeam_channel::{Receiver, bounded, unbounded};
+    use crossbeam_channel::{Receiver, unbounded};
     use std::io::Write;
     use std::net::TcpListener;
     use std::sync::Arc;
@@ -337,7 +337,9 @@ mod tests {
         let client = TcpStream::connect(listener.local_addr().unwrap()).unwrap();
         let (server, _) = listener.accept().unwrap();
         let (events, rx) = unbounded();
-        let (out, _out_rx) = bounded(16);
+        let out = super::super::writer::PortWriter::start("test")
+            .unwrap()
+            .outbox(7);
         let side = Arc::new(ReadSide::new(7, server, 1 << 20, events, out));
         let reader = side.clone();
         let waker = SimWaker::default();

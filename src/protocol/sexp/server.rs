@@ -1,7 +1,9 @@
-//! The TCP side of spec 001, shared by the agent and the monitor port: an accept thread, and per
-//! connection a reader thread (4-byte length prefix frames → S-expressions) and a writer thread
-//! (frames out, one write each). The ECS sees only channels; malformed expressions are answered
-//! here with `(error …)` and never reach it.
+//! The TCP side of spec 001, shared by the agent and the monitor port: an accept thread, per
+//! connection a reader thread (4-byte length prefix frames → S-expressions; it blocks in `read`
+//! and costs nothing while the peer is quiet), and one writer thread for the whole port
+//! ([`super::writer`]: non-blocking sends through a readiness poller). The ECS sees only
+//! channels and [`Outbox`]es; malformed expressions are answered here with `(error …)` and never
+//! reach it.
 
 use std::collections::VecDeque;
 use std::io::{self, Write};
@@ -12,25 +14,21 @@ use std::sync::{Arc, Mutex};
 use std::thread;
 
 use bevy::log::info;
-use crossbeam_channel::{Receiver, Sender, bounded, unbounded};
+use crossbeam_channel::{Receiver, Sender, unbounded};
 
 use super::framing::encode_frame;
 use super::reader::{self, ReadSide};
+pub use super::writer::{Frame, Outbox, PortWriter};
 use super::{ParseErrorKind, Sexp, parse_all};
 use crate::protocol::net;
 use crate::sim::SimWaker;
-
-/// Frames a connection may have queued outbound before new ones are dropped (it stopped reading).
-const OUTBOX: usize = 1024;
-/// A write that cannot complete in this time ends the connection.
-const WRITE_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(5);
 
 /// What a port's threads tell the simulation.
 pub enum NetEvent {
     Opened {
         conn: u64,
         peer: SocketAddr,
-        out: Sender<Out>,
+        out: Outbox,
         /// Its read side: the simulation may read it itself (a sync agent, [`ReadSide`]).
         read: Arc<ReadSide>,
     },
@@ -44,14 +42,6 @@ pub enum NetEvent {
         conn: u64,
         reason: String,
     },
-}
-
-/// What the simulation sends one connection.
-pub enum Out {
-    /// One frame's payload (the writer adds the length prefix).
-    Frame(Vec<u8>),
-    /// Flush what is queued, then close.
-    Close,
 }
 
 /// Builds the payload of one message from top-level expressions.
@@ -143,16 +133,19 @@ impl Admission {
     }
 }
 
-/// Binds `addr` (errors such as a port in use surface here, at start-up) and starts accepting.
+/// Binds `addr` (errors such as a port in use surface here, at start-up) and starts accepting
+/// and the port's writer thread (also returned, for frames sent to many connections at once).
 pub fn start(
     addr: SocketAddr,
     name: &'static str,
     limits: PortLimits,
     waker: SimWaker,
-) -> io::Result<(SocketAddr, Receiver<NetEvent>)> {
+) -> io::Result<(SocketAddr, Receiver<NetEvent>, PortWriter)> {
     let listener = TcpListener::bind(addr)?;
     let local = listener.local_addr()?;
     let (events, rx) = unbounded();
+    let writer = PortWriter::start(name)?;
+    let port_writer = writer.clone();
     let admission = Admission {
         open_now: Arc::new(AtomicUsize::new(0)),
         max: limits.max_connections,
@@ -192,7 +185,7 @@ pub fn start(
                     waker: &waker,
                     admission: &admission,
                 };
-                if let Err(e) = open(stream, conn, &port, guard) {
+                if let Err(e) = open(stream, writer.outbox(conn), &port, guard) {
                     if let Some(silent) = &admission.silent {
                         silent.end(conn);
                     }
@@ -201,7 +194,7 @@ pub fn start(
                 Ok(ControlFlow::Continue(()))
             });
         })?;
-    Ok((local, rx))
+    Ok((local, rx, port_writer))
 }
 
 /// Counts a connection as open until dropped (by its reader thread, or on a failed start).
@@ -234,7 +227,7 @@ struct Port<'a> {
 
 /// Starts serving `stream`; `guard` is its slot when it was admitted at accept (`None`: at its
 /// first message).
-fn open(stream: TcpStream, conn: u64, port: &Port, guard: Option<OpenGuard>) -> io::Result<()> {
+fn open(stream: TcpStream, out: Outbox, port: &Port, guard: Option<OpenGuard>) -> io::Result<()> {
     let Port {
         name,
         max_frame,
@@ -243,12 +236,12 @@ fn open(stream: TcpStream, conn: u64, port: &Port, guard: Option<OpenGuard>) -> 
         admission,
     } = *port;
     let admission = admission.clone();
+    let conn = out.conn();
     let peer = stream.peer_addr()?;
     stream.set_nodelay(true)?;
-    let writer_stream = stream.try_clone()?;
-    // A client that stops reading must not pin the writer (and its queued Close) forever.
-    writer_stream.set_write_timeout(Some(WRITE_TIMEOUT))?;
-    let (out, out_rx) = bounded::<Out>(OUTBOX);
+    if !out.writer().add(conn, stream.try_clone()?) {
+        return Ok(());
+    }
     let read = Arc::new(ReadSide::new(
         conn,
         stream.try_clone()?,
@@ -271,27 +264,25 @@ fn open(stream: TcpStream, conn: u64, port: &Port, guard: Option<OpenGuard>) -> 
     info!("{name}: connection {conn} from {peer}");
     let reader_events = events.clone();
     let waker = waker.clone();
+    let reader_out = out.clone();
     let spawned = thread::Builder::new()
-        .name(format!("{name}-write-{peer}"))
-        .spawn(move || write_loop(writer_stream, &out_rx))
-        .and_then(|_| {
-            thread::Builder::new()
-                .name(format!("{name}-read-{peer}"))
-                .spawn(move || {
-                    let mut slot = Slot { guard, admission };
-                    let reason = read_first(&read, conn, &mut slot, &waker)
-                        .unwrap_or_else(|| reader::read_loop(&read, &waker));
-                    if let Some(silent) = &slot.admission.silent {
-                        silent.end(conn);
-                    }
-                    info!("{name}: connection {conn} ({peer}) closed: {reason}");
-                    // The writer closes the socket once it has sent what is queued (an error).
-                    let _ = stream.shutdown(Shutdown::Read);
-                    let _ = reader_events.send(NetEvent::Closed { conn, reason });
-                    waker.wake();
-                })
+        .name(format!("{name}-read-{peer}"))
+        .spawn(move || {
+            let mut slot = Slot { guard, admission };
+            let reason = read_first(&read, conn, &mut slot, &waker)
+                .unwrap_or_else(|| reader::read_loop(&read, &waker));
+            if let Some(silent) = &slot.admission.silent {
+                silent.end(conn);
+            }
+            info!("{name}: connection {conn} ({peer}) closed: {reason}");
+            // The writer closes the socket once it has sent what is queued (an error).
+            let _ = stream.shutdown(Shutdown::Read);
+            out.close();
+            let _ = reader_events.send(NetEvent::Closed { conn, reason });
+            waker.wake();
         });
     if let Err(e) = spawned {
+        reader_out.close();
         // The simulation already knows the connection: tell it that it is gone.
         let reason = format!("no thread to serve it: {e}");
         let _ = events.send(NetEvent::Closed { conn, reason });
@@ -300,29 +291,10 @@ fn open(stream: TcpStream, conn: u64, port: &Port, guard: Option<OpenGuard>) -> 
     Ok(())
 }
 
-fn write_loop(mut stream: TcpStream, out: &Receiver<Out>) {
-    let mut buf = Vec::new();
-    while let Ok(msg) = out.recv() {
-        match msg {
-            Out::Frame(payload) => {
-                buf.clear();
-                if encode_frame(&payload, &mut buf).is_err() {
-                    continue;
-                }
-                if stream.write_all(&buf).is_err() {
-                    break;
-                }
-            }
-            Out::Close => break,
-        }
-    }
-    let _ = stream.shutdown(Shutdown::Both);
-}
-
 /// One frame's well-formed expressions. Problems are answered with one `(error …)` per frame:
 /// malformed expressions are skipped and counted; a frame over [`MAX_NODES_PER_FRAME`] is
 /// ignored whole (it still counts as the client's message for sync mode).
-pub(super) fn parse_frame(frame: &[u8], out: &Sender<Out>) -> Vec<Sexp> {
+pub(super) fn parse_frame(frame: &[u8], out: &Outbox) -> Vec<Sexp> {
     let mut exprs = Vec::new();
     let mut malformed = 0usize;
     let mut first_error = None;
@@ -333,7 +305,7 @@ pub(super) fn parse_frame(frame: &[u8], out: &Sender<Out>) -> Vec<Sexp> {
                 let reason = format!(
                     "message ignored: it holds more than {MAX_NODES_PER_FRAME} lists and atoms"
                 );
-                let _ = out.try_send(Out::Frame(error_payload(&reason)));
+                out.send(&error_payload(&reason));
                 return Vec::new();
             }
             Err(e) => {
@@ -347,7 +319,7 @@ pub(super) fn parse_frame(frame: &[u8], out: &Sender<Out>) -> Vec<Sexp> {
             1 => format!("malformed expression skipped: {e}"),
             n => format!("{n} malformed expressions skipped; the first: {e}"),
         };
-        let _ = out.try_send(Out::Frame(error_payload(&reason)));
+        out.send(&error_payload(&reason));
     }
     exprs
 }

@@ -1,10 +1,12 @@
 //! Spec 004 (revA): headset teleoperation over WebSocket JSON. `envelope`, `filter` and
 //! `control` (the sans-IO wire format and control pipeline) are `armsim_core`'s, re-exported;
-//! `server` is the socket threads, `sessions` the connections' state machine (roles, START,
+//! `server` is the listener and handshake threads, `io` the one thread that serves every
+//! session non-blocking, `sessions` the connections' state machine (roles, START,
 //! heartbeats) and `plugin` the ECS bridge.
 
 pub use armsim_core::protocol::teleop::*;
 
+pub mod io;
 pub mod plugin;
 pub mod server;
 pub mod sessions;

@@ -3,7 +3,8 @@
 //! simulation. It moves the threads' events into the machine and applies the actions it asks for
 //! (events to queue, session commands, control frames, the hold posture, the alert log); it runs
 //! the control pipeline in the step path (through the spec-000 core) and publishes state frames
-//! at a fixed wall-clock rate to every session. Sockets stay on the server's threads.
+//! at a fixed wall-clock rate to every session, each frame serialised once for all of them.
+//! Sockets stay on the server's threads.
 
 use std::collections::BTreeMap;
 use std::io;
@@ -12,12 +13,15 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use bevy::prelude::*;
-use crossbeam_channel::{Receiver, Sender, TrySendError};
+use crossbeam_channel::Receiver;
 use serde_json::{Map, json};
 
 use super::control::{LimitFlags, TeleopCodec, TeleopController, TeleopState, state_payload};
 use super::envelope::RefereeSummary;
-use super::envelope::{ControlFrame, DEFAULT_MAX_MESSAGE, SimEventPayload, StateFramePayload};
+use super::envelope::{
+    ControlFrame, DEFAULT_MAX_MESSAGE, EncodedState, SimEventPayload, StateFramePayload,
+};
+use super::io::TeleopIo;
 use super::server::{self, ServerEvent, SharedSimState, TeleopConfig, ToClient};
 use super::sessions::{Action, Ctx, Input, Sessions, SessionsConfig, alert_ext};
 pub use super::sessions::{Role, seen_state, view};
@@ -49,28 +53,17 @@ pub struct TeleopOptions {
     pub key: Option<String>,
 }
 
-/// The channels to one connection's thread.
+/// One connection, as the I/O thread serves it.
 struct Link {
-    outbox: Sender<ToClient>,
-    states: Sender<Arc<StateFramePayload>>,
-    states_drain: Receiver<Arc<StateFramePayload>>,
+    conn: u64,
+    io: TeleopIo,
 }
 
 impl Link {
     fn send(&self, msg: ToClient) {
-        // A full queue means the client stopped reading; its write timeout will drop it.
-        let _ = self.outbox.try_send(msg);
-    }
-
-    fn send_state(&self, state: &Arc<StateFramePayload>) {
-        match self.states.try_send(state.clone()) {
-            Ok(()) | Err(TrySendError::Disconnected(_)) => {}
-            Err(TrySendError::Full(_)) => {
-                // Latest-only: the unsent frame is stale, replace it.
-                let _ = self.states_drain.try_recv();
-                let _ = self.states.try_send(state.clone());
-            }
-        }
+        // A client that stopped reading loses events past its queue; its write deadline
+        // closes it.
+        self.io.send(self.conn, msg);
     }
 }
 
@@ -351,21 +344,12 @@ fn handle_events(mut server: ResMut<TeleopServer>, mut fx: BridgeIo) {
             ServerEvent::Opened {
                 conn,
                 peer,
-                outbox,
-                states,
-                states_drain,
                 counters,
             } => {
                 fx.conns
                     .open(key(conn), peer, registry::Role::NoSession, counters, true);
-                server.links.insert(
-                    conn,
-                    Link {
-                        outbox,
-                        states,
-                        states_drain,
-                    },
-                );
+                let io = server.hub.io().clone();
+                server.links.insert(conn, Link { conn, io });
                 Input::Opened { conn, peer }
             }
             ServerEvent::Session(input) => input,
@@ -540,29 +524,24 @@ fn publish_state(mut server: ResMut<TeleopServer>, referee: Res<Referee>, mut fx
     };
     server.tick.publish(&mut server.slot, &teleop_state);
     for frame in std::mem::take(&mut server.slot.outbox) {
-        // One frame per (state seen, role): the observers' (every observer is IDLE unless the
-        // simulation is in ERROR, see `view`) goes to all of them; only the controller's is a
-        // copy.
-        let observers = (seen_state(false, state), Role::Observer);
-        let frame = with_view(frame, observers);
-        let mut other: Option<((SessionState, Role), Arc<StateFramePayload>)> = None;
+        // Sessions are grouped by what they are shown, (state seen, role): every observer is
+        // IDLE unless the simulation is in ERROR (see `view`), so the observers share one
+        // group; one serialisation and one hand-off to the I/O thread per group.
+        let mut groups: BTreeMap<(&'static str, &'static str), ((SessionState, Role), Vec<u64>)> =
+            BTreeMap::new();
         for (id, c) in server.sessions.sessions() {
-            let Some(link) = server.links.get(&id) else {
-                continue;
-            };
-            let seen = (view(c, state), c.role);
-            if seen == observers {
-                link.send_state(&frame);
-                continue;
+            if server.links.contains_key(&id) {
+                let seen = (view(c, state), c.role);
+                groups
+                    .entry((seen.0.as_str(), seen.1.as_str()))
+                    .or_insert_with(|| (seen, Vec::new()))
+                    .1
+                    .push(id);
             }
-            match &other {
-                Some((k, f)) if *k == seen => link.send_state(f),
-                _ => {
-                    let f = with_view(frame.clone(), seen);
-                    link.send_state(&f);
-                    other = Some((seen, f));
-                }
-            }
+        }
+        for (seen, conns) in groups.into_values() {
+            let encoded = EncodedState::new(&with_view(frame.clone(), seen));
+            server.hub.io().send_state(conns, Arc::new(encoded));
         }
     }
 }

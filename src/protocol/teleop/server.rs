@@ -1,8 +1,9 @@
-//! The WebSocket side of revA: an accept thread and one thread per connection (tungstenite,
-//! blocking with a short read timeout so one thread both reads and writes). A connection thread
-//! owns its session's wire state: the session id it issued, its outbound `seq`, the ping/pong
-//! round trip, and heartbeat acks, answered right here so a heartbeat measures the network and
-//! not the frame rate. Everything about the simulation goes through channels to the ECS.
+//! The WebSocket side of revA: an accept thread, a short-lived thread per connection for its
+//! WebSocket handshake (held to a deadline), then the one I/O thread ([`super::io`]) that serves
+//! every session non-blocking. A connection's [`Wire`] is its session's wire state: the session
+//! id it issued, its outbound `seq`, the ping/pong round trip, and heartbeat acks, answered as
+//! soon as they are read so a heartbeat measures the network and not the frame rate. Everything
+//! about the simulation goes through channels to the ECS.
 
 use std::collections::VecDeque;
 use std::io;
@@ -14,29 +15,25 @@ use std::thread;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use bevy::log::info;
-use crossbeam_channel::{Receiver, Sender, TryRecvError, bounded, unbounded};
+use crossbeam_channel::{Receiver, Sender, unbounded};
 use serde_json::{Map, Value};
 use tungstenite::handshake::server::{ErrorResponse, Request, Response};
 use tungstenite::http::StatusCode;
 use tungstenite::protocol::WebSocketConfig;
 use tungstenite::{Error as WsError, Message, WebSocket};
 
+use super::io::{IoContext, NewConn, TeleopIo};
 use super::sessions::Input;
 use crate::protocol::net;
 
-use super::envelope::{
-    self, HeartbeatAckPayload, Inbound, SimEventPayload, StateFramePayload, UiCommand,
-};
+use super::envelope::{self, HeartbeatAckPayload, Inbound, SimEventPayload, UiCommand};
 
-/// How long a read waits before the thread looks at its outbound queue: the most a state frame
-/// or event waits for its connection thread.
-const POLL: Duration = Duration::from_millis(2);
-/// A client that does not take a write within this time is dropped (it has stopped reading).
-const WRITE_TIMEOUT: Duration = Duration::from_secs(2);
+/// During the handshake, a client that does not take a write within this time is dropped.
+const HANDSHAKE_WRITE_TIMEOUT: Duration = Duration::from_secs(2);
 /// The WebSocket handshake must complete within this time, counted from the connection.
 const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(5);
 /// Interval of the server's ping, whose pong gives `rtt_ms_est`.
-const PING_INTERVAL: Duration = Duration::from_millis(500);
+pub(super) const PING_INTERVAL: Duration = Duration::from_millis(500);
 /// Messages larger than this are a protocol violation and end the connection (1009); those
 /// between `max_message` and this are refused with an alert and the connection stays usable.
 const HARD_MESSAGE_LIMIT: usize = 4 << 20;
@@ -91,13 +88,10 @@ pub use crate::protocol::registry::Counters as ConnCounters;
 
 /// What the network side tells the simulation.
 pub enum ServerEvent {
+    /// Past its handshake; the ECS sends it events and state frames through [`Hub::io`].
     Opened {
         conn: u64,
         peer: SocketAddr,
-        outbox: Sender<ToClient>,
-        /// Latest-only: the ECS replaces an unsent state frame rather than queueing behind it.
-        states: Sender<Arc<StateFramePayload>>,
-        states_drain: Receiver<Arc<StateFramePayload>>,
         counters: Arc<ConnCounters>,
     },
     /// What the connection's session did (CONNECT accepted, a command, a control frame, a
@@ -126,13 +120,21 @@ pub fn start(
     let listener = TcpListener::bind(config.addr)?;
     let local = listener.local_addr()?;
     let (events, rx) = unbounded();
-    let hub = Hub {
-        config: Arc::new(config),
-        events,
+    let config = Arc::new(config);
+    let sessions = Arc::new(AtomicUsize::new(0));
+    let io = TeleopIo::start(IoContext {
+        config: config.clone(),
+        events: events.clone(),
         shared,
-        sessions: Arc::new(AtomicUsize::new(0)),
+        sessions: sessions.clone(),
+    })?;
+    let hub = Hub {
+        config,
+        events,
+        sessions,
         handshakes: Arc::new(Handshakes::default()),
         next_conn: Arc::new(AtomicU64::new(1)),
+        io,
     };
     let accept = hub.clone();
     thread::Builder::new()
@@ -142,15 +144,16 @@ pub fn start(
 }
 
 /// What every teleop listener shares: the events channel to the simulation, the session and
-/// handshake counts (the limits hold for all listeners together) and the connection ids.
+/// handshake counts (the limits hold for all listeners together), the connection ids and the
+/// I/O thread that serves the sessions.
 #[derive(Clone)]
 pub struct Hub {
     config: Arc<TeleopConfig>,
     events: Sender<ServerEvent>,
-    shared: Arc<SharedSimState>,
     sessions: Arc<AtomicUsize>,
     handshakes: Arc<Handshakes>,
     next_conn: Arc<AtomicU64>,
+    io: TeleopIo,
 }
 
 impl Hub {
@@ -170,13 +173,19 @@ impl Hub {
         &self.config
     }
 
+    /// The I/O thread that serves every session: what the ECS sends sessions through.
+    pub fn io(&self) -> &TeleopIo {
+        &self.io
+    }
+
     /// Something the simulation should hear about that is not a session's (a refused request).
     pub fn notify(&self, event: ServerEvent) {
         let _ = self.events.send(event);
     }
 
     /// The WebSocket handshake on `stream` (whose bytes may start with a request head already
-    /// read, see [`Transport`]), then the connection's life as a revA session; on this thread.
+    /// read, see [`Transport`]) on this thread; then the connection is handed to the I/O thread
+    /// for its life as a revA session, and this returns.
     pub fn run<S: Transport>(&self, conn: u64, peer: SocketAddr, stream: S, via: &str) {
         let shaken = handshake(stream, &self.config, &self.sessions);
         self.handshakes.end(conn);
@@ -197,20 +206,16 @@ impl Hub {
                 return;
             }
         };
-        let reason = serve(
-            ws,
+        let handed = self.io.add(NewConn {
             conn,
             peer,
-            &self.config,
-            &self.events,
-            &self.shared,
-            via,
-        );
-        info!("teleop: connection {conn} ({peer}{via}) closed: {reason}");
-        self.sessions.fetch_sub(1, Ordering::SeqCst);
-        let _ = self
-            .events
-            .send(ServerEvent::Session(Input::Closed { conn, reason }));
+            ws: Box::new(ws),
+            via: via.to_string(),
+        });
+        if !handed {
+            info!("teleop: {peer} refused{via}: simulation stopped");
+            self.sessions.fetch_sub(1, Ordering::SeqCst);
+        }
     }
 }
 
@@ -262,12 +267,12 @@ impl Handshakes {
 }
 
 /// The byte stream under a WebSocket: a plain socket, or TLS over one. Reads are held to a
-/// deadline during the handshake (one deadline in all, however its bytes trickle in); after it,
-/// to the short [`POLL`] timeout, so one thread both reads and writes.
+/// deadline during the handshake (one deadline in all, however its bytes trickle in); after it
+/// the socket is non-blocking, driven by the I/O thread's poller.
 pub trait Transport: io::Read + io::Write + Send + 'static {
     /// The socket underneath.
     fn tcp(&self) -> &TcpStream;
-    /// The handshake is over: lift its deadline and poll instead.
+    /// The handshake is over: lift its deadline and make the socket non-blocking.
     fn end_handshake(&mut self) -> io::Result<()>;
 }
 
@@ -313,7 +318,8 @@ impl Transport for HandshakeStream {
 
     fn end_handshake(&mut self) -> io::Result<()> {
         self.deadline = None;
-        self.stream.set_read_timeout(Some(POLL))
+        self.stream.set_read_timeout(None)?;
+        self.stream.set_nonblocking(true)
     }
 }
 
@@ -337,7 +343,7 @@ fn handshake<S: Transport>(
 ) -> Result<WebSocket<S>, Refused> {
     let stream = conn.tcp();
     stream.set_nodelay(true)?;
-    stream.set_write_timeout(Some(WRITE_TIMEOUT))?;
+    stream.set_write_timeout(Some(HANDSHAKE_WRITE_TIMEOUT))?;
     let path = config.path.clone();
     // A peer whose address cannot be read is treated as remote: it must give the key.
     let remote = stream.peer_addr().map_or(true, |p| !net::from_loopback(p));
@@ -433,31 +439,101 @@ fn fallback_random() -> u64 {
     h.finish()
 }
 
-fn now_ms() -> u64 {
+pub(super) fn now_ms() -> u64 {
     SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map_or(0, |d| d.as_millis() as u64)
 }
 
-/// One connection's wire state.
-struct Wire<S: Transport> {
-    ws: WebSocket<S>,
-    conn: u64,
-    session: Option<String>,
-    seq: u64,
-    rtt_ms: Option<f64>,
-    ping: Option<(u64, Instant)>,
-    last_ping: Instant,
-    counters: Arc<ConnCounters>,
+/// A WebSocket over any [`Transport`], as the I/O thread drives it (non-blocking).
+pub(super) trait WsIo: Send {
+    fn read(&mut self) -> Result<Message, WsError>;
+    fn write(&mut self, msg: Message) -> Result<(), WsError>;
+    fn flush(&mut self) -> Result<(), WsError>;
+    fn close(&mut self) -> Result<(), WsError>;
+    /// The socket underneath, for the poller.
+    fn tcp(&self) -> &TcpStream;
 }
 
-impl<S: Transport> Wire<S> {
-    fn send(&mut self, msg_type: &str, payload: &impl serde::Serialize) -> Result<(), WsError> {
+impl<S: Transport> WsIo for WebSocket<S> {
+    fn read(&mut self) -> Result<Message, WsError> {
+        WebSocket::read(self)
+    }
+
+    fn write(&mut self, msg: Message) -> Result<(), WsError> {
+        WebSocket::write(self, msg)
+    }
+
+    fn flush(&mut self) -> Result<(), WsError> {
+        WebSocket::flush(self)
+    }
+
+    fn close(&mut self) -> Result<(), WsError> {
+        WebSocket::close(self, None)
+    }
+
+    fn tcp(&self) -> &TcpStream {
+        self.get_ref().tcp()
+    }
+}
+
+/// One connection's wire state.
+pub(super) struct Wire {
+    pub ws: Box<dyn WsIo>,
+    pub conn: u64,
+    pub session: Option<String>,
+    pub seq: u64,
+    pub rtt_ms: Option<f64>,
+    pub ping: Option<(u64, Instant)>,
+    pub last_ping: Instant,
+    pub counters: Arc<ConnCounters>,
+    /// The socket took less than was written: the rest waits in the WebSocket's buffer.
+    pub blocked: bool,
+}
+
+/// `WouldBlock` from a non-blocking socket is not an error: what was written stays buffered.
+fn unless_blocked(r: Result<(), WsError>, blocked: &mut bool) -> Result<(), WsError> {
+    match r {
+        Err(WsError::Io(e)) if e.kind() == io::ErrorKind::WouldBlock => {
+            *blocked = true;
+            Ok(())
+        }
+        other => other,
+    }
+}
+
+impl Wire {
+    pub fn new(ws: Box<dyn WsIo>, conn: u64, counters: Arc<ConnCounters>) -> Self {
+        Self {
+            ws,
+            conn,
+            session: None,
+            seq: 0,
+            rtt_ms: None,
+            ping: None,
+            last_ping: Instant::now(),
+            counters,
+            blocked: false,
+        }
+    }
+
+    /// Buffers one message (written now if the socket takes it).
+    pub fn write(&mut self, msg: Message) -> Result<(), WsError> {
+        unless_blocked(self.ws.write(msg), &mut self.blocked)
+    }
+
+    /// Writes what is buffered; `blocked` says whether some is left.
+    pub fn flush(&mut self) -> Result<(), WsError> {
+        self.blocked = false;
+        unless_blocked(self.ws.flush(), &mut self.blocked)
+    }
+
+    pub fn send(&mut self, msg_type: &str, payload: &impl serde::Serialize) -> Result<(), WsError> {
         self.seq += 1;
         let session = self.session.as_deref().unwrap_or("");
         let text = envelope::encode(msg_type, self.seq, now_ms(), session, payload);
         self.counters.msgs_out.fetch_add(1, Ordering::Relaxed);
-        self.ws.write(Message::text(text))
+        self.write(Message::text(text))
     }
 
     fn alert(&mut self, sim_state: &'static str, code: &str, message: &str) -> Result<(), WsError> {
@@ -475,126 +551,20 @@ impl<S: Transport> Wire<S> {
         self.send("sim_event", &payload)
     }
 
-    fn rtt(&self) -> f64 {
+    pub fn rtt(&self) -> f64 {
         self.rtt_ms.unwrap_or(0.0)
     }
 }
 
-fn serve<S: Transport>(
-    ws: WebSocket<S>,
-    conn: u64,
-    peer: SocketAddr,
-    config: &TeleopConfig,
-    events: &Sender<ServerEvent>,
-    shared: &SharedSimState,
-    via: &str,
-) -> String {
-    let (outbox, inbox) = bounded::<ToClient>(256);
-    let (states, state_rx) = bounded::<Arc<StateFramePayload>>(1);
-    let counters = Arc::new(ConnCounters::default());
-    if events
-        .send(ServerEvent::Opened {
-            conn,
-            peer,
-            outbox,
-            states,
-            states_drain: state_rx.clone(),
-            counters: counters.clone(),
-        })
-        .is_err()
-    {
-        return "simulation stopped".into();
-    }
-    info!("teleop: connection {conn} from {peer}{via}");
-    let mut wire = Wire {
-        ws,
-        conn,
-        session: None,
-        seq: 0,
-        rtt_ms: None,
-        ping: None,
-        last_ping: Instant::now(),
-        counters,
-    };
-    let result = (|| -> Result<String, WsError> {
-        loop {
-            match wire.ws.read() {
-                Ok(Message::Text(text)) => {
-                    wire.counters.msgs_in.fetch_add(1, Ordering::Relaxed);
-                    on_text(&mut wire, text.as_str(), config, events, shared)?;
-                }
-                Ok(Message::Binary(_)) => {
-                    wire.counters.msgs_in.fetch_add(1, Ordering::Relaxed);
-                    refuse(
-                        &mut wire,
-                        events,
-                        shared,
-                        "MALFORMED_MESSAGE",
-                        "binary messages are not part of revA; send JSON text".into(),
-                    )?;
-                }
-                Ok(Message::Pong(payload)) => on_pong(&mut wire, &payload),
-                Ok(Message::Close(_)) => {}
-                Ok(Message::Ping(_) | Message::Frame(_)) => {}
-                Err(WsError::Io(e))
-                    if matches!(
-                        e.kind(),
-                        io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut
-                    ) => {}
-                Err(WsError::ConnectionClosed | WsError::AlreadyClosed) => {
-                    return Ok("closed by the client".into());
-                }
-                Err(e) => return Err(e),
-            }
-            loop {
-                match inbox.try_recv() {
-                    Ok(ToClient::Event(payload)) => wire.send("sim_event", &payload)?,
-                    Ok(ToClient::EndSession) => wire.session = None,
-                    Ok(ToClient::Close(why)) => {
-                        let _ = wire.ws.close(None);
-                        let _ = wire.ws.flush();
-                        return Ok(why);
-                    }
-                    Err(TryRecvError::Empty) => break,
-                    Err(TryRecvError::Disconnected) => return Ok("simulation stopped".into()),
-                }
-            }
-            if let Ok(state) = state_rx.try_recv()
-                && wire.session.is_some()
-            {
-                let mut state = Arc::unwrap_or_clone(state);
-                state.stats.rtt_ms_est = wire.rtt();
-                wire.send("state_frame", &state)?;
-            }
-            if wire.last_ping.elapsed() >= PING_INTERVAL {
-                ping(&mut wire)?;
-            }
-            match wire.ws.flush() {
-                Ok(()) => {}
-                Err(WsError::Io(e)) if e.kind() == io::ErrorKind::WouldBlock => {}
-                Err(e) => return Err(e),
-            }
-        }
-    })();
-    match result {
-        Ok(reason) => reason,
-        Err(WsError::Io(e)) if matches!(e.kind(), io::ErrorKind::TimedOut) => {
-            "the client stopped reading (write timed out)".into()
-        }
-        Err(e) => e.to_string(),
-    }
-}
-
-fn ping<S: Transport>(wire: &mut Wire<S>) -> Result<(), WsError> {
+pub(super) fn ping(wire: &mut Wire) -> Result<(), WsError> {
     let nonce = wire.ping.map_or(1, |(n, _)| n + 1);
-    wire.ws
-        .write(Message::Ping(nonce.to_be_bytes().to_vec().into()))?;
+    wire.write(Message::Ping(nonce.to_be_bytes().to_vec().into()))?;
     wire.ping = Some((nonce, Instant::now()));
     wire.last_ping = Instant::now();
     Ok(())
 }
 
-fn on_pong<S: Transport>(wire: &mut Wire<S>, payload: &[u8]) {
+pub(super) fn on_pong(wire: &mut Wire, payload: &[u8]) {
     let Some((nonce, sent)) = wire.ping else {
         return;
     };
@@ -610,8 +580,8 @@ fn on_pong<S: Transport>(wire: &mut Wire<S>, payload: &[u8]) {
         .store((rtt * 1e3).round().max(1.0) as u64, Ordering::Relaxed);
 }
 
-fn refuse<S: Transport>(
-    wire: &mut Wire<S>,
+pub(super) fn refuse(
+    wire: &mut Wire,
     events: &Sender<ServerEvent>,
     shared: &SharedSimState,
     code: &'static str,
@@ -626,8 +596,8 @@ fn refuse<S: Transport>(
     Ok(())
 }
 
-fn on_text<S: Transport>(
-    wire: &mut Wire<S>,
+pub(super) fn on_text(
+    wire: &mut Wire,
     text: &str,
     config: &TeleopConfig,
     events: &Sender<ServerEvent>,
@@ -715,8 +685,8 @@ fn on_text<S: Transport>(
                 extensions: Map::<String, Value>::new(),
             };
             wire.send("heartbeat_ack", &ack)?;
-            // Sent now, not at the next poll: the client is timing this.
-            wire.ws.flush()?;
+            // Sent now, not after the other messages read with it: the client is timing this.
+            wire.flush()?;
             let _ = events.send(ServerEvent::Session(Input::Heartbeat { conn }));
         }
     }

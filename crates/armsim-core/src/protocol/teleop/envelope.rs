@@ -297,6 +297,78 @@ pub fn encode(
     .unwrap_or_else(|e| format!("{{\"error\":\"cannot encode {msg_type}: {e}\"}}"))
 }
 
+/// A state frame's payload serialised once for every connection it goes to. What differs per
+/// connection is spliced around it: the envelope (`seq`, `t_send_ms`, `session_id`) before it,
+/// and `stats.rtt_ms_est` inside it (the bytes are cut at that number). [`EncodedState::envelope`]
+/// gives exactly the bytes [`encode`] would for the same payload with that connection's values.
+#[derive(Clone, Debug)]
+pub struct EncodedState {
+    /// The payload up to and including `"rtt_ms_est":`.
+    head: String,
+    /// The rest of the payload after the number.
+    tail: String,
+}
+
+impl EncodedState {
+    /// Serialises `payload` once (its `stats.rtt_ms_est` is replaced per connection).
+    pub fn new(payload: &StateFramePayload) -> Self {
+        const MARK: &str = ",\"stats\":{\"rtt_ms_est\":";
+        let text = serde_json::to_string(payload).unwrap_or_else(|_| "{}".into());
+        // Strings escape their quotes, so the first match is the field itself (`stats` comes
+        // before `extensions`, the only field with keys of the client's naming); the number
+        // ends at the `}` that closes `stats`.
+        let cut = text.find(MARK).and_then(|at| {
+            let head_end = at + MARK.len();
+            let number = text[head_end..].find('}')?;
+            Some((head_end, head_end + number))
+        });
+        match cut {
+            Some((head_end, tail_start)) => Self {
+                head: text[..head_end].to_string(),
+                tail: text[tail_start..].to_string(),
+            },
+            None => Self {
+                head: text,
+                tail: String::new(),
+            },
+        }
+    }
+
+    /// The whole `state_frame` envelope for one connection.
+    pub fn envelope(&self, seq: u64, t_send_ms: u64, session_id: &str, rtt_ms_est: f64) -> String {
+        let session = serde_json::to_string(session_id).unwrap_or_else(|_| "\"\"".into());
+        let rtt = if self.tail.is_empty() {
+            String::new()
+        } else {
+            serde_json::to_string(&rtt_ms_est).unwrap_or_else(|_| "0.0".into())
+        };
+        let mut out = String::with_capacity(self.head.len() + self.tail.len() + 160);
+        out.push_str("{\"schema_version\":\"");
+        out.push_str(SCHEMA_VERSION);
+        out.push_str("\",\"msg_type\":\"state_frame\",\"seq\":");
+        out.push_str(&seq.to_string());
+        out.push_str(",\"t_send_ms\":");
+        out.push_str(&t_send_ms.to_string());
+        out.push_str(",\"session_id\":");
+        out.push_str(&session);
+        out.push_str(",\"payload\":");
+        out.push_str(&self.head);
+        out.push_str(&rtt);
+        out.push_str(&self.tail);
+        out.push_str(",\"extensions\":{}}");
+        out
+    }
+
+    /// Bytes shared by every connection (the payload).
+    pub fn len(&self) -> usize {
+        self.head.len() + self.tail.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
 /// `sim_event.payload`. `event` is one of CONNECTED, STARTED, PAUSED, RESET_DONE, DISCONNECTED,
 /// or ALERT (armsim: a refusal or a limit, with `extensions.alert`).
 #[derive(Clone, Debug, Serialize)]
@@ -434,6 +506,58 @@ mod tests {
         };
         // Echoed as the same JSON number, not as a float with ".0".
         assert_eq!(h.t_origin_ms.to_string(), "1700000123456");
+    }
+
+    fn sample_state() -> StateFramePayload {
+        let mut link_poses = std::collections::BTreeMap::new();
+        link_poses.insert(
+            "l\"ink \"stats\":{\"rtt_ms_est\":".to_string(),
+            PoseOut {
+                pos_m: [0.1, 0.2, 0.3],
+                quat_xyzw: [0.0, 0.0, 0.0, 1.0],
+            },
+        );
+        StateFramePayload {
+            sim_state: "RUNNING",
+            q_rad: vec![0.5, -1.25],
+            qd_rad_s: vec![0.0, 3.0],
+            ee_pos_m: [0.4, 0.0, 1.0],
+            objects: vec![ObjectPose {
+                name: ",\"stats\":{\"rtt_ms_est\":".into(),
+                pose: PoseOut {
+                    pos_m: [1.0, 2.0, 3.0],
+                    quat_xyzw: [0.0, 0.0, 0.0, 1.0],
+                },
+            }],
+            alerts: vec!["SPEED_LIMIT"],
+            stats: Stats { rtt_ms_est: 7.5 },
+            extensions: StateExtensions {
+                sim_time_s: 1.5,
+                step: 360,
+                episode: 2,
+                last_control_seq: 9,
+                ee_target_m: Some([0.1, 0.2, 0.3]),
+                referee: None,
+                link_poses,
+                role: "observer",
+                arm_holder: Some("teleop \"quoted\" client".into()),
+                global_sim_state: "RUNNING",
+            },
+        }
+    }
+
+    #[test]
+    fn a_shared_state_frame_is_what_encode_writes_per_connection() {
+        let mut payload = sample_state();
+        let shared = EncodedState::new(&payload);
+        for (seq, sid, rtt) in [(1, "abc", 0.0), (77, "d\"e", 12.345_678), (3, "", 1e-7)] {
+            payload.stats.rtt_ms_est = rtt;
+            let want = encode("state_frame", seq, 1_700_000_000_123, sid, &payload);
+            assert_eq!(shared.envelope(seq, 1_700_000_000_123, sid, rtt), want);
+            let v: Value = serde_json::from_str(&want).unwrap();
+            assert_eq!(v["payload"]["stats"]["rtt_ms_est"].as_f64(), Some(rtt));
+            assert_eq!(v["session_id"], sid);
+        }
     }
 
     #[test]

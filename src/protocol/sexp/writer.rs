@@ -1,0 +1,350 @@
+//! One writer thread per S-expression port: every connection's outbound frames, written with
+//! non-blocking sends and a readiness poller (`polling`), so a message to 256 monitors is one
+//! wake-up of one thread and 256 `send` calls, not 256 threads woken. A frame is encoded once
+//! (length prefix included) and shared by every connection it goes to (`Arc<[u8]>`).
+//!
+//! The guarantees of the thread-per-connection writer it replaced: each connection's queue is
+//! bounded ([`OUTBOX`] frames; past it new frames are dropped, so a slow reader loses frames and
+//! never stalls the simulation), and a connection whose queue makes no progress for
+//! [`WRITE_TIMEOUT`] is shut down (its reader thread then sees the end and reports it closed).
+//! Sends use `MSG_DONTWAIT` instead of making the socket non-blocking, because the connection's
+//! reader thread blocks on the same socket (the flag would be shared with it).
+
+use std::collections::{HashMap, VecDeque};
+use std::io;
+use std::net::{Shutdown, TcpStream};
+use std::sync::Arc;
+use std::thread;
+use std::time::{Duration, Instant};
+
+use bevy::log::{info, warn};
+use crossbeam_channel::{Receiver, Sender, TryRecvError, unbounded};
+use polling::{Event, Events, Poller};
+
+use super::framing::encode_frame;
+use crate::protocol::net;
+
+/// Frames a connection may have queued before new ones are dropped (it stopped reading).
+pub const OUTBOX: usize = 1024;
+/// A connection whose queued frames make no progress for this long is shut down.
+pub const WRITE_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// One encoded frame (length prefix and payload), shared by every connection it is sent to.
+pub type Frame = Arc<[u8]>;
+
+/// Frames `payload` (the 4-byte length prefix in front); `None` if it is too long to frame.
+pub fn frame(payload: &[u8]) -> Option<Frame> {
+    let mut out = Vec::with_capacity(payload.len() + 4);
+    encode_frame(payload, &mut out).ok()?;
+    Some(out.into())
+}
+
+enum Cmd {
+    Add {
+        conn: u64,
+        stream: TcpStream,
+    },
+    Send {
+        conns: Vec<u64>,
+        frame: Frame,
+    },
+    /// Write what is queued, then shut the socket down.
+    Close {
+        conn: u64,
+    },
+}
+
+/// The handle to a port's writer thread (cheap to clone).
+#[derive(Clone)]
+pub struct PortWriter {
+    tx: Sender<Cmd>,
+    poller: Arc<Poller>,
+}
+
+impl PortWriter {
+    /// Starts the writer thread of port `name`.
+    pub fn start(name: &str) -> io::Result<Self> {
+        let poller = Arc::new(Poller::new()?);
+        let (tx, rx) = unbounded();
+        let thread_poller = poller.clone();
+        let thread_name = format!("{name}-write");
+        let name = name.to_string();
+        thread::Builder::new()
+            .name(thread_name)
+            .spawn(move || Writer::new(name, thread_poller, rx).run())?;
+        Ok(Self { tx, poller })
+    }
+
+    fn command(&self, cmd: Cmd) -> bool {
+        if self.tx.send(cmd).is_err() {
+            return false;
+        }
+        let _ = self.poller.notify();
+        true
+    }
+
+    /// Hands connection `conn`'s socket (a clone: its reader keeps the other) to the thread.
+    pub fn add(&self, conn: u64, stream: TcpStream) -> bool {
+        self.command(Cmd::Add { conn, stream })
+    }
+
+    /// Queues one frame for every connection in `conns`: one hand-off, whatever their number.
+    /// False if the writer is gone.
+    pub fn send_to(&self, conns: Vec<u64>, frame: Frame) -> bool {
+        if conns.is_empty() {
+            return true;
+        }
+        self.command(Cmd::Send { conns, frame })
+    }
+
+    /// The outbox of one connection.
+    pub fn outbox(&self, conn: u64) -> Outbox {
+        Outbox {
+            conn,
+            writer: self.clone(),
+        }
+    }
+}
+
+/// What the simulation (and the connection's reader) sends one connection through.
+#[derive(Clone)]
+pub struct Outbox {
+    conn: u64,
+    writer: PortWriter,
+}
+
+impl Outbox {
+    /// The connection's id on its port.
+    pub fn conn(&self) -> u64 {
+        self.conn
+    }
+
+    /// The port's writer.
+    pub fn writer(&self) -> &PortWriter {
+        &self.writer
+    }
+
+    /// Queues one message's payload (framed here). False if it cannot be framed or the writer
+    /// is gone; a frame dropped later for a full queue is not reported.
+    pub fn send(&self, payload: &[u8]) -> bool {
+        match frame(payload) {
+            Some(f) => self.send_frame(f),
+            None => false,
+        }
+    }
+
+    /// Queues an already framed message.
+    pub fn send_frame(&self, frame: Frame) -> bool {
+        self.writer.send_to(vec![self.conn], frame)
+    }
+
+    /// Writes what is queued, then closes the connection.
+    pub fn close(&self) {
+        self.writer.command(Cmd::Close { conn: self.conn });
+    }
+}
+
+struct Conn {
+    stream: TcpStream,
+    queue: VecDeque<Frame>,
+    /// Bytes of the front frame already written.
+    offset: usize,
+    /// Since when the queue has waited for the socket without progress.
+    stalled_since: Option<Instant>,
+    /// Registered for writability (the socket was full).
+    armed: bool,
+    closing: bool,
+}
+
+struct Writer {
+    name: String,
+    poller: Arc<Poller>,
+    rx: Receiver<Cmd>,
+    conns: HashMap<u64, Conn>,
+    dropped: net::RateLimited,
+}
+
+impl Writer {
+    fn new(name: String, poller: Arc<Poller>, rx: Receiver<Cmd>) -> Self {
+        Self {
+            name,
+            poller,
+            rx,
+            conns: HashMap::new(),
+            dropped: net::RateLimited::new(Duration::from_secs(1)),
+        }
+    }
+
+    fn run(mut self) {
+        let mut events = Events::new();
+        let mut touched = Vec::new();
+        loop {
+            loop {
+                match self.rx.try_recv() {
+                    Ok(cmd) => self.take(cmd, &mut touched),
+                    Err(TryRecvError::Empty) => break,
+                    Err(TryRecvError::Disconnected) => return self.shut_all(),
+                }
+            }
+            touched.sort_unstable();
+            touched.dedup();
+            for conn in touched.drain(..) {
+                self.flush(conn);
+            }
+            let now = Instant::now();
+            // Nothing stalled: sleep until a socket or a command wakes the thread.
+            let deadline = self
+                .conns
+                .values()
+                .filter_map(|c| c.stalled_since)
+                .min()
+                .map(|t| t + WRITE_TIMEOUT);
+            if deadline.is_some_and(|d| d <= now) {
+                self.expire(now);
+                continue;
+            }
+            events.clear();
+            let timeout = deadline.map(|d| d - now);
+            if let Err(e) = self.poller.wait(&mut events, timeout) {
+                warn!("{}: writer poll failed: {e}", self.name);
+                thread::sleep(Duration::from_millis(10));
+                continue;
+            }
+            for ev in events.iter() {
+                let conn = ev.key as u64;
+                if let Some(c) = self.conns.get_mut(&conn) {
+                    // One-shot interest: it must be armed again if the socket is still full.
+                    c.armed = false;
+                }
+                self.flush(conn);
+            }
+        }
+    }
+
+    fn take(&mut self, cmd: Cmd, touched: &mut Vec<u64>) {
+        match cmd {
+            Cmd::Add { conn, stream } => {
+                // SAFETY (polling's contract): the socket is deleted from the poller before it
+                // is dropped, in `remove`; `shut_all` does the same on the way out.
+                if let Err(e) = unsafe { self.poller.add(&stream, Event::none(conn as usize)) } {
+                    warn!("{}: connection {conn}: cannot watch it: {e}", self.name);
+                    let _ = stream.shutdown(Shutdown::Both);
+                    return;
+                }
+                self.conns.insert(
+                    conn,
+                    Conn {
+                        stream,
+                        queue: VecDeque::new(),
+                        offset: 0,
+                        stalled_since: None,
+                        armed: false,
+                        closing: false,
+                    },
+                );
+            }
+            Cmd::Send { conns, frame } => {
+                for conn in conns {
+                    let Some(c) = self.conns.get_mut(&conn) else {
+                        continue;
+                    };
+                    if c.closing {
+                        continue;
+                    }
+                    if c.queue.len() >= OUTBOX {
+                        if let Some(held) = self.dropped.allow() {
+                            info!(
+                                "{}: connection {conn} is not reading; frames dropped{}",
+                                self.name,
+                                net::suppressed_note(held)
+                            );
+                        }
+                        continue;
+                    }
+                    c.queue.push_back(frame.clone());
+                    touched.push(conn);
+                }
+            }
+            Cmd::Close { conn } => {
+                if let Some(c) = self.conns.get_mut(&conn) {
+                    c.closing = true;
+                    touched.push(conn);
+                }
+            }
+        }
+    }
+
+    /// Writes what the socket takes now; arms the poller if it is full.
+    fn flush(&mut self, conn: u64) {
+        let Some(c) = self.conns.get_mut(&conn) else {
+            return;
+        };
+        if c.armed {
+            // The poller will say when the socket has room.
+            return;
+        }
+        let mut progressed = false;
+        while let Some(front) = c.queue.front() {
+            match net::send_nonblocking(&c.stream, &front[c.offset..]) {
+                Ok(0) => return self.remove(conn, "the socket took nothing"),
+                Ok(n) => {
+                    progressed = true;
+                    c.offset += n;
+                    if c.offset == front.len() {
+                        c.queue.pop_front();
+                        c.offset = 0;
+                    }
+                }
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
+                    if progressed || c.stalled_since.is_none() {
+                        c.stalled_since = Some(Instant::now());
+                    }
+                    let armed = self
+                        .poller
+                        .modify(&c.stream, Event::writable(conn as usize));
+                    c.armed = armed.is_ok();
+                    return;
+                }
+                Err(e) => return self.remove(conn, &format!("write failed: {e}")),
+            }
+        }
+        c.stalled_since = None;
+        if c.closing {
+            self.remove(conn, "closed");
+        }
+    }
+
+    /// Shuts down the connections whose queue has not moved for [`WRITE_TIMEOUT`].
+    fn expire(&mut self, now: Instant) {
+        let late: Vec<u64> = self
+            .conns
+            .iter()
+            .filter(|(_, c)| c.stalled_since.is_some_and(|t| now >= t + WRITE_TIMEOUT))
+            .map(|(&id, _)| id)
+            .collect();
+        for conn in late {
+            info!(
+                "{}: connection {conn} stopped reading for {} s; closing it",
+                self.name,
+                WRITE_TIMEOUT.as_secs()
+            );
+            self.remove(conn, "write timed out");
+        }
+    }
+
+    /// Forgets a connection and shuts its socket down (its reader thread then sees the end).
+    fn remove(&mut self, conn: u64, _why: &str) {
+        if let Some(c) = self.conns.remove(&conn) {
+            let _ = self.poller.delete(&c.stream);
+            let _ = c.stream.shutdown(Shutdown::Both);
+        }
+    }
+
+    fn shut_all(&mut self) {
+        let ids: Vec<u64> = self.conns.keys().copied().collect();
+        for conn in ids {
+            self.remove(conn, "port closed");
+        }
+    }
+}
