@@ -93,8 +93,16 @@ pub fn start(
                 next += 1;
                 open_now.fetch_add(1, Ordering::SeqCst);
                 let guard = OpenGuard(open_now.clone());
-                let out = writer.outbox(conn);
-                open(stream, out, name, limits.max_frame, &events, guard, &waker)?;
+                open(
+                    stream,
+                    conn,
+                    &writer,
+                    name,
+                    limits.max_frame,
+                    &events,
+                    guard,
+                    &waker,
+                )?;
                 Ok(ControlFlow::Continue(()))
             });
         })?;
@@ -121,21 +129,22 @@ fn refuse_full(stream: TcpStream, name: &str, max: usize) {
     let _ = stream.shutdown(Shutdown::Both);
 }
 
+#[allow(clippy::too_many_arguments)]
 fn open(
     stream: TcpStream,
-    out: Outbox,
+    conn: u64,
+    writer: &PortWriter,
     name: &'static str,
     max_frame: usize,
     events: &Sender<NetEvent>,
     guard: OpenGuard,
     waker: &SimWaker,
 ) -> io::Result<()> {
-    let conn = out.conn();
     let peer = stream.peer_addr()?;
     stream.set_nodelay(true)?;
-    if !out.writer().add(conn, stream.try_clone()?) {
+    let Some(out) = writer.open(conn, stream.try_clone()?) else {
         return Ok(());
-    }
+    };
     if events
         .send(NetEvent::Opened {
             conn,
