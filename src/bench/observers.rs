@@ -34,11 +34,11 @@ use super::{BenchError, app_on};
 /// Which port the observers watch.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
 pub enum Watch {
-    /// Spec 001 monitors: a world frame every cycle (60 Hz).
+    /// RCSSServerMJ monitors: a world frame every cycle (60 Hz).
     Monitor,
-    /// revA sessions on the plain `ws://` listener: state frames at 60 Hz.
+    /// TeleSpace teleop sessions on the plain `ws://` listener: state frames at 60 Hz.
     Teleop,
-    /// revA sessions over the headset page's `wss://` (TLS).
+    /// TeleSpace teleop sessions over the headset page's `wss://` (TLS).
     Wss,
 }
 
