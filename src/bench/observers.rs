@@ -36,9 +36,9 @@ use super::{BenchError, app_on};
 pub enum Watch {
     /// RCSSServerMJ monitors: a world frame every cycle (60 Hz).
     Monitor,
-    /// revA sessions on the plain `ws://` listener: state frames at 60 Hz.
+    /// TeleSpace teleop sessions on the plain `ws://` listener: state frames at 60 Hz.
     Teleop,
-    /// revA sessions over the headset page's `wss://` (TLS).
+    /// TeleSpace teleop sessions over the headset page's `wss://` (TLS).
     Wss,
 }
 

@@ -178,8 +178,10 @@ pub struct AgentConn {
 }
 
 impl AgentConn {
+    /// From the ECS thread straight to the socket when nothing is queued (see
+    /// [`Outbox::send_direct`]): a sync cycle does not wait for the writer thread to wake.
     fn send(&mut self, bytes: Vec<u8>) {
-        if self.out.send(&bytes) {
+        if self.out.send_direct(&bytes) {
             self.counters.count_out();
         }
     }

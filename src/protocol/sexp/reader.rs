@@ -339,7 +339,8 @@ mod tests {
         let (events, rx) = unbounded();
         let out = super::super::writer::PortWriter::start("test")
             .unwrap()
-            .outbox(7);
+            .open(7, server.try_clone().unwrap())
+            .unwrap();
         let side = Arc::new(ReadSide::new(7, server, 1 << 20, events, out));
         let reader = side.clone();
         let waker = SimWaker::default();

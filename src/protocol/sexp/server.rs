@@ -184,8 +184,9 @@ pub fn start(
                     events: &events,
                     waker: &waker,
                     admission: &admission,
+                    writer: &writer,
                 };
-                if let Err(e) = open(stream, writer.outbox(conn), &port, guard) {
+                if let Err(e) = open(stream, conn, &port, guard) {
                     if let Some(silent) = &admission.silent {
                         silent.end(conn);
                     }
@@ -223,25 +224,26 @@ struct Port<'a> {
     events: &'a Sender<NetEvent>,
     waker: &'a SimWaker,
     admission: &'a Admission,
+    writer: &'a PortWriter,
 }
 
 /// Starts serving `stream`; `guard` is its slot when it was admitted at accept (`None`: at its
 /// first message).
-fn open(stream: TcpStream, out: Outbox, port: &Port, guard: Option<OpenGuard>) -> io::Result<()> {
+fn open(stream: TcpStream, conn: u64, port: &Port, guard: Option<OpenGuard>) -> io::Result<()> {
     let Port {
         name,
         max_frame,
         events,
         waker,
         admission,
+        writer,
     } = *port;
     let admission = admission.clone();
-    let conn = out.conn();
     let peer = stream.peer_addr()?;
     stream.set_nodelay(true)?;
-    if !out.writer().add(conn, stream.try_clone()?) {
+    let Some(out) = writer.open(conn, stream.try_clone()?) else {
         return Ok(());
-    }
+    };
     let read = Arc::new(ReadSide::new(
         conn,
         stream.try_clone()?,

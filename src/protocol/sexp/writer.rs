@@ -9,11 +9,17 @@
 //! [`WRITE_TIMEOUT`] is shut down (its reader thread then sees the end and reports it closed).
 //! Sends use `MSG_DONTWAIT` instead of making the socket non-blocking, because the connection's
 //! reader thread blocks on the same socket (the flag would be shared with it).
+//!
+//! [`Outbox::send_direct`] (the sync agent's perceptions) writes from the caller's thread when
+//! the writer holds nothing for that connection, so a cycle does not wait for the writer
+//! thread to wake; what the socket does not take goes to the writer as usual. Each connection's
+//! count of frames held by the writer sits under a lock that the writer also holds while it
+//! writes that connection, so two frames' bytes never interleave and order is kept.
 
 use std::collections::{HashMap, VecDeque};
 use std::io;
 use std::net::{Shutdown, TcpStream};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::thread;
 use std::time::{Duration, Instant};
 
@@ -39,19 +45,27 @@ pub fn frame(payload: &[u8]) -> Option<Frame> {
     Some(out.into())
 }
 
+/// Frames of one connection the writer holds (queued or being written), counted by the
+/// senders of [`Outbox`] frames; `CLOSED` once the writer has let the connection go.
+type Pending = Arc<Mutex<usize>>;
+const CLOSED: usize = usize::MAX / 2;
+
+fn lock(p: &Pending) -> MutexGuard<'_, usize> {
+    p.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
 enum Cmd {
     Add {
         conn: u64,
-        stream: TcpStream,
+        stream: Arc<TcpStream>,
+        pending: Pending,
     },
-    Send {
-        conns: Vec<u64>,
-        frame: Frame,
-    },
+    /// A frame for many connections (not counted in their `Pending`).
+    Send { conns: Vec<u64>, frame: Frame },
+    /// A frame for one connection, counted in its `Pending`.
+    SendCounted { conn: u64, frame: Frame },
     /// Write what is queued, then shut the socket down.
-    Close {
-        conn: u64,
-    },
+    Close { conn: u64 },
 }
 
 /// The handle to a port's writer thread (cheap to clone).
@@ -83,9 +97,22 @@ impl PortWriter {
         true
     }
 
-    /// Hands connection `conn`'s socket (a clone: its reader keeps the other) to the thread.
-    pub fn add(&self, conn: u64, stream: TcpStream) -> bool {
-        self.command(Cmd::Add { conn, stream })
+    /// Hands connection `conn`'s socket (a clone: its reader keeps the other) to the thread;
+    /// the outbox to send it frames through, or `None` if the writer is gone.
+    pub fn open(&self, conn: u64, stream: TcpStream) -> Option<Outbox> {
+        let stream = Arc::new(stream);
+        let pending = Pending::default();
+        let added = self.command(Cmd::Add {
+            conn,
+            stream: stream.clone(),
+            pending: pending.clone(),
+        });
+        added.then(|| Outbox {
+            conn,
+            writer: self.clone(),
+            stream,
+            pending,
+        })
     }
 
     /// Queues one frame for every connection in `conns`: one hand-off, whatever their number.
@@ -96,14 +123,6 @@ impl PortWriter {
         }
         self.command(Cmd::Send { conns, frame })
     }
-
-    /// The outbox of one connection.
-    pub fn outbox(&self, conn: u64) -> Outbox {
-        Outbox {
-            conn,
-            writer: self.clone(),
-        }
-    }
 }
 
 /// What the simulation (and the connection's reader) sends one connection through.
@@ -111,6 +130,8 @@ impl PortWriter {
 pub struct Outbox {
     conn: u64,
     writer: PortWriter,
+    stream: Arc<TcpStream>,
+    pending: Pending,
 }
 
 impl Outbox {
@@ -135,7 +156,45 @@ impl Outbox {
 
     /// Queues an already framed message.
     pub fn send_frame(&self, frame: Frame) -> bool {
-        self.writer.send_to(vec![self.conn], frame)
+        let mut pending = lock(&self.pending);
+        *pending += 1;
+        self.writer.command(Cmd::SendCounted {
+            conn: self.conn,
+            frame,
+        })
+    }
+
+    /// Writes one message's payload from this thread if the writer holds nothing for the
+    /// connection (the rest, if the socket does not take it all, goes to the writer); else
+    /// queues it. False if it cannot be framed, the connection failed or the writer is gone.
+    pub fn send_direct(&self, payload: &[u8]) -> bool {
+        let Some(frame) = frame(payload) else {
+            return false;
+        };
+        let mut pending = lock(&self.pending);
+        let rest: Frame = if *pending == 0 {
+            match net::send_nonblocking(&self.stream, &frame) {
+                Ok(n) if n == frame.len() => return true,
+                Ok(n) => frame[n..].into(),
+                Err(e)
+                    if matches!(
+                        e.kind(),
+                        io::ErrorKind::WouldBlock | io::ErrorKind::Interrupted
+                    ) =>
+                {
+                    frame
+                }
+                // The reader sees the failed socket and reports the connection closed.
+                Err(_) => return false,
+            }
+        } else {
+            frame
+        };
+        *pending += 1;
+        self.writer.command(Cmd::SendCounted {
+            conn: self.conn,
+            frame: rest,
+        })
     }
 
     /// Writes what is queued, then closes the connection.
@@ -145,8 +204,10 @@ impl Outbox {
 }
 
 struct Conn {
-    stream: TcpStream,
-    queue: VecDeque<Frame>,
+    stream: Arc<TcpStream>,
+    pending: Pending,
+    /// Frames to write, each with whether it is counted in `pending`.
+    queue: VecDeque<(Frame, bool)>,
     /// Bytes of the front frame already written.
     offset: usize,
     /// Since when the queue has waited for the socket without progress.
@@ -223,11 +284,16 @@ impl Writer {
 
     fn take(&mut self, cmd: Cmd, touched: &mut Vec<u64>) {
         match cmd {
-            Cmd::Add { conn, stream } => {
-                // SAFETY (polling's contract): the socket is deleted from the poller before it
-                // is dropped, in `remove`; `shut_all` does the same on the way out.
-                if let Err(e) = unsafe { self.poller.add(&stream, Event::none(conn as usize)) } {
+            Cmd::Add {
+                conn,
+                stream,
+                pending,
+            } => {
+                // SAFETY (polling's contract): the socket is deleted from the poller before the
+                // writer lets it go, in `remove`; `shut_all` does the same on the way out.
+                if let Err(e) = unsafe { self.poller.add(&*stream, Event::none(conn as usize)) } {
                     warn!("{}: connection {conn}: cannot watch it: {e}", self.name);
+                    *lock(&pending) = CLOSED;
                     let _ = stream.shutdown(Shutdown::Both);
                     return;
                 }
@@ -235,6 +301,7 @@ impl Writer {
                     conn,
                     Conn {
                         stream,
+                        pending,
                         queue: VecDeque::new(),
                         offset: 0,
                         stalled_since: None,
@@ -245,26 +312,10 @@ impl Writer {
             }
             Cmd::Send { conns, frame } => {
                 for conn in conns {
-                    let Some(c) = self.conns.get_mut(&conn) else {
-                        continue;
-                    };
-                    if c.closing {
-                        continue;
-                    }
-                    if c.queue.len() >= OUTBOX {
-                        if let Some(held) = self.dropped.allow() {
-                            info!(
-                                "{}: connection {conn} is not reading; frames dropped{}",
-                                self.name,
-                                net::suppressed_note(held)
-                            );
-                        }
-                        continue;
-                    }
-                    c.queue.push_back(frame.clone());
-                    touched.push(conn);
+                    self.queue(conn, frame.clone(), false, touched);
                 }
             }
+            Cmd::SendCounted { conn, frame } => self.queue(conn, frame, true, touched),
             Cmd::Close { conn } => {
                 if let Some(c) = self.conns.get_mut(&conn) {
                     c.closing = true;
@@ -272,6 +323,29 @@ impl Writer {
                 }
             }
         }
+    }
+
+    fn queue(&mut self, conn: u64, frame: Frame, counted: bool, touched: &mut Vec<u64>) {
+        let Some(c) = self.conns.get_mut(&conn) else {
+            return;
+        };
+        if c.closing || c.queue.len() >= OUTBOX {
+            if counted {
+                *lock(&c.pending) -= 1;
+            }
+            if !c.closing
+                && let Some(held) = self.dropped.allow()
+            {
+                info!(
+                    "{}: connection {conn} is not reading; frames dropped{}",
+                    self.name,
+                    net::suppressed_note(held)
+                );
+            }
+            return;
+        }
+        c.queue.push_back((frame, counted));
+        touched.push(conn);
     }
 
     /// Writes what the socket takes now; arms the poller if it is full.
@@ -283,16 +357,26 @@ impl Writer {
             // The poller will say when the socket has room.
             return;
         }
+        // Held while writing, so a direct send cannot slip between two of our writes.
+        let pending = c.pending.clone();
+        let mut held = lock(&pending);
         let mut progressed = false;
-        while let Some(front) = c.queue.front() {
+        let failed = loop {
+            let Some((front, counted)) = c.queue.front() else {
+                break None;
+            };
+            let counted = *counted;
             match net::send_nonblocking(&c.stream, &front[c.offset..]) {
-                Ok(0) => return self.remove(conn, "the socket took nothing"),
+                Ok(0) => break Some("the socket took nothing".to_string()),
                 Ok(n) => {
                     progressed = true;
                     c.offset += n;
                     if c.offset == front.len() {
                         c.queue.pop_front();
                         c.offset = 0;
+                        if counted {
+                            *held -= 1;
+                        }
                     }
                 }
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
@@ -302,12 +386,16 @@ impl Writer {
                     }
                     let armed = self
                         .poller
-                        .modify(&c.stream, Event::writable(conn as usize));
+                        .modify(&*c.stream, Event::writable(conn as usize));
                     c.armed = armed.is_ok();
                     return;
                 }
-                Err(e) => return self.remove(conn, &format!("write failed: {e}")),
+                Err(e) => break Some(format!("write failed: {e}")),
             }
+        };
+        drop(held);
+        if let Some(why) = failed {
+            return self.remove(conn, &why);
         }
         c.stalled_since = None;
         if c.closing {
@@ -336,7 +424,9 @@ impl Writer {
     /// Forgets a connection and shuts its socket down (its reader thread then sees the end).
     fn remove(&mut self, conn: u64, _why: &str) {
         if let Some(c) = self.conns.remove(&conn) {
-            let _ = self.poller.delete(&c.stream);
+            // No direct send may write to it any more.
+            *lock(&c.pending) = CLOSED;
+            let _ = self.poller.delete(&*c.stream);
             let _ = c.stream.shutdown(Shutdown::Both);
         }
     }
