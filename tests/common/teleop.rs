@@ -93,7 +93,13 @@ impl Client {
     }
 
     pub fn recv(&mut self) -> Value {
+        // Pings keep the socket busy without a message: the deadline is the call's, not a read's.
+        let deadline = Instant::now() + Duration::from_secs(5);
         loop {
+            assert!(
+                Instant::now() < deadline,
+                "no message within 5 s (pings only)"
+            );
             match self.ws.read().expect("a message within 5 s") {
                 Message::Text(t) => {
                     let v: Value = serde_json::from_str(t.as_str()).expect("server sends JSON");

@@ -59,9 +59,11 @@ pub(super) struct NewConn {
 
 enum Cmd {
     Add(Box<NewConn>),
+    /// Messages queued together: a DISCONNECTED and the end of its session are taken in one
+    /// go, so a CONNECT the client sends on reading the first never meets the old session.
     Send {
         conn: u64,
-        msg: ToClient,
+        msgs: Vec<ToClient>,
     },
     State {
         conns: Vec<u64>,
@@ -102,7 +104,14 @@ impl TeleopIo {
 
     /// An event (or end of session, or close) for one connection.
     pub fn send(&self, conn: u64, msg: ToClient) {
-        self.command(Cmd::Send { conn, msg });
+        self.send_all(conn, vec![msg]);
+    }
+
+    /// Queues `msgs` for `conn` as one command (see [`Cmd::Send`]).
+    pub fn send_all(&self, conn: u64, msgs: Vec<ToClient>) {
+        if !msgs.is_empty() {
+            self.command(Cmd::Send { conn, msgs });
+        }
     }
 
     /// One state frame to every connection in `conns` (latest-only per connection).
@@ -237,10 +246,14 @@ impl IoThread {
                 // The client may have sent its CONNECT with the handshake: read what is here.
                 self.service(conn, true);
             }
-            Cmd::Send { conn, msg } => {
+            Cmd::Send { conn, msgs } => {
                 if let Some(c) = self.conns.get_mut(&conn) {
-                    if c.events.len() < EVENT_QUEUE || matches!(msg, ToClient::Close(_)) {
-                        c.events.push_back(msg);
+                    for msg in msgs {
+                        // Only events are dropped from a full queue; the end of a session
+                        // and a close always take effect.
+                        if c.events.len() < EVENT_QUEUE || !matches!(msg, ToClient::Event(_)) {
+                            c.events.push_back(msg);
+                        }
                     }
                     touched.push(conn);
                 }

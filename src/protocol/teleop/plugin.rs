@@ -178,6 +178,8 @@ impl TeleopServer {
 /// Does what the machine asked, in order.
 fn apply(server: &mut TeleopServer, fx: &mut BridgeIo) {
     let t = fx.clock.sim_time;
+    // Each connection's events go out as one batch, in order, once the machine is drained.
+    let mut outgoing: BTreeMap<u64, Vec<ToClient>> = BTreeMap::new();
     while let Some(action) = server.sessions.poll() {
         match action {
             Action::Send { conn, event } => {
@@ -189,19 +191,18 @@ fn apply(server: &mut TeleopServer, fx: &mut BridgeIo) {
                 } = event;
                 extensions.insert("episode".into(), json!(server.stamp.episode));
                 extensions.insert("step".into(), json!(server.stamp.step));
-                if let Some(l) = server.links.get(&conn) {
-                    l.send(ToClient::Event(SimEventPayload {
+                outgoing
+                    .entry(conn)
+                    .or_default()
+                    .push(ToClient::Event(SimEventPayload {
                         event,
                         sim_state,
                         session_id,
                         extensions,
                     }));
-                }
             }
             Action::EndSession(conn) => {
-                if let Some(l) = server.links.get(&conn) {
-                    l.send(ToClient::EndSession);
-                }
+                outgoing.entry(conn).or_default().push(ToClient::EndSession);
             }
             Action::Session(command) => {
                 fx.commands.write(command);
@@ -228,6 +229,11 @@ fn apply(server: &mut TeleopServer, fx: &mut BridgeIo) {
                 fx.log.push(t, PROTOCOL, code, text);
             }
             Action::Note(text) => info!("teleop: {text}"),
+        }
+    }
+    for (conn, msgs) in outgoing {
+        if let Some(l) = server.links.get(&conn) {
+            l.io.send_all(conn, msgs);
         }
     }
 }
@@ -527,8 +533,7 @@ fn publish_state(mut server: ResMut<TeleopServer>, referee: Res<Referee>, mut fx
         // Sessions are grouped by what they are shown, (state seen, role): every observer is
         // IDLE unless the simulation is in ERROR (see `view`), so the observers share one
         // group; one serialisation and one hand-off to the I/O thread per group.
-        let mut groups: BTreeMap<(&'static str, &'static str), ((SessionState, Role), Vec<u64>)> =
-            BTreeMap::new();
+        let mut groups: BTreeMap<(&str, &str), (View, Vec<u64>)> = BTreeMap::new();
         for (id, c) in server.sessions.sessions() {
             if server.links.contains_key(&id) {
                 let seen = (view(c, state), c.role);
@@ -545,6 +550,9 @@ fn publish_state(mut server: ResMut<TeleopServer>, referee: Res<Referee>, mut fx
         }
     }
 }
+
+/// What a session is shown: the state it sees and its role.
+type View = (SessionState, Role);
 
 /// `frame` as a session with this (state seen, role) gets it; cloned only if it differs.
 fn with_view(
