@@ -276,3 +276,75 @@ fn a_teleop_observer_that_never_reads_is_closed_while_the_others_keep_receiving(
     reader.join().expect("reader");
     drop(stalled);
 }
+
+/// The threads of process `pid` (Linux: its `/proc/PID/task` entries).
+fn threads_of(pid: u32) -> usize {
+    std::fs::read_dir(format!("/proc/{pid}/task"))
+        .expect("/proc is readable")
+        .count()
+}
+
+/// Watchers cost no thread of their own: 64 teleop observers (past their handshake) add none
+/// beyond a few, 64 monitors one each (its reader, asleep in `poll`), not the two of a reader
+/// and a writer. Counted on an armsim of its own, so no other test's threads are in the count.
+#[test]
+fn watchers_do_not_cost_a_thread_each() {
+    use std::io::{BufRead, BufReader};
+    const N: usize = 64;
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_armsim"))
+        .env("RUST_LOG", "info")
+        .env("NO_COLOR", "1")
+        .args(["--headless", "--realtime", "--no-xr", "--teleop-port", "0"])
+        .args(["--agent-port", "0", "--monitor-port", "0"])
+        .stderr(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::null())
+        .spawn()
+        .expect("armsim starts");
+    let pid = child.id();
+    let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
+    let (mut teleop, mut monitor): (Option<SocketAddr>, Option<SocketAddr>) = (None, None);
+    while teleop.is_none() || monitor.is_none() {
+        let line = lines.next().expect("armsim logs its listeners").unwrap();
+        let addr = |l: &str| -> SocketAddr {
+            let rest = l.split("listening on ").nth(1).unwrap();
+            let a = rest.trim_start_matches("ws://").split(['/', ' ']).next();
+            a.unwrap().parse().unwrap()
+        };
+        if line.contains("teleop: listening on ") {
+            teleop = Some(addr(&line));
+        } else if line.contains("monitor: listening on ") {
+            monitor = Some(addr(&line));
+        }
+    }
+    // Keep reading the log so armsim never blocks on a full pipe.
+    std::thread::spawn(move || for _ in lines {});
+    std::thread::sleep(Duration::from_millis(500));
+    let before = threads_of(pid);
+
+    let mut observers: Vec<Client> = (0..N).map(|_| Client::connected(teleop.unwrap())).collect();
+    for c in &mut observers {
+        c.state();
+    }
+    // Handshake threads end once their session is handed over.
+    std::thread::sleep(Duration::from_millis(300));
+    let with_teleop = threads_of(pid);
+
+    let mut monitors: Vec<Peer> = (0..N).map(|_| Peer::open(monitor.unwrap())).collect();
+    for m in &mut monitors {
+        assert!(m.recv().is_some(), "a monitor gets frames");
+    }
+    let with_monitors = threads_of(pid);
+    let _ = child.kill();
+    let _ = child.wait();
+
+    let teleop_threads = with_teleop.saturating_sub(before);
+    let monitor_threads = with_monitors.saturating_sub(with_teleop);
+    assert!(
+        teleop_threads <= 4,
+        "{N} teleop observers added {teleop_threads} threads ({before} before)"
+    );
+    assert!(
+        monitor_threads <= N + N / 4,
+        "{N} monitors added {monitor_threads} threads (one reader each is expected)"
+    );
+}
