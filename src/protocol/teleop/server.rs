@@ -37,6 +37,8 @@ pub(super) const PING_INTERVAL: Duration = Duration::from_millis(500);
 /// Messages larger than this are a protocol violation and end the connection (1009); those
 /// between `max_message` and this are refused with an alert and the connection stays usable.
 const HARD_MESSAGE_LIMIT: usize = 4 << 20;
+/// Bytes tungstenite reads from a session's socket at once.
+const READ_CHUNK: usize = 8 * 1024;
 /// Sessions (connections past their handshake) beyond this are refused (HTTP 503).
 pub const MAX_CONNECTIONS: usize = 256;
 /// Handshakes in progress at once; a new connection past this cuts off the oldest.
@@ -388,9 +390,13 @@ fn handshake<S: Transport>(
         counted.set(true);
         Ok(resp)
     };
+    // Reads are small (heartbeats, pongs, control frames) and tungstenite zero-fills its whole
+    // read chunk before every read: 8 KiB instead of its 128 KiB default (larger messages are
+    // still read, over several reads).
     let ws_config = WebSocketConfig::default()
         .max_message_size(Some(HARD_MESSAGE_LIMIT))
-        .max_frame_size(Some(HARD_MESSAGE_LIMIT));
+        .max_frame_size(Some(HARD_MESSAGE_LIMIT))
+        .read_buffer_size(READ_CHUNK);
     let mut ws = match tungstenite::accept_hdr_with_config(conn, check, Some(ws_config)) {
         Ok(ws) => ws,
         Err(e) => {
