@@ -115,38 +115,12 @@ fn a_monitor_that_never_reads_is_closed_after_its_write_deadline_while_others_ke
         })
     };
     let monitors = |app: &App| app.world().resource::<MonitorPort>().conns.len();
-    let deadline = Instant::now() + Duration::from_secs(60);
-    while monitors(&app) < 2 {
-        assert!(Instant::now() < deadline, "monitors never connected");
-        app.update();
-    }
-    while monitors(&app) > 1 {
-        assert!(
-            Instant::now() < deadline,
-            "the stalled monitor was never closed"
-        );
-        app.update();
-    }
-    let closed_after = connected.elapsed();
-    assert!(
-        closed_after >= MONITOR_WRITE_TIMEOUT,
-        "closed after {closed_after:?}, before its write deadline"
-    );
-    let before = received.load(Ordering::Relaxed);
-    let until = Instant::now() + Duration::from_millis(500);
-    while Instant::now() < until {
-        app.update();
-    }
-    assert!(
-        received.load(Ordering::Relaxed) > before,
-        "the reading monitor stopped receiving"
-    );
-    stop.store(true, Ordering::Relaxed);
-    let until = Instant::now() + Duration::from_secs(5);
-    while !reader.is_finished() && Instant::now() < until {
-        app.update();
-    }
-    reader.join().expect("reader");
+    let watch = Watchers {
+        count: &monitors,
+        what: "monitor",
+        write_timeout: MONITOR_WRITE_TIMEOUT,
+    };
+    watch.the_stalled_one_is_closed(&mut app, connected, &received, &stop, reader);
     drop(stalled);
 }
 
@@ -239,42 +213,72 @@ fn a_teleop_observer_that_never_reads_is_closed_while_the_others_keep_receiving(
             }
         })
     };
-    let deadline = Instant::now() + Duration::from_secs(60);
-    while sessions(&app) < 2 {
-        assert!(
-            Instant::now() < deadline,
-            "the second session never connected"
-        );
-        app.update();
-    }
-    while sessions(&app) > 1 {
-        assert!(
-            Instant::now() < deadline,
-            "the stalled session was never closed"
-        );
-        app.update();
-    }
-    let closed_after = connected.elapsed();
-    assert!(
-        closed_after >= TELEOP_WRITE_TIMEOUT,
-        "closed after {closed_after:?}, before its write deadline"
-    );
-    let before = received.load(Ordering::Relaxed);
-    let until = Instant::now() + Duration::from_millis(500);
-    while Instant::now() < until {
-        app.update();
-    }
-    assert!(
-        received.load(Ordering::Relaxed) > before,
-        "the reading session stopped receiving"
-    );
-    stop.store(true, Ordering::Relaxed);
-    let until = Instant::now() + Duration::from_secs(5);
-    while !reader.is_finished() && Instant::now() < until {
-        app.update();
-    }
-    reader.join().expect("reader");
+    let watch = Watchers {
+        count: &sessions,
+        what: "session",
+        write_timeout: TELEOP_WRITE_TIMEOUT,
+    };
+    watch.the_stalled_one_is_closed(&mut app, connected, &received, &stop, reader);
     drop(stalled);
+}
+
+/// Two watchers of one port, one of them stalled (it never reads).
+struct Watchers<'a> {
+    /// How many the port has open.
+    count: &'a dyn Fn(&App) -> usize,
+    what: &'static str,
+    write_timeout: Duration,
+}
+
+impl Watchers<'_> {
+    /// Runs frames until the stalled watcher is closed, not before its write deadline (counted
+    /// from `connected`), then checks that the reading one (counting into `received`) is still
+    /// served, and stops it.
+    fn the_stalled_one_is_closed(
+        &self,
+        app: &mut App,
+        connected: Instant,
+        received: &AtomicU64,
+        stop: &AtomicBool,
+        reader: std::thread::JoinHandle<()>,
+    ) {
+        let what = self.what;
+        let deadline = Instant::now() + Duration::from_secs(60);
+        while (self.count)(app) < 2 {
+            assert!(
+                Instant::now() < deadline,
+                "the second {what} never connected"
+            );
+            app.update();
+        }
+        while (self.count)(app) > 1 {
+            assert!(
+                Instant::now() < deadline,
+                "the stalled {what} was never closed"
+            );
+            app.update();
+        }
+        let closed_after = connected.elapsed();
+        assert!(
+            closed_after >= self.write_timeout,
+            "closed after {closed_after:?}, before its write deadline"
+        );
+        let before = received.load(Ordering::Relaxed);
+        let until = Instant::now() + Duration::from_millis(500);
+        while Instant::now() < until {
+            app.update();
+        }
+        assert!(
+            received.load(Ordering::Relaxed) > before,
+            "the reading {what} stopped receiving"
+        );
+        stop.store(true, Ordering::Relaxed);
+        let until = Instant::now() + Duration::from_secs(5);
+        while !reader.is_finished() && Instant::now() < until {
+            app.update();
+        }
+        reader.join().expect("reader");
+    }
 }
 
 /// The threads of process `pid` (Linux: its `/proc/PID/task` entries).
@@ -325,9 +329,13 @@ fn watchers_do_not_cost_a_thread_each() {
     for c in &mut observers {
         c.state();
     }
-    // Handshake threads end once their session is handed over.
-    std::thread::sleep(Duration::from_millis(300));
-    let with_teleop = threads_of(pid);
+    // Handshake threads end once their session is handed over (give a loaded machine time).
+    let settle = Instant::now() + Duration::from_secs(5);
+    let mut with_teleop = threads_of(pid);
+    while with_teleop > before + 4 && Instant::now() < settle {
+        std::thread::sleep(Duration::from_millis(50));
+        with_teleop = threads_of(pid);
+    }
 
     let mut monitors: Vec<Peer> = (0..N).map(|_| Peer::open(monitor.unwrap())).collect();
     for m in &mut monitors {
