@@ -309,6 +309,30 @@ fn sync_mode_waits_then_drops_a_silent_agent() {
     assert!(resumed);
 }
 
+/// A sync cycle crosses no thread: while a sync agent controls the arm, the simulation thread
+/// reads its messages from the socket itself while the gate waits (the reader thread only takes
+/// over what is left unread for a millisecond), so most of them are read directly.
+#[test]
+fn a_sync_agents_messages_are_read_by_the_waiting_simulation() {
+    use armsim::protocol::sexp::plugin::AgentPort;
+    const CYCLES: u64 = 300;
+    let (app, agent) = serve_then_inspect(ClockMode::Fast, true, move |agent, _| {
+        let mut a = Peer::agent(agent);
+        a.recv().unwrap();
+        for _ in 0..CYCLES {
+            a.send("(syn)");
+            a.recv().expect("a perception every cycle");
+        }
+        a // still connected while the port is inspected
+    });
+    let direct = app.world().resource::<AgentPort>().messages_read_directly();
+    assert!(
+        direct >= CYCLES / 2,
+        "the simulation read {direct} of the agent's {CYCLES} messages itself"
+    );
+    drop(agent);
+}
+
 #[test]
 fn a_disconnect_mid_cycle_does_not_stall() {
     serve(ClockMode::Fast, true, move |agent, monitor| {

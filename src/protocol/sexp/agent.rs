@@ -205,6 +205,15 @@ pub struct AgentPort {
 }
 
 impl AgentPort {
+    /// Messages the simulation thread read from its agents' sockets itself (a sync agent in
+    /// control, `ReadSide`), over the connections open now.
+    pub fn messages_read_directly(&self) -> u64 {
+        self.conns
+            .values()
+            .map(|c| c.read.frames_read_by_simulation())
+            .sum()
+    }
+
     /// The agent controlling the arm.
     pub fn active(&self) -> Option<u64> {
         self.agents.active()
@@ -310,7 +319,7 @@ fn apply(port: &mut AgentPort, fx: &mut AgentFx, state: SessionState) {
             }
             AgentAction::Dropped { conn } => {
                 if let Some(c) = port.conns.get_mut(&conn) {
-                    c.read.set_direct(false);
+                    c.read.set_direct(true);
                     if let Some(id) = c.gate.take() {
                         fx.gate.unregister(id);
                     }
@@ -322,7 +331,7 @@ fn apply(port: &mut AgentPort, fx: &mut AgentFx, state: SessionState) {
             }
             AgentAction::Closed { conn, reason } => {
                 if let Some(c) = port.conns.remove(&conn) {
-                    c.read.set_direct(false);
+                    c.read.set_direct(true);
                     if let Some(id) = c.gate {
                         fx.gate.unregister(id);
                     }

@@ -14,7 +14,7 @@
 
 use std::io;
 use std::net::TcpStream;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Mutex, OnceLock, PoisonError, TryLockError};
 use std::thread::Thread;
 use std::time::{Duration, Instant};
@@ -40,6 +40,8 @@ pub struct ReadSide {
     direct: AtomicBool,
     /// The reader thread, once it has waited on a direct read (to unpark it).
     reader: OnceLock<Thread>,
+    /// Frames the simulation thread read itself (`pump_now`).
+    read_by_simulation: AtomicU64,
     events: Sender<NetEvent>,
     out: Outbox,
 }
@@ -77,6 +79,7 @@ impl ReadSide {
             }),
             direct: AtomicBool::new(false),
             reader: OnceLock::new(),
+            read_by_simulation: AtomicU64::new(0),
             events,
             out,
         }
@@ -88,10 +91,18 @@ impl ReadSide {
         self.direct.store(on && cfg!(unix), Ordering::Release);
     }
 
+    /// How many frames the simulation thread has read itself.
+    pub fn frames_read_by_simulation(&self) -> u64 {
+        self.read_by_simulation.load(Ordering::Relaxed)
+    }
+
     /// Simulation thread: queues the frames that have arrived, without blocking (if the reader
     /// thread is reading at this moment, its frames come through the channel as usual). True
     /// if it queued any.
     pub fn pump_now(&self) -> bool {
+        if !self.direct.load(Ordering::Acquire) {
+            return false; // the reader thread reads this connection
+        }
         let mut state = match self.state.try_lock() {
             Ok(s) => s,
             Err(TryLockError::Poisoned(p)) => p.into_inner(),
@@ -105,7 +116,11 @@ impl ReadSide {
             reader.unpark();
         }
         match pumped {
-            Pumped::Frames(n) => n > 0,
+            Pumped::Frames(n) => {
+                self.read_by_simulation
+                    .fetch_add(n as u64, Ordering::Relaxed);
+                n > 0
+            }
             Pumped::Ended(reason) => {
                 // The reader thread closes the connection; it is woken by the same readiness.
                 state.ended.get_or_insert(reason);
