@@ -12,6 +12,7 @@ use std::ops::ControlFlow;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::thread;
+use std::time::Duration;
 
 use bevy::log::info;
 use crossbeam_channel::{Receiver, Sender, unbounded};
@@ -80,7 +81,14 @@ pub struct PortLimits {
 struct Silent {
     cap: usize,
     name: &'static str,
-    queue: Mutex<VecDeque<(u64, Option<TcpStream>)>>,
+    queue: Mutex<SilentQueue>,
+}
+
+#[derive(Default)]
+struct SilentQueue {
+    conns: VecDeque<(u64, Option<TcpStream>)>,
+    /// A flood of silent connections logs its cut-offs once a second, with a count.
+    log: Option<net::RateLimited>,
 }
 
 impl Silent {
@@ -88,24 +96,32 @@ impl Silent {
     /// then ends it as usual).
     fn begin(&self, conn: u64, stream: &TcpStream) {
         let mut queue = self.queue.lock().unwrap_or_else(|e| e.into_inner());
-        if queue.len() >= self.cap
-            && let Some((old, old_stream)) = queue.pop_front()
+        if queue.conns.len() >= self.cap
+            && let Some((old, old_stream)) = queue.conns.pop_front()
         {
-            info!(
-                "{}: connection {old} cut off: {} connections have not sent their first message",
-                self.name, self.cap
-            );
+            let log = queue
+                .log
+                .get_or_insert_with(|| net::RateLimited::new(Duration::from_secs(1)));
+            if let Some(held_back) = log.allow() {
+                info!(
+                    "{}: connection {old} cut off: {} connections have not sent their first \
+                     message{}",
+                    self.name,
+                    self.cap,
+                    net::suppressed_note(held_back)
+                );
+            }
             if let Some(s) = old_stream {
                 let _ = s.shutdown(Shutdown::Both);
             }
         }
-        queue.push_back((conn, stream.try_clone().ok()));
+        queue.conns.push_back((conn, stream.try_clone().ok()));
     }
 
     /// The connection spoke, or is gone.
     fn end(&self, conn: u64) {
         let mut queue = self.queue.lock().unwrap_or_else(|e| e.into_inner());
-        queue.retain(|(c, _)| *c != conn);
+        queue.conns.retain(|(c, _)| *c != conn);
     }
 }
 
