@@ -102,25 +102,19 @@ fn a_monitor_that_never_reads_is_closed_after_its_write_deadline_while_others_ke
     let (mut app, addr) = monitor_app(ClockMode::Fast, 1);
     let stalled = Peer::open(addr);
     let connected = Instant::now();
-    let received = Arc::new(AtomicU64::new(0));
-    let stop = Arc::new(AtomicBool::new(false));
-    let reader = {
-        let (received, stop) = (received.clone(), stop.clone());
-        std::thread::spawn(move || {
-            let mut good = Peer::open(addr);
-            while !stop.load(Ordering::Relaxed) {
-                good.recv_bytes().expect("the reading monitor stays served");
-                received.fetch_add(1, Ordering::Relaxed);
-            }
-        })
-    };
     let monitors = |app: &App| app.world().resource::<MonitorPort>().conns.len();
     let watch = Watchers {
         count: &monitors,
         what: "monitor",
         write_timeout: MONITOR_WRITE_TIMEOUT,
     };
-    watch.the_stalled_one_is_closed(&mut app, connected, &received, &stop, reader);
+    let reader = Reader::spawn(
+        move || Peer::open(addr),
+        |good| {
+            good.recv_bytes().expect("the reading monitor stays served");
+        },
+    );
+    watch.the_stalled_one_is_closed(&mut app, connected, reader);
     drop(stalled);
 }
 
@@ -200,26 +194,53 @@ fn a_teleop_observer_that_never_reads_is_closed_while_the_others_keep_receiving(
     let stalled = std::thread::spawn(move || Client::connected(addr));
     let stalled = drive(&mut app, stalled, Duration::ZERO);
     let connected = Instant::now();
-    let received = Arc::new(AtomicU64::new(0));
-    let stop = Arc::new(AtomicBool::new(false));
-    let reader = {
-        let (received, stop) = (received.clone(), stop.clone());
-        std::thread::spawn(move || {
-            let mut good = Client::connected(addr);
-            while !stop.load(Ordering::Relaxed) {
-                good.state();
-                good.log.clear();
-                received.fetch_add(1, Ordering::Relaxed);
-            }
-        })
-    };
     let watch = Watchers {
         count: &sessions,
         what: "session",
         write_timeout: TELEOP_WRITE_TIMEOUT,
     };
-    watch.the_stalled_one_is_closed(&mut app, connected, &received, &stop, reader);
+    let reader = Reader::spawn(
+        move || Client::connected(addr),
+        |good| {
+            good.state();
+            good.log.clear();
+        },
+    );
+    watch.the_stalled_one_is_closed(&mut app, connected, reader);
     drop(stalled);
+}
+
+/// The watcher that reads: a thread that opens it, then reads message after message, counting
+/// them, until stopped.
+struct Reader {
+    received: Arc<AtomicU64>,
+    stop: Arc<AtomicBool>,
+    thread: std::thread::JoinHandle<()>,
+}
+
+impl Reader {
+    fn spawn<C>(
+        open: impl FnOnce() -> C + Send + 'static,
+        next: impl Fn(&mut C) + Send + 'static,
+    ) -> Self {
+        let received = Arc::new(AtomicU64::new(0));
+        let stop = Arc::new(AtomicBool::new(false));
+        let thread = {
+            let (received, stop) = (received.clone(), stop.clone());
+            std::thread::spawn(move || {
+                let mut good = open();
+                while !stop.load(Ordering::Relaxed) {
+                    next(&mut good);
+                    received.fetch_add(1, Ordering::Relaxed);
+                }
+            })
+        };
+        Self {
+            received,
+            stop,
+            thread,
+        }
+    }
 }
 
 /// Two watchers of one port, one of them stalled (it never reads).
@@ -232,16 +253,13 @@ struct Watchers<'a> {
 
 impl Watchers<'_> {
     /// Runs frames until the stalled watcher is closed, not before its write deadline (counted
-    /// from `connected`), then checks that the reading one (counting into `received`) is still
-    /// served, and stops it.
-    fn the_stalled_one_is_closed(
-        &self,
-        app: &mut App,
-        connected: Instant,
-        received: &AtomicU64,
-        stop: &AtomicBool,
-        reader: std::thread::JoinHandle<()>,
-    ) {
+    /// from `connected`), then checks that the reading one is still served, and stops it.
+    fn the_stalled_one_is_closed(&self, app: &mut App, connected: Instant, reader: Reader) {
+        let Reader {
+            received,
+            stop,
+            thread: reader,
+        } = reader;
         let what = self.what;
         let deadline = Instant::now() + Duration::from_secs(60);
         while (self.count)(app) < 2 {

@@ -178,12 +178,27 @@ pub fn peer_state(_stream: &TcpStream) -> PeerState {
 /// Whether a listener bound to `addr` can be reached from beyond this machine (anything but a
 /// loopback address: a LAN address, 0.0.0.0, ::).
 pub fn exposed(addr: std::net::SocketAddr) -> bool {
-    !addr.ip().to_canonical().is_loopback()
+    !from_loopback(addr)
 }
 
 /// Whether a connection from `peer` comes from this machine.
 pub fn from_loopback(peer: std::net::SocketAddr) -> bool {
     peer.ip().to_canonical().is_loopback()
+}
+
+/// The pairing key a request target's query carries (`…?x=1&key=KEY`).
+pub fn key_in_query(query: &str) -> Option<&str> {
+    query.split('&').find_map(|kv| kv.strip_prefix("key="))
+}
+
+/// Checks a request's pairing key against `key`; `Err` says what was wrong with it for the
+/// log (`"no"` key or `"a wrong"` one).
+pub fn check_pairing_key(given: Option<&str>, key: &str) -> Result<(), &'static str> {
+    match given {
+        Some(g) if constant_time_eq(g.as_bytes(), key.as_bytes()) => Ok(()),
+        Some(_) => Err("a wrong"),
+        None => Err("no"),
+    }
 }
 
 /// A listener without authentication logs one loud line when it is opened beyond loopback
@@ -208,6 +223,18 @@ pub fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn keys_compare_whole() {
+        assert!(constant_time_eq(b"abc", b"abc"));
+        assert!(!constant_time_eq(b"abc", b"abd"));
+        assert!(!constant_time_eq(b"abc", b"abcd"));
+        assert_eq!(key_in_query("x=1&key=abc&y=2"), Some("abc"));
+        assert_eq!(key_in_query("x=1"), None);
+        assert_eq!(check_pairing_key(Some("abc"), "abc"), Ok(()));
+        assert_eq!(check_pairing_key(Some("abd"), "abc"), Err("a wrong"));
+        assert_eq!(check_pairing_key(None, "abc"), Err("no"));
+    }
 
     #[test]
     fn one_line_per_interval_with_the_count_of_the_rest() {

@@ -370,12 +370,9 @@ fn handshake<S: Transport>(
             ));
         }
         if let Some(key) = key {
-            let given = req
-                .uri()
-                .query()
-                .and_then(|q| q.split('&').find_map(|kv| kv.strip_prefix("key=")));
-            if !given.is_some_and(|g| net::constant_time_eq(g.as_bytes(), key.as_bytes())) {
-                refused_key.set(Some(if given.is_some() { "a wrong" } else { "no" }));
+            let given = req.uri().query().and_then(net::key_in_query);
+            if let Err(what) = net::check_pairing_key(given, key) {
+                refused_key.set(Some(what));
                 return Err(refuse(StatusCode::FORBIDDEN, KEY_NEEDED.to_owned()));
             }
         }

@@ -221,12 +221,8 @@ impl Site {
 
     /// Whether the request carries the pairing key; if not, an alert for the panel.
     fn key_ok(&self, head: &Head, peer: SocketAddr) -> bool {
-        let ok = head
-            .key
-            .as_deref()
-            .is_some_and(|k| net::constant_time_eq(k.as_bytes(), self.key.as_bytes()));
-        if !ok {
-            let what = if head.key.is_some() { "a wrong" } else { "no" };
+        let checked = net::check_pairing_key(head.key.as_deref(), &self.key);
+        if let Err(what) = checked {
             let suppressed = self
                 .refusals
                 .lock()
@@ -245,7 +241,7 @@ impl Site {
                 });
             }
         }
-        ok
+        checked.is_ok()
     }
 }
 
@@ -262,10 +258,7 @@ fn read_head(io: &mut impl Read, buf: &mut Vec<u8>) -> io::Result<Got> {
             Ok(httparse::Status::Complete(len)) => {
                 let target = req.path.unwrap_or("/");
                 let (path, query) = target.split_once('?').unwrap_or((target, ""));
-                let key = query
-                    .split('&')
-                    .find_map(|kv| kv.strip_prefix("key="))
-                    .map(String::from);
+                let key = net::key_in_query(query).map(String::from);
                 let connection = req
                     .headers
                     .iter()
@@ -383,13 +376,5 @@ mod tests {
         assert!(matches!(parse(""), Got::Closed));
         let mut partial = b"GET / HT".to_vec();
         assert!(read_head(&mut io::empty(), &mut partial).is_err());
-    }
-
-    #[test]
-    fn keys_compare_whole() {
-        use crate::protocol::net::constant_time_eq;
-        assert!(constant_time_eq(b"abc", b"abc"));
-        assert!(!constant_time_eq(b"abc", b"abd"));
-        assert!(!constant_time_eq(b"abc", b"abcd"));
     }
 }
