@@ -5,121 +5,30 @@
 //! TEST-NET-1, 192.0.2.0/24, which is never routed); nothing is sent to any other address.
 //! Making the namespace needs root and iproute2, as in CI.
 
-use std::io::{BufRead, BufReader};
+mod common;
+
 use std::net::{IpAddr, SocketAddr};
-use std::process::{Child, Command, Stdio};
-use std::sync::mpsc;
-use std::time::{Duration, Instant};
+use std::process::Command;
 
-/// A running armsim whose log lines arrive on a channel; killed on drop.
-struct Armsim {
-    child: Child,
-    lines: mpsc::Receiver<String>,
-    log: Vec<String>,
+use common::child::Armsim;
+
+/// Starts a headless real-time armsim with every listener on an ephemeral port (lockstep
+/// included) and `args`.
+fn start(name: &str, args: &[&str]) -> Armsim {
+    let mut all = vec!["--teleop-port", "0", "--xr-port", "0", "--agent-port", "0"];
+    all.extend(["--monitor-port", "0", "--remote-control-port", "0"]);
+    all.extend_from_slice(args);
+    Armsim::start(&format!("exposure-{name}"), &all)
 }
 
-impl Drop for Armsim {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-impl Armsim {
-    /// Starts a headless real-time armsim with every listener on an ephemeral port (lockstep
-    /// included) and `args`, its certificate in a scratch folder.
-    fn start(name: &str, args: &[&str]) -> Self {
-        let config =
-            std::env::temp_dir().join(format!("armsim-exposure-{name}-{}", std::process::id()));
-        let mut child = Command::new(env!("CARGO_BIN_EXE_armsim"))
-            .env("RUST_LOG", "info")
-            .env("NO_COLOR", "1")
-            .env("ARMSIM_CONFIG_DIR", &config)
-            .args([
-                "--headless",
-                "--realtime",
-                "--teleop-port",
-                "0",
-                "--xr-port",
-                "0",
-            ])
-            .args([
-                "--agent-port",
-                "0",
-                "--monitor-port",
-                "0",
-                "--remote-control-port",
-                "0",
-            ])
-            .args(args)
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("armsim starts");
-        let (tx, lines) = mpsc::channel();
-        for stream in [
-            Box::new(child.stdout.take().unwrap()) as Box<dyn std::io::Read + Send>,
-            Box::new(child.stderr.take().unwrap()),
-        ] {
-            let tx = tx.clone();
-            std::thread::spawn(move || {
-                for line in BufReader::new(stream).lines().map_while(Result::ok) {
-                    let _ = tx.send(line);
-                }
-            });
-        }
-        Self {
-            child,
-            lines,
-            log: Vec::new(),
-        }
-    }
-
-    /// Reads the log until a line contains `what`; returns that line.
-    fn wait_for(&mut self, what: &str) -> String {
-        let deadline = Instant::now() + Duration::from_secs(60);
-        if let Some(l) = self.log.iter().find(|l| l.contains(what)) {
-            return l.clone();
-        }
-        loop {
-            let left = deadline.saturating_duration_since(Instant::now());
-            match self.lines.recv_timeout(left) {
-                Ok(line) => {
-                    self.log.push(line.clone());
-                    if line.contains(what) {
-                        return line;
-                    }
-                }
-                Err(_) => panic!(
-                    "no log line with {what:?}; the log:\n{}",
-                    self.log.join("\n")
-                ),
-            }
-        }
-    }
-
-    /// Where `protocol` says it is listening (`lockstep: listening on 127.0.0.1:PORT …`).
-    fn listening(&mut self, protocol: &str) -> SocketAddr {
-        let line = self.wait_for(&format!("{protocol}: listening on "));
-        let rest = line.split("listening on ").nth(1).unwrap();
-        let addr = rest
-            .trim_start_matches("ws://")
-            .split(['/', ' '])
-            .next()
-            .unwrap();
-        addr.parse()
-            .unwrap_or_else(|e| panic!("{addr:?} in {line:?}: {e}"))
-    }
-
-    /// The loud lines of start-up (the headset page is the last listener to start).
-    fn warnings(&mut self) -> Vec<String> {
-        self.wait_for("xr: listening on ");
-        self.log
-            .iter()
-            .filter(|l| l.contains("OPEN TO THE NETWORK WITHOUT AUTHENTICATION"))
-            .cloned()
-            .collect()
-    }
+/// The loud lines of `sim`'s start-up (the headset page is the last listener to start).
+fn warnings(sim: &mut Armsim) -> Vec<String> {
+    sim.wait_for("xr: listening on ");
+    sim.log
+        .iter()
+        .filter(|l| l.contains("OPEN TO THE NETWORK WITHOUT AUTHENTICATION"))
+        .cloned()
+        .collect()
 }
 
 const LISTENERS: [&str; 5] = ["lockstep", "agent", "monitor", "teleop", "xr"];
@@ -129,25 +38,33 @@ fn every_listener_binds_loopback_unless_its_own_flag_opens_it() {
     let loopback: IpAddr = [127, 0, 0, 1].into();
     let any: IpAddr = [0, 0, 0, 0].into();
 
-    let mut plain = Armsim::start("plain", &[]);
+    let mut plain = start("plain", &[]);
     for l in LISTENERS {
         assert_eq!(plain.listening(l).ip(), loopback, "{l} without flags");
     }
-    assert!(plain.warnings().is_empty(), "{:?}", plain.warnings());
+    assert!(
+        warnings(&mut plain).is_empty(),
+        "{:?}",
+        warnings(&mut plain)
+    );
     drop(plain);
 
     // The headset path (`--bind`, as the README once said, is the page's own flag now) opens
     // the page only, and nothing unauthenticated.
-    let mut headset = Armsim::start("headset", &["--bind", "0.0.0.0"]);
+    let mut headset = start("headset", &["--bind", "0.0.0.0"]);
     assert_eq!(headset.listening("xr").ip(), any);
     for l in ["lockstep", "agent", "monitor", "teleop"] {
         assert_eq!(headset.listening(l).ip(), loopback, "{l} with --bind");
     }
-    assert!(headset.warnings().is_empty(), "{:?}", headset.warnings());
+    assert!(
+        warnings(&mut headset).is_empty(),
+        "{:?}",
+        warnings(&mut headset)
+    );
     drop(headset);
 
     // Each opened on purpose: each unauthenticated one says so, once.
-    let mut open = Armsim::start(
+    let mut open = start(
         "open",
         &[
             "--lockstep-bind",
@@ -165,22 +82,22 @@ fn every_listener_binds_loopback_unless_its_own_flag_opens_it() {
         assert_eq!(open.listening(l).ip(), any, "{l} with its flag");
     }
     assert_eq!(open.listening("xr").ip(), loopback);
-    let warnings = open.warnings();
+    let loud = warnings(&mut open);
     for l in ["lockstep", "agent", "monitor", "teleop"] {
-        let n = warnings.iter().filter(|w| w.contains(l)).count();
-        assert!(n >= 1, "no loud line for {l}: {warnings:?}");
+        let n = loud.iter().filter(|w| w.contains(l)).count();
+        assert!(n >= 1, "no loud line for {l}: {loud:?}");
     }
-    assert_eq!(warnings.len(), 4, "{warnings:?}");
+    assert_eq!(loud.len(), 4, "{loud:?}");
     drop(open);
 
     // Opened with the key (the default): no warning, the key URL is logged instead.
-    let mut keyed = Armsim::start(
+    let mut keyed = start(
         "keyed",
         &["--teleop-bind", "0.0.0.0", "--xr-key", "k3y-for-the-test"],
     );
     assert_eq!(keyed.listening("teleop").ip(), any);
     keyed.wait_for("teleop: peers beyond loopback need the pairing key: ws://0.0.0.0:");
-    assert!(keyed.warnings().is_empty());
+    assert!(warnings(&mut keyed).is_empty());
 }
 
 /// A veth pair between this namespace and a fresh one; removed on drop.
@@ -277,7 +194,7 @@ fn upgrade(url: String) -> Result<(), u16> {
 fn a_peer_beyond_loopback_needs_the_key_on_the_plain_teleop_listener() {
     const KEY: &str = "netns-key-0123";
     let ns = Netns::new();
-    let mut sim = Armsim::start("netns", &["--teleop-bind", "0.0.0.0", "--xr-key", KEY]);
+    let mut sim = start("netns", &["--teleop-bind", "0.0.0.0", "--xr-key", KEY]);
     let port = sim.listening("teleop").port();
     let remote = SocketAddr::new(ns.host_ip, port);
     let from_ns = |url: String| ns.run(move || upgrade(url));
@@ -300,7 +217,7 @@ fn a_peer_beyond_loopback_needs_the_key_on_the_plain_teleop_listener() {
     drop(sim);
 
     // The explicit opt-out lets the same peer in without a key, and says so loudly.
-    let mut open = Armsim::start(
+    let mut open = start(
         "netns-open",
         &["--teleop-bind", "0.0.0.0", "--teleop-no-key"],
     );
@@ -308,7 +225,7 @@ fn a_peer_beyond_loopback_needs_the_key_on_the_plain_teleop_listener() {
     let remote = SocketAddr::new(ns.host_ip, port);
     assert_eq!(ns.run(move || upgrade(format!("ws://{remote}/ws"))), Ok(()));
     assert!(
-        open.warnings().iter().any(|w| w.contains("teleop")),
+        warnings(&mut open).iter().any(|w| w.contains("teleop")),
         "{:?}",
         open.log
     );

@@ -311,39 +311,25 @@ fn threads_of(pid: u32) -> usize {
 /// and a writer. Counted on an armsim of its own, so no other test's threads are in the count.
 #[test]
 fn watchers_do_not_cost_a_thread_each() {
-    use std::io::{BufRead, BufReader};
     const N: usize = 64;
-    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_armsim"))
-        .env("RUST_LOG", "info")
-        .env("NO_COLOR", "1")
-        .args(["--headless", "--realtime", "--no-xr", "--teleop-port", "0"])
-        .args(["--agent-port", "0", "--monitor-port", "0"])
-        .stderr(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::null())
-        .spawn()
-        .expect("armsim starts");
-    let pid = child.id();
-    let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
-    let (mut teleop, mut monitor): (Option<SocketAddr>, Option<SocketAddr>) = (None, None);
-    while teleop.is_none() || monitor.is_none() {
-        let line = lines.next().expect("armsim logs its listeners").unwrap();
-        let addr = |l: &str| -> SocketAddr {
-            let rest = l.split("listening on ").nth(1).unwrap();
-            let a = rest.trim_start_matches("ws://").split(['/', ' ']).next();
-            a.unwrap().parse().unwrap()
-        };
-        if line.contains("teleop: listening on ") {
-            teleop = Some(addr(&line));
-        } else if line.contains("monitor: listening on ") {
-            monitor = Some(addr(&line));
-        }
-    }
-    // Keep reading the log so armsim never blocks on a full pipe.
-    std::thread::spawn(move || for _ in lines {});
+    let mut sim = common::child::Armsim::start(
+        "threads",
+        &[
+            "--no-xr",
+            "--teleop-port",
+            "0",
+            "--agent-port",
+            "0",
+            "--monitor-port",
+            "0",
+        ],
+    );
+    let (teleop, monitor) = (sim.listening("teleop"), sim.listening("monitor"));
+    let pid = sim.child.id();
     std::thread::sleep(Duration::from_millis(500));
     let before = threads_of(pid);
 
-    let mut observers: Vec<Client> = (0..N).map(|_| Client::connected(teleop.unwrap())).collect();
+    let mut observers: Vec<Client> = (0..N).map(|_| Client::connected(teleop)).collect();
     for c in &mut observers {
         c.state();
     }
@@ -355,13 +341,12 @@ fn watchers_do_not_cost_a_thread_each() {
         with_teleop = threads_of(pid);
     }
 
-    let mut monitors: Vec<Peer> = (0..N).map(|_| Peer::open(monitor.unwrap())).collect();
+    let mut monitors: Vec<Peer> = (0..N).map(|_| Peer::open(monitor)).collect();
     for m in &mut monitors {
         assert!(m.recv().is_some(), "a monitor gets frames");
     }
     let with_monitors = threads_of(pid);
-    let _ = child.kill();
-    let _ = child.wait();
+    drop(sim);
 
     let teleop_threads = with_teleop.saturating_sub(before);
     let monitor_threads = with_monitors.saturating_sub(with_teleop);

@@ -3,6 +3,7 @@
 
 #![allow(dead_code)]
 
+pub mod child;
 pub mod sexp;
 pub mod teleop;
 

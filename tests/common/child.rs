@@ -1,0 +1,95 @@
+//! A real `armsim` process for tests that need one of their own (its own threads, its own
+//! ports): started headless in real time, its log lines gathered on a channel, killed on drop.
+
+use std::io::{BufRead, BufReader};
+use std::net::SocketAddr;
+use std::process::{Child, Command, Stdio};
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+/// A running armsim whose log lines arrive on a channel; killed on drop.
+pub struct Armsim {
+    pub child: Child,
+    lines: mpsc::Receiver<String>,
+    /// Every line read so far.
+    pub log: Vec<String>,
+}
+
+impl Drop for Armsim {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+impl Armsim {
+    /// Starts `armsim --headless --realtime args…` logging at info level, its certificate (if
+    /// it serves the headset page) in a scratch folder named after `name`.
+    pub fn start(name: &str, args: &[&str]) -> Self {
+        let config =
+            std::env::temp_dir().join(format!("armsim-child-{name}-{}", std::process::id()));
+        let mut child = Command::new(env!("CARGO_BIN_EXE_armsim"))
+            .env("RUST_LOG", "info")
+            .env("NO_COLOR", "1")
+            .env("ARMSIM_CONFIG_DIR", &config)
+            .args(["--headless", "--realtime"])
+            .args(args)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("armsim starts");
+        let (tx, lines) = mpsc::channel();
+        for stream in [
+            Box::new(child.stdout.take().unwrap()) as Box<dyn std::io::Read + Send>,
+            Box::new(child.stderr.take().unwrap()),
+        ] {
+            let tx = tx.clone();
+            std::thread::spawn(move || {
+                for line in BufReader::new(stream).lines().map_while(Result::ok) {
+                    let _ = tx.send(line);
+                }
+            });
+        }
+        Self {
+            child,
+            lines,
+            log: Vec::new(),
+        }
+    }
+
+    /// Reads the log until a line contains `what`; returns that line.
+    pub fn wait_for(&mut self, what: &str) -> String {
+        let deadline = Instant::now() + Duration::from_secs(60);
+        if let Some(l) = self.log.iter().find(|l| l.contains(what)) {
+            return l.clone();
+        }
+        loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            match self.lines.recv_timeout(left) {
+                Ok(line) => {
+                    self.log.push(line.clone());
+                    if line.contains(what) {
+                        return line;
+                    }
+                }
+                Err(_) => panic!(
+                    "no log line with {what:?}; the log:\n{}",
+                    self.log.join("\n")
+                ),
+            }
+        }
+    }
+
+    /// Where `protocol` says it is listening (`lockstep: listening on 127.0.0.1:PORT …`).
+    pub fn listening(&mut self, protocol: &str) -> SocketAddr {
+        let line = self.wait_for(&format!("{protocol}: listening on "));
+        let rest = line.split("listening on ").nth(1).unwrap();
+        let addr = rest
+            .trim_start_matches("ws://")
+            .split(['/', ' '])
+            .next()
+            .unwrap();
+        addr.parse()
+            .unwrap_or_else(|e| panic!("{addr:?} in {line:?}: {e}"))
+    }
+}
