@@ -16,6 +16,24 @@ use armsim::ui::render::{ProfileChoice, RenderProfile};
 use armsim::{SimOptions, scene};
 use clap::{Parser, Subcommand};
 
+/// `--replay-mode`: how a replay drives the world (the simulation crate's `ReplayMode`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+enum ReplayArg {
+    /// Set the world to each recorded state (kinematic, exact).
+    State,
+    /// Drive the physics with the recorded actions and measure the divergence.
+    Action,
+}
+
+impl From<ReplayArg> for ReplayMode {
+    fn from(arg: ReplayArg) -> Self {
+        match arg {
+            ReplayArg::State => ReplayMode::State,
+            ReplayArg::Action => ReplayMode::Action,
+        }
+    }
+}
+
 #[derive(Parser, Debug)]
 #[command(
     name = "armsim",
@@ -188,8 +206,8 @@ struct Cli {
 
     /// How to replay: `state` (set each recorded state; exact) or `action` (drive the physics
     /// with the recorded actions; reports the divergence).
-    #[arg(long, value_enum, default_value_t = ReplayMode::State)]
-    replay_mode: ReplayMode,
+    #[arg(long, value_enum, default_value_t = ReplayArg::State)]
+    replay_mode: ReplayArg,
 
     /// Which demo of the file to replay (0 = first).
     #[arg(long, default_value_t = 0, value_name = "N")]
@@ -574,7 +592,7 @@ fn run() -> anyhow::Result<ExitCode> {
         }
         // Replay first: it sets the world the recording then starts from.
         if let Some(path) = &cli.replay {
-            trajectory::start_replay(app.world_mut(), path, cli.replay_mode, cli.demo)
+            trajectory::start_replay(app.world_mut(), path, cli.replay_mode.into(), cli.demo)
                 .with_context(|| format!("cannot replay {}", path.display()))?;
         }
         if let Some(path) = &cli.record {

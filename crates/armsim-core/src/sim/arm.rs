@@ -34,9 +34,9 @@ const DEFAULT_LINK_DENSITY: f32 = 1000.0;
 /// multibody leaves self-contacts out the same way; the joint limits keep the links apart).
 const ARM_GROUP: Group = Group::GROUP_32;
 
-/// One actuated joint's handle in Rapier.
-#[derive(Clone, Copy, Debug)]
-enum Handle {
+/// One actuated joint's handle in Rapier: in the multibody, or an impulse joint.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum JointHandle {
     Multibody(MultibodyJointHandle),
     Impulse(ImpulseJointHandle),
 }
@@ -55,7 +55,7 @@ struct Frames {
 #[derive(Clone, Debug)]
 pub(super) struct Arm {
     /// Per actuated joint, robot joint order.
-    handles: Vec<Handle>,
+    handles: Vec<JointHandle>,
     /// Per actuated joint, robot joint order.
     frames: Vec<Frames>,
     /// Passive damping per actuated joint (the model's, or zero once switched off).
@@ -123,14 +123,14 @@ impl Arm {
             }
             on_impulse[i] = impulse;
             let handle = if impulse {
-                Some(Handle::Impulse(
+                Some(JointHandle::Impulse(
                     physics.impulse_joints.insert(b1, b2, data, true),
                 ))
             } else {
                 physics
                     .multibody_joints
                     .insert(b1, b2, data, true)
-                    .map(Handle::Multibody)
+                    .map(JointHandle::Multibody)
             };
             if let Some((j, _)) = joint {
                 handles[j] = handle;
@@ -191,7 +191,7 @@ impl Arm {
         cmd: JointCommand,
     ) {
         match self.handles[j] {
-            Handle::Multibody(h) => {
+            JointHandle::Multibody(h) => {
                 let Some(link) = physics
                     .multibody_joints
                     .get_mut(h)
@@ -220,7 +220,7 @@ impl Arm {
                     }
                 }
             }
-            Handle::Impulse(h) => {
+            JointHandle::Impulse(h) => {
                 // An impulse joint's acceleration-based motor would scale by the inertia of the
                 // two bodies it joins only; the joint moves its whole subtree, so the gains are
                 // scaled here by the subtree's inertia about the axis (what the multibody's
@@ -314,15 +314,15 @@ impl Arm {
     ) -> f32 {
         let kind = robot.joints[j].kind;
         match self.handles[j] {
-            Handle::Multibody(h) => physics
+            JointHandle::Multibody(h) => physics
                 .multibody_joints
                 .get(h)
                 .and_then(|(mb, id)| mb.link(id))
                 .map_or(0.0, |l| l.joint.coords()[coord_index(kind)]),
-            Handle::Impulse(_) if self.teleported.is_some() => {
+            JointHandle::Impulse(_) if self.teleported.is_some() => {
                 self.teleported.as_ref().map_or(0.0, |(q, _)| q[j])
             }
-            Handle::Impulse(_) => {
+            JointHandle::Impulse(_) => {
                 let f = &self.frames[j];
                 let one = body_pose(physics, bodies[f.parent]).mul(&f.frame1);
                 let two = body_pose(physics, bodies[f.child]).mul(&f.frame2);
@@ -346,13 +346,13 @@ impl Arm {
     ) -> Vec<f32> {
         (0..self.handles.len())
             .map(|j| match self.handles[j] {
-                Handle::Multibody(h) => physics
+                JointHandle::Multibody(h) => physics
                     .multibody_joints
                     .get(h)
                     .and_then(|(mb, id)| mb.link(id).map(|l| mb.joint_velocity(l)))
                     .and_then(|v| v.iter().next().copied())
                     .unwrap_or(0.0),
-                Handle::Impulse(_) => match &self.teleported {
+                JointHandle::Impulse(_) => match &self.teleported {
                     Some((_, qd)) => qd[j],
                     None => {
                         impulse_velocity(physics, bodies, &self.frames[j], robot.joints[j].kind)
@@ -366,8 +366,8 @@ impl Arm {
         self.handles
             .iter()
             .filter_map(|h| match *h {
-                Handle::Multibody(h) => Some(h),
-                Handle::Impulse(_) => None,
+                JointHandle::Multibody(h) => Some(h),
+                JointHandle::Impulse(_) => None,
             })
             .collect()
     }
@@ -394,8 +394,8 @@ impl Arm {
             .iter()
             .enumerate()
             .filter_map(|(j, h)| match *h {
-                Handle::Multibody(h) => Some((j, h)),
-                Handle::Impulse(_) => None,
+                JointHandle::Multibody(h) => Some((j, h)),
+                JointHandle::Impulse(_) => None,
             })
             .collect();
         set_multibody_state(physics, robot, bodies, &multibody, &q, qd);
@@ -470,6 +470,12 @@ impl Arm {
     }
 
     /// The physics moved the bodies: joint positions are read from them again.
+    /// Joint `j`'s handle and the links it joins (parent, child), robot joint order.
+    pub(super) fn joint(&self, j: usize) -> (JointHandle, usize, usize) {
+        let f = &self.frames[j];
+        (self.handles[j], f.parent, f.child)
+    }
+
     pub(super) fn stepped(&mut self) {
         self.teleported = None;
     }
@@ -489,7 +495,9 @@ impl Arm {
     /// it in `drive`).
     fn write_damping(&self, physics: &mut PhysicsWorld) {
         for (j, h) in self.handles.iter().enumerate() {
-            let Handle::Multibody(h) = *h else { continue };
+            let JointHandle::Multibody(h) = *h else {
+                continue;
+            };
             if let Some((mb, link_id)) = physics.multibody_joints.get_mut(h)
                 && let Some(dof) = mb.link(link_id).map(|l| l.assembly_id())
             {

@@ -5,10 +5,11 @@ mod arm;
 mod command;
 mod world;
 
+pub use arm::JointHandle;
 pub use command::{CommandError, JointCommand, gripper_commands, gripper_range};
 pub use world::{
-    BodyRole, MAX_PLACE_ANG_VEL, MAX_PLACE_LIN_VEL, ObjectBody, PlaceError, SIM_DT, SIM_HZ,
-    SimWorld, WORLD_HALF_EXTENT, unit_quat,
+    ActuatedJoint, BodyRole, MAX_PLACE_ANG_VEL, MAX_PLACE_LIN_VEL, ObjectBody, PlaceError, SIM_DT,
+    SIM_HZ, SimWorld, WORLD_HALF_EXTENT, unit_quat,
 };
 
 /// Where a message stands in the simulation's history: the episode (resets so far), the step

@@ -16,7 +16,7 @@ use rapier3d::prelude::{
 use crate::robot::{JointKind, Pose, RobotModel, Shape};
 use crate::scene::{ObjectConfig, Scene};
 
-use super::arm::{Arm, collider_for, to_rapier};
+use super::arm::{Arm, JointHandle, collider_for, to_rapier};
 use super::command::{CommandError, JointCommand};
 
 /// The fixed physics rate of every armsim world.
@@ -45,8 +45,26 @@ pub enum BodyRole {
     Link(usize),
 }
 
+/// One actuated joint as built in Rapier: its handle and the links it joins.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ActuatedJoint {
+    /// Robot joint order.
+    pub index: usize,
+    pub handle: JointHandle,
+    /// The links (robot link order) on either side.
+    pub parent_link: usize,
+    pub child_link: usize,
+}
+
+/// Numbers every world built in this process, so that whoever mirrors a world elsewhere (the
+/// ECS's entities) can tell a rebuilt world from the one it mirrored.
+static INSTANCES: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
+
 pub struct SimWorld {
+    /// The Rapier sets. In the app they move into bevy_rapier's context for its step and back
+    /// (`armsim_sim::sim::physics`); `step` steps them with Rapier's own pipeline instead.
     pub physics: PhysicsWorld,
+    instance: u64,
     pub robot: RobotModel,
     /// Pose of the robot's root link in the world.
     pub base_pose: Pose,
@@ -131,6 +149,7 @@ impl SimWorld {
             .collect();
         let mut world = Self {
             physics,
+            instance: INSTANCES.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
             robot,
             base_pose,
             link_bodies,
@@ -175,10 +194,43 @@ impl SimWorld {
         Ok(())
     }
 
-    /// One physics step of `SIM_DT` with the current commands.
+    /// This world's number in the process: a world built anew (a reset) has another one.
+    pub fn instance(&self) -> u64 {
+        self.instance
+    }
+
+    /// The robot's actuated joints as built in Rapier, robot joint order.
+    pub fn actuated_joints(&self) -> Vec<ActuatedJoint> {
+        (0..self.robot.joints.len())
+            .map(|index| {
+                let (handle, parent_link, child_link) = self.arm.joint(index);
+                ActuatedJoint {
+                    index,
+                    handle,
+                    parent_link,
+                    child_link,
+                }
+            })
+            .collect()
+    }
+
+    /// One physics step of `SIM_DT` with the current commands, by Rapier's own pipeline: what
+    /// the app does through bevy_rapier3d (`prepare_step`, its step, `finish_step`), bit for
+    /// bit. The benchmarks' bare baseline.
     pub fn step(&mut self) {
-        self.apply_commands();
+        self.prepare_step();
         self.physics.step();
+        self.finish_step();
+    }
+
+    /// Before a step: pushes the commands into the joint motors and, for effort commands, the
+    /// link torques.
+    pub fn prepare_step(&mut self) {
+        self.apply_commands();
+    }
+
+    /// After a step: what the robot's joints keep between steps is brought up to date.
+    pub fn finish_step(&mut self) {
         self.arm.stepped();
     }
 

@@ -168,7 +168,7 @@ fn finish_on_exit(world: &mut World) {
 }
 
 /// How a replay drives the world.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ReplayMode {
     /// Set the world to each recorded state (kinematic, exact).
     State,

@@ -7,6 +7,7 @@
 //! time, and a step must be able to wait for a client without holding up the frame.
 
 mod clock;
+pub mod physics;
 mod wake;
 
 use std::sync::Arc;
@@ -18,6 +19,9 @@ use bevy::prelude::*;
 /// The Bevy-free world and commands (`armsim_core::sim`), re-exported.
 pub use armsim_core::sim::*;
 pub use clock::{ClockMode, SimClock, StepGate};
+pub use physics::{
+    PhysicsContext, RapierStep, RobotJoint, RobotLink, SceneObject, SimBody, Table, sync_entities,
+};
 pub use wake::SimWaker;
 
 use crate::scene::Scene;
@@ -110,8 +114,9 @@ pub fn plugin_for(scene: Arc<Scene>) -> impl Fn(&mut App) {
             )
                 .chain(),
         );
-        schedule.add_systems(physics_step.in_set(SimSystems::Physics));
+        schedule.add_systems(physics::physics_step.in_set(SimSystems::Physics));
         app.add_schedule(schedule);
+        physics::plugin(app);
         let mut poll = Schedule::new(GatePoll);
         poll.set_executor(SingleThreadedExecutor::new());
         app.add_schedule(poll);
@@ -238,11 +243,6 @@ fn wait_for_gate(world: &mut World, started: Instant, budget: std::time::Duratio
     };
     world.resource_mut::<GateLatency>().record(began.elapsed());
     opened
-}
-
-fn physics_step(mut sim: ResMut<Sim>, mut clock: ResMut<SimClock>) {
-    sim.0.step();
-    clock.advance();
 }
 
 #[cfg(test)]

@@ -1,0 +1,189 @@
+//! The brief's shape: the table, the objects and the robot's links are entities stepped by
+//! bevy_rapier3d inside `SimStep`, and the Bevy way of adding a body works.
+
+use std::sync::Arc;
+
+use armsim_sim::scene::{Scene, load_bundled_scene};
+use armsim_sim::session::SessionCommand;
+use armsim_sim::sim::{
+    ClockMode, RobotJoint, RobotLink, SceneObject, Sim, SimBody, SimWorld, Table, run_steps,
+};
+use armsim_sim::{SimOptions, headless_app};
+use bevy::prelude::*;
+use bevy_rapier3d::prelude::*;
+
+fn scene() -> Arc<Scene> {
+    Arc::new(
+        load_bundled_scene("default_scene")
+            .expect("bundled")
+            .expect("loads"),
+    )
+}
+
+fn new_app() -> App {
+    let mut app = headless_app(
+        scene(),
+        &SimOptions {
+            clock: ClockMode::Manual,
+        },
+    );
+    app.finish();
+    app.cleanup();
+    app.update();
+    app
+}
+
+fn hash(app: &App) -> u64 {
+    app.world().resource::<Sim>().0.state_hash()
+}
+
+fn count<F: bevy::ecs::query::QueryFilter>(app: &mut App) -> usize {
+    app.world_mut()
+        .query_filtered::<(), F>()
+        .iter(app.world())
+        .count()
+}
+
+#[test]
+fn the_table_objects_and_links_are_entities_with_bevy_rapier_components() {
+    let mut app = new_app();
+    let (objects, links, joints) = {
+        let sim = &app.world().resource::<Sim>().0;
+        (
+            sim.objects.len(),
+            sim.robot.links.len(),
+            sim.robot.joints.len(),
+        )
+    };
+    assert_eq!(count::<With<Table>>(&mut app), 1);
+    assert_eq!(count::<With<SceneObject>>(&mut app), objects);
+    assert_eq!(count::<With<RobotLink>>(&mut app), links);
+    assert_eq!(count::<With<RobotJoint>>(&mut app), joints);
+    let bodies = 1 + objects + links;
+    assert_eq!(
+        count::<(
+            With<SimBody>,
+            With<RigidBody>,
+            With<Collider>,
+            With<ColliderMassProperties>,
+            With<RapierRigidBodyHandle>
+        )>(&mut app),
+        bodies
+    );
+    assert_eq!(
+        count::<(
+            With<RobotJoint>,
+            Or<(With<MultibodyJoint>, With<ImpulseJoint>)>
+        )>(&mut app),
+        joints
+    );
+    // The cubes fall a little onto the table: bevy_rapier writes their poses back.
+    let before: Vec<f32> = app
+        .world_mut()
+        .query_filtered::<&Transform, With<SceneObject>>()
+        .iter(app.world())
+        .map(|t| t.translation.z)
+        .collect();
+    run_steps(&mut app, 240);
+    let sim_z: Vec<f32> = {
+        let sim = &app.world().resource::<Sim>().0;
+        sim.objects
+            .iter()
+            .map(|o| sim.body_pose(o.body).translation.z)
+            .collect()
+    };
+    let mut after: Vec<(usize, f32)> = app
+        .world_mut()
+        .query::<(&SceneObject, &Transform)>()
+        .iter(app.world())
+        .map(|(o, t)| (o.index, t.translation.z))
+        .collect();
+    after.sort_by_key(|(i, _)| *i);
+    let after: Vec<f32> = after.into_iter().map(|(_, z)| z).collect();
+    assert_eq!(
+        after, sim_z,
+        "the entities' transforms are the bodies' poses"
+    );
+    assert_eq!(before.len(), after.len());
+}
+
+#[test]
+fn the_ecs_step_is_the_bare_rapier_step_bit_for_bit() {
+    let mut app = new_app();
+    let mut bare = SimWorld::new(&scene());
+    assert_eq!(hash(&app), bare.state_hash(), "built alike");
+    run_steps(&mut app, 480);
+    for _ in 0..480 {
+        bare.step();
+    }
+    assert_eq!(hash(&app), bare.state_hash());
+}
+
+/// Spawns a 6 cm box the Bevy way 15 cm above `cube_red`.
+fn drop_box_on_red(app: &mut App) -> Entity {
+    let red = {
+        let sim = &app.world().resource::<Sim>().0;
+        let i = sim.object_index("cube_red").expect("cube_red");
+        sim.body_pose(sim.objects[i].body).translation
+    };
+    app.world_mut()
+        .spawn((
+            RigidBody::Dynamic,
+            Collider::cuboid(0.03, 0.03, 0.03),
+            Transform::from_translation(red + Vec3::new(0.0, 0.0, 0.15)),
+        ))
+        .id()
+}
+
+#[test]
+fn a_body_spawned_the_bevy_way_lands_on_a_cube() {
+    let mut app = new_app();
+    let body = drop_box_on_red(&mut app);
+    run_steps(&mut app, 480);
+    assert!(
+        app.world().get::<RapierRigidBodyHandle>(body).is_some(),
+        "bevy_rapier built the body"
+    );
+    let z = app
+        .world()
+        .get::<Transform>(body)
+        .expect("transform")
+        .translation
+        .z;
+    let sim = &app.world().resource::<Sim>().0;
+    let i = sim.object_index("cube_red").expect("cube_red");
+    let red = sim.body_pose(sim.objects[i].body).translation;
+    // Resting on the 5 cm cube (top at red.z + 0.025): its centre 3 cm above that.
+    assert!(
+        (z - (red.z + 0.025 + 0.03)).abs() < 0.005,
+        "the box rests on the cube: box z {z}, cube z {}",
+        red.z
+    );
+}
+
+#[test]
+fn reset_restores_the_scene_bit_for_bit_and_keeps_the_users_body() {
+    let mut app = new_app();
+    let fresh = hash(&app);
+    let body = drop_box_on_red(&mut app);
+    run_steps(&mut app, 240);
+    assert_ne!(hash(&app), fresh);
+    app.world_mut().write_message(SessionCommand::Reset);
+    app.update();
+    assert_eq!(hash(&app), fresh, "reset is a fresh world");
+    run_steps(&mut app, 240);
+    let mut again = new_app();
+    let other = drop_box_on_red(&mut again);
+    run_steps(&mut again, 240);
+    assert!(app.world().get::<RapierRigidBodyHandle>(body).is_some());
+    assert!(again.world().get::<RapierRigidBodyHandle>(other).is_some());
+    // The kept box starts again at rest where it was, on the cube: the scene around it is the
+    // fresh one.
+    let z = app
+        .world()
+        .get::<Transform>(body)
+        .expect("kept")
+        .translation
+        .z;
+    assert!(z > 1.0, "the kept box is still above the table: z {z}");
+}
