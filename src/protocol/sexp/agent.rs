@@ -19,7 +19,7 @@ use super::Sexp;
 pub use super::agents::AgentRole;
 use super::agents::{AgentAction, AgentCtx, AgentInput, Agents, AgentsConfig};
 use super::messages::{Effectors, JointEffector, parse_effectors, perception};
-use super::plugin::{SexpOptions, game_info};
+use super::options::{SexpOptions, game_info};
 use super::reader::ReadSide;
 use super::server::{NetEvent, Outbox, error_payload, payload};
 use crate::protocol::registry::{

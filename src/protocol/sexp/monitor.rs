@@ -15,7 +15,7 @@ use crossbeam_channel::Receiver;
 
 use super::Sexp;
 use super::messages::{MonitorCommand, parse_monitor_command, world_frame};
-use super::plugin::{SexpOptions, game_info};
+use super::options::{SexpOptions, game_info};
 use super::server::{NetEvent, Outbox, PortWriter, error_payload, payload};
 use crate::protocol::registry::{ConnKey, Connections, Counters, Protocol, Role};
 use crate::referee::LoggedEvent;

@@ -19,15 +19,32 @@ use serde::de::{self, DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visit
 use serde::{Deserialize, forward_to_deserialize_any};
 use serde_path_to_error::Segment;
 
-use super::format::{ActionFrame, BodyState, Demo, JointValues, Loc, ShapeError, StateFrame};
-use super::format::{Trajectories, push_key};
+use super::demo::{
+    ActionFrame, BodyState, Demo, JointValues, ShapeError, StateFrame, Trajectories,
+};
+use super::loc::{Loc, push_key};
 use super::value::Value;
 
+impl Trajectories {
+    /// Reads the typed shape out of a file's value tree; an error names the path of the first
+    /// problem.
+    pub fn from_value(value: &Value) -> Result<Self, ShapeError> {
+        from_value_at(value, &Loc::root())
+    }
+}
+
+/// One recorded frame's state, located at `at` (a recording journal's line).
+pub(super) fn state_from_value(v: &Value, at: &Loc) -> Result<StateFrame, ShapeError> {
+    from_value_at(v, at)
+}
+
+/// One recorded action, located at `at` (a recording journal's line).
+pub(super) fn action_from_value(v: &Value, at: &Loc) -> Result<ActionFrame, ShapeError> {
+    from_value_at(v, at)
+}
+
 /// Deserializes `T` from `v`, located at `at` in its file, with every error's path.
-pub(super) fn from_value_at<'v, T: Deserialize<'v>>(
-    v: &'v Value,
-    at: &Loc,
-) -> Result<T, ShapeError> {
+fn from_value_at<'v, T: Deserialize<'v>>(v: &'v Value, at: &Loc) -> Result<T, ShapeError> {
     serde_path_to_error::deserialize(ValueDe(v)).map_err(|e| {
         let mut path = at.render();
         for seg in e.path().iter() {

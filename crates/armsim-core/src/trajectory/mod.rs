@@ -3,14 +3,17 @@
 //! formats can be tested (and used by tools) on their own.
 
 mod de;
+mod demo;
 mod format;
+mod loc;
 pub mod pickle;
 mod record;
 pub mod value;
 
+pub use demo::{ActionFrame, BodyState, Demo, JointValues, ShapeError, StateFrame, Trajectories};
 pub use format::{
-    ActionFrame, BodyState, CodecError, Demo, Format, JointValues, MAX_DECOMPRESSED_BYTES,
-    ShapeError, StateFrame, Trajectories, TrajectoryError, load, read_value, save, write_value,
+    CodecError, Format, MAX_DECOMPRESSED_BYTES, TrajectoryError, load, read_value, save,
+    write_value,
 };
 pub use record::{Recorder, RecorderOptions, Recovery, journal_path, read_journal, recover};
 pub use value::Value;

@@ -30,10 +30,12 @@ use std::path::{Path, PathBuf};
 use serde::ser::{SerializeMap, SerializeSeq};
 use serde::{Serialize, Serializer};
 
-use super::format::{
-    self, ActionFrame, Demo, Format, Loc, StateFrame, Trajectories, TrajectoryError,
-    action_from_value, action_to_value, state_from_value, state_to_value,
+use super::de::{action_from_value, state_from_value};
+use super::demo::{
+    ActionFrame, Demo, ShapeError, StateFrame, Trajectories, action_to_value, state_to_value,
 };
+use super::format::{self, Format, TrajectoryError};
+use super::loc::Loc;
 use super::value::Value;
 
 const MAGIC: &str = "armsim_trajectory_journal";
@@ -303,7 +305,7 @@ pub fn read_journal(journal: impl AsRef<Path>) -> Result<(Trajectories, bool), T
         };
         let at = Loc::root();
         let at = at.key(key);
-        let shape = |e: format::ShapeError| bad(n, e.to_string());
+        let shape = |e: ShapeError| bad(n, e.to_string());
         if key == "init_state" {
             demos.push(Demo {
                 init_state: state_from_value(body, &at).map_err(shape)?,

@@ -1,5 +1,5 @@
 //! The dynamic value both trajectory file formats decode to and encode from, so that JSON and
-//! pickle share one typed mapping (`format.rs`) instead of one each.
+//! pickle share one typed mapping (`demo.rs`, read through `de.rs`) instead of one each.
 
 use std::collections::HashMap;
 use std::fmt;
