@@ -60,11 +60,18 @@ fn the_table_objects_and_links_are_entities_with_bevy_rapier_components() {
     assert_eq!(count::<With<RobotLink>>(&mut app), links);
     assert_eq!(count::<With<RobotJoint>>(&mut app), joints);
     let bodies = 1 + objects + links;
+    // Every body with a collision shape carries it as a `Collider`.
+    let shaped = {
+        let sim = &app.world().resource::<Sim>().0;
+        sim.bodies()
+            .filter(|(_, h)| !sim.colliders_of(*h).is_empty())
+            .count()
+    };
+    assert_eq!(count::<(With<SimBody>, With<Collider>)>(&mut app), shaped);
     assert_eq!(
         count::<(
             With<SimBody>,
             With<RigidBody>,
-            With<Collider>,
             With<ColliderMassProperties>,
             With<RapierRigidBodyHandle>
         )>(&mut app),

@@ -296,16 +296,19 @@ fn spawn_scene_entities(world: &mut World, context: Entity) {
                 .collect();
             // One collider: its shape. Several (a link with more than one geom): a compound
             // that describes them; the Rapier colliders stay separate.
+            // A link without collision geoms (a massless tool frame) has no collider.
             let collider = match shapes.as_slice() {
-                [(offset, shape)] if *offset == Default::default() => Collider::from(shape.clone()),
-                _ => Collider::from(bevy_rapier3d::rapier::prelude::SharedShape::compound(
-                    shapes,
+                [] => None,
+                [(offset, shape)] if *offset == Default::default() => {
+                    Some(Collider::from(shape.clone()))
+                }
+                _ => Some(Collider::from(
+                    bevy_rapier3d::rapier::prelude::SharedShape::compound(shapes),
                 )),
             };
             let mut e = world.spawn((
                 SimBody(role),
                 RigidBody::from(rb.body_type()),
-                collider,
                 // The body's mass properties as Rapier computed them when the world was built.
                 ColliderMassProperties::MassProperties(MassProperties::from_rapier(mass)),
                 Velocity {
@@ -317,8 +320,8 @@ fn spawn_scene_entities(world: &mut World, context: Entity) {
                 RapierRigidBodyHandle(handle),
                 RapierContextEntityLink(context),
             ));
-            if let Some(&c) = colliders.first() {
-                e.insert(RapierColliderHandle(c));
+            if let (Some(collider), Some(&c)) = (collider, colliders.first()) {
+                e.insert((collider, RapierColliderHandle(c)));
             }
             match role {
                 BodyRole::Table => {
