@@ -240,34 +240,20 @@ fn spawn_for_current_world(world: &mut World) {
 fn release_user_bodies(world: &mut World) {
     // The user's bodies are built again in the new world by bevy_rapier at the next step
     // (after the priming, which must not build them into its throwaway copies).
+    drop_from_users::<RapierRigidBodyHandle>(world);
+    drop_from_users::<RapierColliderHandle>(world);
+    drop_from_users::<RapierImpulseJointHandle>(world);
+    drop_from_users::<RapierMultibodyJointHandle>(world);
+}
+
+/// Removes handle component `C` from every entity that is not one of the scene's bodies.
+fn drop_from_users<C: Component>(world: &mut World) {
     let users: Vec<Entity> = world
-        .query_filtered::<Entity, (With<RapierRigidBodyHandle>, Without<SimBody>)>()
+        .query_filtered::<Entity, (With<C>, Without<SimBody>)>()
         .iter(world)
         .collect();
     for e in users {
-        world.entity_mut(e).remove::<RapierRigidBodyHandle>();
-    }
-    let colliders: Vec<Entity> = world
-        .query_filtered::<Entity, (With<RapierColliderHandle>, Without<SimBody>)>()
-        .iter(world)
-        .collect();
-    for e in colliders {
-        world.entity_mut(e).remove::<RapierColliderHandle>();
-    }
-    let joints: Vec<Entity> = world
-        .query_filtered::<Entity, (
-            Or<(
-                With<RapierImpulseJointHandle>,
-                With<RapierMultibodyJointHandle>,
-            )>,
-            Without<SimBody>,
-        )>()
-        .iter(world)
-        .collect();
-    for e in joints {
-        world
-            .entity_mut(e)
-            .remove::<(RapierImpulseJointHandle, RapierMultibodyJointHandle)>();
+        world.entity_mut(e).remove::<C>();
     }
 }
 
