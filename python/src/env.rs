@@ -26,7 +26,7 @@ use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 
 use crate::assets::resolve_scene;
-use crate::runner::Runner;
+use armsim_sim::embed::EmbeddedSim;
 
 /// How far the hand target may lead the tool (m): a policy pushing against a wall or the table
 /// does not wind the target up far beyond where the arm is.
@@ -45,7 +45,7 @@ pub struct EnvOptions {
 
 /// One pick-and-place world with its teleop pipeline.
 pub struct Env {
-    runner: Runner,
+    app: EmbeddedSim,
     options: EnvOptions,
     controller: TeleopController,
     zone: ZoneRect,
@@ -95,12 +95,12 @@ impl Env {
             ));
         }
         let book = rule_book_by_name("pick_and_place", &config).map_err(|e| e.to_string())?;
-        let runner = Runner::with_book(scene.clone(), book);
+        let app = EmbeddedSim::new(scene.clone(), Some(book));
         let controller =
-            TeleopController::new(&scene, &runner.world, scene.config.control.filter.params);
+            TeleopController::new(&scene, app.sim(), scene.config.control.filter.params);
         let mut env = Self {
-            scored: vec![false; runner.world.objects.len()],
-            runner,
+            scored: vec![false; app.sim().objects.len()],
+            app,
             options,
             controller,
             zone,
@@ -126,7 +126,7 @@ impl Env {
     /// Ends the current episode's recording: written to its file, or removed if `keep` is false
     /// (an episode cut short because enough were collected).
     pub fn finish_recording(&mut self, keep: bool) {
-        match self.runner.finish_recording() {
+        match self.app.finish_recording() {
             None => {}
             Some(Ok(r)) if keep => self
                 .finished
@@ -134,7 +134,7 @@ impl Env {
             Some(Ok(r)) => {
                 let _ = std::fs::remove_file(&r.path);
             }
-            Some(Err(e)) => self.finished.push(Err(e.to_string())),
+            Some(Err(e)) => self.finished.push(Err(e)),
         }
     }
 
@@ -143,31 +143,28 @@ impl Env {
         // An episode still being recorded was cut short by the reset: it is not kept.
         self.finish_recording(false);
         // Without a recording running, a reset cannot fail.
-        let _ = self.runner.reset();
-        self.runner.kick_off();
+        let _ = self.app.reset();
+        self.app.kick_off();
         if let Some((dir, prefix, every)) = &self.record {
             let path = dir.join(format!("{prefix}-ep{:05}.pkl.gz", self.episodes_started));
             self.episodes_started += 1;
-            if let Err(e) = self.runner.start_recording(&path, *every) {
+            if let Err(e) = self.app.start_recording(&path, *every) {
                 self.finished.push(Err(e.to_string()));
             }
         }
-        let scene = self.runner.scene.clone();
-        self.controller = TeleopController::new(
-            &scene,
-            &self.runner.world,
-            scene.config.control.filter.params,
-        );
-        self.target = self.runner.world.ee_position();
+        let scene = self.app.scene().clone();
+        self.controller =
+            TeleopController::new(&scene, self.app.sim(), scene.config.control.filter.params);
+        self.target = self.app.sim().ee_position();
         self.grip = false;
         self.scored.iter_mut().for_each(|s| *s = false);
-        self.cursor = self.runner.last_seq();
+        self.cursor = self.app.referee().last_seq();
         self.seq = 0;
         self.potential = self.phi();
     }
 
     fn phi(&self) -> f64 {
-        let world = &self.runner.world;
+        let world = self.app.sim();
         let ee = world.ee_position();
         let mut nearest = f32::INFINITY;
         let mut to_zone = 0.0f32;
@@ -195,8 +192,8 @@ impl Env {
         } else {
             Vec3::ZERO
         };
-        let limits = &self.runner.scene.config.control.limits;
-        let ee = self.runner.world.ee_position();
+        let limits = &self.app.scene().config.control.limits;
+        let ee = self.app.sim().ee_position();
         let mut target = limits
             .workspace_aabb_m
             .clamp(self.target + d * self.options.max_step_m);
@@ -211,10 +208,10 @@ impl Env {
             clutch: true,
         };
         for _ in 0..self.options.frame_skip {
-            if self.runner.error.is_some() {
+            if self.app.error().is_some() {
                 break;
             }
-            let world = &mut self.runner.world;
+            let world = self.app.sim();
             let state = TeleopState {
                 q: world.joint_positions(),
                 qd: world.joint_velocities(),
@@ -222,16 +219,16 @@ impl Env {
             };
             if let Some(commands) = self.controller.adapt(&cmd, &state) {
                 for (i, c) in commands.into_iter().enumerate() {
-                    let _ = world.set_command(i, c);
+                    let _ = self.app.set_target(i, c);
                 }
             }
-            if let Err(e) = self.runner.step(1) {
+            if let Err(e) = self.app.step(1) {
                 // The recording stopped (disk full, …); the episode goes on unrecorded.
-                self.finished.push(Err(e.to_string()));
+                self.finished.push(Err(e));
             }
         }
         let mut reward = 0.0;
-        for e in self.runner.events_since(self.cursor) {
+        for e in self.app.referee().since(self.cursor) {
             if let RefereeEvent::Scored { object, .. } = e.event {
                 reward += 1.0;
                 if let Some(s) = self.scored.get_mut(object) {
@@ -239,16 +236,16 @@ impl Env {
                 }
             }
         }
-        self.cursor = self.runner.last_seq();
+        self.cursor = self.app.referee().last_seq();
         let potential = self.phi();
         reward += self.options.shaping * (potential - self.potential);
         self.potential = potential;
-        let mode = self.runner.book.play_mode();
+        let mode = self.app.referee().book.play_mode();
         let out = StepOut {
             reward,
             terminated: mode == PlayMode::Success,
             // A physics blow-up ends the episode too: nothing more can be learnt from it.
-            truncated: mode == PlayMode::TimeUp || self.runner.error.is_some(),
+            truncated: mode == PlayMode::TimeUp || self.app.error().is_some(),
         };
         if out.terminated || out.truncated {
             self.finish_recording(true);
@@ -257,26 +254,26 @@ impl Env {
     }
 
     pub fn obs_len(&self) -> usize {
-        let nj = self.runner.world.joint_count();
-        2 * nj + 3 + 1 + 7 * self.runner.world.objects.len() + 4
+        let nj = self.app.sim().joint_count();
+        2 * nj + 3 + 1 + 7 * self.app.sim().objects.len() + 4
     }
 
     /// (key, shape) of each part of the flat observation, in order.
     pub fn layout(&self) -> Vec<(String, Vec<usize>)> {
-        let nj = self.runner.world.joint_count();
+        let nj = self.app.sim().joint_count();
         vec![
             ("q".into(), vec![nj]),
             ("qd".into(), vec![nj]),
             ("ee_pos".into(), vec![3]),
             ("gripper".into(), vec![1]),
-            ("cubes".into(), vec![self.runner.world.objects.len(), 7]),
+            ("cubes".into(), vec![self.app.sim().objects.len(), 7]),
             ("goal_zone".into(), vec![4]),
         ]
     }
 
     /// Writes the flat observation into `out` (length `obs_len`).
     pub fn observe(&self, out: &mut [f64]) {
-        let world = &self.runner.world;
+        let world = self.app.sim();
         let mut k = 0;
         let mut put = |v: f32| {
             out[k] = f64::from(v);
@@ -386,22 +383,22 @@ impl EnvCore {
 
     #[getter]
     fn play_mode(&self) -> &'static str {
-        self.env.runner.book.play_mode().as_str()
+        self.env.app.referee().book.play_mode().as_str()
     }
 
     #[getter]
     fn score(&self) -> u32 {
-        self.env.runner.book.score()
+        self.env.app.referee().book.score()
     }
 
     #[getter]
     fn sim_time(&self) -> f64 {
-        self.env.runner.sim_time()
+        self.env.app.clock().sim_time
     }
 
     #[getter]
     fn error(&self) -> Option<String> {
-        self.env.runner.error.clone()
+        self.env.app.error().map(str::to_owned)
     }
 
     /// The hand target the pipeline follows (world, m).
@@ -413,8 +410,8 @@ impl EnvCore {
     #[getter]
     fn object_names(&self) -> Vec<String> {
         self.env
-            .runner
-            .world
+            .app
+            .sim()
             .objects
             .iter()
             .map(|o| o.name.clone())
@@ -424,8 +421,8 @@ impl EnvCore {
     #[getter]
     fn joint_names(&self) -> Vec<String> {
         self.env
-            .runner
-            .world
+            .app
+            .sim()
             .robot
             .joints
             .iter()
@@ -435,7 +432,7 @@ impl EnvCore {
 
     /// The bit-for-bit state hash of the world (`SimWorld::state_hash`).
     fn state_hash(&self) -> u64 {
-        self.env.runner.world.state_hash()
+        self.env.app.sim().state_hash()
     }
 }
 
@@ -586,13 +583,16 @@ impl VecCore {
     fn play_modes(&self) -> Vec<&'static str> {
         self.envs
             .iter()
-            .map(|e| e.runner.book.play_mode().as_str())
+            .map(|e| e.app.referee().book.play_mode().as_str())
             .collect()
     }
 
     /// Each world's score.
     fn scores(&self) -> Vec<u32> {
-        self.envs.iter().map(|e| e.runner.book.score()).collect()
+        self.envs
+            .iter()
+            .map(|e| e.app.referee().book.score())
+            .collect()
     }
 
     /// Records every world's episodes, from a reset done here, as
@@ -633,9 +633,6 @@ impl VecCore {
     }
 
     fn state_hashes(&self) -> Vec<u64> {
-        self.envs
-            .iter()
-            .map(|e| e.runner.world.state_hash())
-            .collect()
+        self.envs.iter().map(|e| e.app.sim().state_hash()).collect()
     }
 }

@@ -7,7 +7,6 @@ mod assets;
 mod convert;
 mod env;
 mod ik;
-mod runner;
 mod sim;
 
 use std::time::Instant;

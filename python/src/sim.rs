@@ -1,4 +1,5 @@
-//! `armsim.Sim`: one world in the Python process, stepped as the app steps it (see `runner.rs`),
+//! `armsim.Sim`: one world in the Python process, stepped by armsim-sim's `SimStep` schedule
+//! (`armsim_sim::embed::EmbeddedSim`: the app's own step path),
 //! with joint state as numpy arrays, targets by array or by name, the MetaSim state view, the
 //! referee and recording. `step` releases the GIL, so other Python threads run meanwhile.
 
@@ -9,13 +10,15 @@ use armsim_core::referee::PlayMode;
 use armsim_core::sim::{JointCommand, SIM_DT, gripper_commands};
 use armsim_core::state::{NamedAction, apply_actions, snapshot};
 use numpy::{PyArray1, PyReadonlyArray1};
-use pyo3::exceptions::{PyKeyError, PyRuntimeError, PyTypeError, PyValueError};
+use pyo3::exceptions::{PyKeyError, PyOSError, PyRuntimeError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
+use armsim_core::referee::{config_of, rule_book_by_name};
+use armsim_sim::embed::EmbeddedSim;
+
 use crate::assets::resolve_scene;
 use crate::convert::json_to_py;
-use crate::runner::Runner;
 use crate::{event_to_py, traj_err};
 
 /// One armsim world (default scene, a bundled scene name or a scene file) stepped at 240 Hz.
@@ -24,7 +27,7 @@ use crate::{event_to_py, traj_err};
 /// home posture (position control). `step` releases the GIL.
 #[pyclass(module = "armsim._core")]
 pub struct Sim {
-    pub runner: Runner,
+    pub app: EmbeddedSim,
     /// The referee event `events()` returns from.
     cursor: u64,
 }
@@ -49,18 +52,25 @@ impl Sim {
     fn new(scene: Option<PathBuf>, rules: Option<&str>) -> PyResult<Self> {
         let spec = scene.as_ref().map(|p| p.to_string_lossy().into_owned());
         let scene = resolve_scene(spec.as_deref()).map_err(PyValueError::new_err)?;
-        let runner = Runner::new(scene, rules).map_err(PyValueError::new_err)?;
-        Ok(Self { runner, cursor: 0 })
+        let book = match rules {
+            None => None,
+            Some(name) => Some(
+                rule_book_by_name(name, &config_of(&scene))
+                    .map_err(|e| PyValueError::new_err(e.to_string()))?,
+            ),
+        };
+        let app = EmbeddedSim::new(scene, book);
+        Ok(Self { app, cursor: 0 })
     }
 
     /// Runs `n` physics steps of 1/240 s with the current targets, without the GIL. Raises
     /// RuntimeError if the physics produced a non-finite state (call `reset()`).
     #[pyo3(signature = (n=1))]
     fn step(&mut self, py: Python<'_>, n: u64) -> PyResult<()> {
-        let runner = &mut self.runner;
-        let result = py.detach(|| runner.step(n));
-        result.map_err(traj_err)?;
-        for w in self.runner.warnings.drain(..) {
+        let app = &mut self.app;
+        let result = py.detach(|| app.step(n));
+        result.map_err(PyOSError::new_err)?;
+        for (_, w) in self.app.referee_mut().take_warnings() {
             let _ = PyErr::warn(
                 py,
                 &py.get_type::<pyo3::exceptions::PyRuntimeWarning>(),
@@ -68,10 +78,10 @@ impl Sim {
                 1,
             );
         }
-        if let Some(why) = &self.runner.error {
+        if let Some(why) = self.app.error() {
             return Err(PyRuntimeError::new_err(format!(
                 "{why} after {} steps; call reset()",
-                self.runner.steps
+                self.app.clock().steps
             )));
         }
         Ok(())
@@ -80,16 +90,16 @@ impl Sim {
     /// Back to the scene's initial state: bit-identical to a fresh `Sim` of the same scene
     /// (targets, referee and time too). A recording starts a new demo.
     fn reset(&mut self) -> PyResult<()> {
-        self.runner.reset().map_err(traj_err)?;
-        self.cursor = self.runner.last_seq();
+        self.app.reset().map_err(PyOSError::new_err)?;
+        self.cursor = self.app.referee().last_seq();
         Ok(())
     }
 
     /// Joint names in the robot's order (the order of `q`, `qd` and array targets).
     #[getter]
     fn joint_names(&self) -> Vec<String> {
-        self.runner
-            .world
+        self.app
+            .sim()
             .robot
             .joints
             .iter()
@@ -100,14 +110,14 @@ impl Sim {
     /// Joint positions (rad or m), float64, in `joint_names` order.
     #[getter]
     fn q<'py>(&self, py: Python<'py>) -> Bound<'py, PyArray1<f64>> {
-        let q = self.runner.world.joint_positions();
+        let q = self.app.sim().joint_positions();
         PyArray1::from_iter(py, q.iter().map(|&v| f64::from(v)))
     }
 
     /// Joint velocities (rad/s or m/s), float64, in `joint_names` order.
     #[getter]
     fn qd<'py>(&self, py: Python<'py>) -> Bound<'py, PyArray1<f64>> {
-        let qd = self.runner.world.joint_velocities();
+        let qd = self.app.sim().joint_velocities();
         PyArray1::from_iter(py, qd.iter().map(|&v| f64::from(v)))
     }
 
@@ -159,18 +169,18 @@ impl Sim {
             "velocity" => action.dof_vel_target = Some(map),
             _ => action.dof_effort_target = Some(map),
         }
-        let world = &mut self.runner.world;
-        let mut commands = world.commands().to_vec();
-        let actions = BTreeMap::from([(world.robot.name.clone(), action)]);
-        apply_actions(&world.robot, &mut commands, &actions).map_err(|e| match e {
+        let mut commands = self.app.targets().to_vec();
+        let robot = &self.app.sim().robot;
+        let actions = BTreeMap::from([(robot.name.clone(), action)]);
+        apply_actions(robot, &mut commands, &actions).map_err(|e| match e {
             armsim_core::state::ActionError::UnknownJoint { .. } => {
                 PyKeyError::new_err(e.to_string())
             }
             _ => PyValueError::new_err(e.to_string()),
         })?;
         for (i, cmd) in commands.into_iter().enumerate() {
-            world
-                .set_command(i, cmd)
+            self.app
+                .set_target(i, cmd)
                 .map_err(|e| PyValueError::new_err(e.to_string()))?;
         }
         Ok(())
@@ -185,14 +195,13 @@ impl Sim {
             )));
         }
         let leader = self
-            .runner
-            .scene
+            .app
+            .scene()
             .gripper_joint()
             .ok_or_else(|| PyValueError::new_err("this scene's robot has no gripper"))?;
-        let world = &mut self.runner.world;
-        for (j, cmd) in gripper_commands(&world.robot, leader, closed as f32) {
-            world
-                .set_command(j, cmd)
+        for (j, cmd) in gripper_commands(&self.app.sim().robot, leader, closed as f32) {
+            self.app
+                .set_target(j, cmd)
                 .map_err(|e| PyValueError::new_err(e.to_string()))?;
         }
         Ok(())
@@ -201,9 +210,8 @@ impl Sim {
     /// The current command of every joint: `[(mode, value, velocity)]` in `joint_names` order.
     #[getter]
     fn targets(&self) -> Vec<(&'static str, f64, f64)> {
-        self.runner
-            .world
-            .commands()
+        self.app
+            .targets()
             .iter()
             .map(|c| match *c {
                 JointCommand::Position { target, velocity } => {
@@ -218,7 +226,7 @@ impl Sim {
     /// The end-effector (tool centre) point in the world, metres, float64 (3,).
     #[getter]
     fn ee_pos<'py>(&self, py: Python<'py>) -> Bound<'py, PyArray1<f64>> {
-        let p = self.runner.world.ee_position();
+        let p = self.app.sim().ee_position();
         PyArray1::from_iter(py, p.to_array().iter().map(|&v| f64::from(v)))
     }
 
@@ -226,7 +234,7 @@ impl Sim {
     #[getter]
     fn objects<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
         let out = PyDict::new(py);
-        let world = &self.runner.world;
+        let world = self.app.sim();
         for o in &world.objects {
             let pose = world.body_pose(o.body);
             let r = pose.rotation;
@@ -247,19 +255,19 @@ impl Sim {
     /// MetaSim's dict view of the world (spec 002 `DictEnvState`): objects and robots by name,
     /// `rot` w first, joint maps by name; `extras` holds the referee and the clock.
     fn state<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        let r = &self.runner;
-        let mut dict = snapshot(&r.world).to_dict();
+        let r = &self.app;
+        let mut dict = snapshot(r.sim()).to_dict();
         dict.extras
-            .insert("sim_time_s".into(), serde_json::json!(r.sim_time()));
+            .insert("sim_time_s".into(), serde_json::json!(r.clock().sim_time));
         dict.extras
-            .insert("steps".into(), serde_json::json!(r.steps));
+            .insert("steps".into(), serde_json::json!(r.clock().steps));
         dict.extras.insert(
             "referee".into(),
             serde_json::json!({
-                "rules": r.book.name(),
-                "play_mode": r.book.play_mode().as_str(),
-                "score": r.book.score(),
-                "play_time_s": r.book.play_time(),
+                "rules": r.referee().book.name(),
+                "play_mode": r.referee().book.play_mode().as_str(),
+                "score": r.referee().book.score(),
+                "play_time_s": r.referee().book.play_time(),
             }),
         );
         let json =
@@ -271,13 +279,13 @@ impl Sim {
     /// bit for bit (`SimWorld::state_hash`, as the app's determinism tests and
     /// `armsim --headless` print it): equal hashes mean equal physical states.
     fn state_hash(&self) -> u64 {
-        self.runner.world.state_hash()
+        self.app.sim().state_hash()
     }
 
     /// The referee's play mode: "BeforeStart", "PlayOn", "Success" or "TimeUp".
     #[getter]
     fn play_mode(&self) -> &'static str {
-        self.runner.book.play_mode().as_str()
+        self.app.referee().book.play_mode().as_str()
     }
 
     #[setter]
@@ -287,55 +295,56 @@ impl Sim {
             .map_err(|e: armsim_core::referee::UnknownPlayMode| {
                 PyValueError::new_err(e.to_string())
             })?;
-        self.runner.set_play_mode(mode);
+        self.app.set_play_mode(mode);
         Ok(())
     }
 
     /// Cubes scored in this episode.
     #[getter]
     fn score(&self) -> u32 {
-        self.runner.book.score()
+        self.app.referee().book.score()
     }
 
     /// Seconds played in this episode (time in PlayOn).
     #[getter]
     fn play_time(&self) -> f64 {
-        self.runner.book.play_time()
+        self.app.referee().book.play_time()
     }
 
     /// The rule book's name ("pick_and_place", "free_play").
     #[getter]
     fn rules(&self) -> &'static str {
-        self.runner.book.name()
+        self.app.referee().book.name()
     }
 
     /// Starts an episode: PlayOn, score and play time 0 (the monitor's `(kickOff)`).
     fn kick_off(&mut self) {
-        self.runner.kick_off();
+        self.app.kick_off();
     }
 
     /// Referee events since the last call (or the last reset), oldest first: dicts with `seq`,
     /// `sim_time`, `code` (PLAY_MODE, KICK_OFF, SCORED, OBJECT_REPLACED), `text` and the event's fields.
     fn events<'py>(&mut self, py: Python<'py>) -> PyResult<Vec<Bound<'py, PyDict>>> {
         let out = self
-            .runner
-            .events_since(self.cursor)
+            .app
+            .referee()
+            .since(self.cursor)
             .map(|e| event_to_py(py, e))
             .collect::<PyResult<Vec<_>>>()?;
-        self.cursor = self.runner.last_seq();
+        self.cursor = self.app.referee().last_seq();
         Ok(out)
     }
 
     /// Simulated seconds since the last reset.
     #[getter]
     fn sim_time(&self) -> f64 {
-        self.runner.sim_time()
+        self.app.clock().sim_time
     }
 
     /// Physics steps since the last reset.
     #[getter]
     fn steps(&self) -> u64 {
-        self.runner.steps
+        self.app.clock().steps
     }
 
     /// One physics step, seconds (1/240).
@@ -347,13 +356,13 @@ impl Sim {
     /// The scene's id (`scene_id`).
     #[getter]
     fn scene_id(&self) -> String {
-        self.runner.scene.config.scene_id.clone()
+        self.app.scene().config.scene_id.clone()
     }
 
     /// The robot's name (the key of its demos in a trajectory file).
     #[getter]
     fn robot(&self) -> String {
-        self.runner.world.robot.name.clone()
+        self.app.sim().robot.name.clone()
     }
 
     /// Starts recording a MetaSim v2 trajectory into `path` (`.json`, `.json.gz`, `.pkl`,
@@ -363,12 +372,10 @@ impl Sim {
     fn record(slf: Bound<'_, Self>, path: PathBuf, every: u32) -> PyResult<Recording> {
         {
             let mut this = slf.borrow_mut();
-            if let Some(Err(e)) = this.runner.finish_recording() {
-                return Err(traj_err(e));
+            if let Some(Err(e)) = this.app.finish_recording() {
+                return Err(PyOSError::new_err(e));
             }
-            this.runner
-                .start_recording(&path, every)
-                .map_err(traj_err)?;
+            this.app.start_recording(&path, every).map_err(traj_err)?;
         }
         Ok(Recording {
             sim: slf.unbind(),
@@ -379,9 +386,9 @@ impl Sim {
     /// Ends the recording and writes the file; returns `{path, demos, actions, states}`, or
     /// None if nothing was being recorded.
     fn stop_recording<'py>(&mut self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyDict>>> {
-        match self.runner.finish_recording() {
+        match self.app.finish_recording() {
             None => Ok(None),
-            Some(Err(e)) => Err(traj_err(e)),
+            Some(Err(e)) => Err(PyOSError::new_err(e)),
             Some(Ok(r)) => {
                 let d = PyDict::new(py);
                 d.set_item("path", r.path.to_string_lossy().into_owned())?;
@@ -395,16 +402,16 @@ impl Sim {
 
     #[getter]
     fn is_recording(&self) -> bool {
-        self.runner.is_recording()
+        self.app.is_recording()
     }
 
     fn __repr__(&self) -> String {
         format!(
             "Sim(scene={:?}, robot={:?}, steps={}, play_mode={})",
-            self.runner.scene.config.scene_id,
-            self.runner.world.robot.name,
-            self.runner.steps,
-            self.runner.book.play_mode()
+            self.app.scene().config.scene_id,
+            self.app.sim().robot.name,
+            self.app.clock().steps,
+            self.app.referee().book.play_mode()
         )
     }
 }

@@ -4,6 +4,7 @@
 //! recorder around it. The window (the `armsim` app) and the Python package both build their
 //! worlds with [`add_simulation`], so every caller runs the same step path.
 
+pub mod embed;
 pub mod referee;
 pub mod session;
 pub mod sim;

@@ -194,3 +194,57 @@ fn reset_restores_the_scene_bit_for_bit_and_keeps_the_users_body() {
         .z;
     assert!(z > 1.0, "the kept box is still above the table: z {z}");
 }
+
+/// The Python package's worlds: the app's `SimStep` schedule driven by explicit calls.
+#[test]
+fn an_embedded_world_steps_the_apps_schedule() {
+    use armsim_sim::embed::EmbeddedSim;
+    use armsim_sim::sim::JointCommand;
+
+    fn send_sync<T: Send + Sync>() {}
+    send_sync::<EmbeddedSim>();
+
+    let mut a = EmbeddedSim::new(scene(), None);
+    let fresh = a.sim().state_hash();
+    let home = a.targets().to_vec();
+    // The app, RUNNING with the same targets, steps to the same state.
+    let mut app = new_app();
+    app.world_mut().write_message(SessionCommand::Start);
+    app.update();
+    let target = JointCommand::Position {
+        target: 0.4,
+        velocity: 0.0,
+    };
+    a.set_target(0, target).expect("a finite target");
+    app.world_mut()
+        .resource_mut::<armsim_sim::sim::JointTargets>()
+        .set(0, target)
+        .expect("a finite target");
+    assert_eq!(a.step(240), Ok(240));
+    run_steps(&mut app, 240);
+    assert_eq!(a.sim().state_hash(), hash(&app));
+    assert_eq!(a.clock().steps, 240);
+    assert!(
+        a.sim().joint_positions()[0] > 0.2,
+        "the target moved joint 0"
+    );
+    // Bad input is refused and changes nothing.
+    let nan = JointCommand::Velocity { target: f32::NAN };
+    assert!(a.set_target(1, nan).is_err());
+    assert!(a.set_target(99, target).is_err());
+    assert_eq!(a.targets()[1], home[1]);
+    // Reset: the scene as loaded, bit for bit, targets home, time 0, still RUNNING.
+    a.reset().expect("no recording to fail");
+    assert_eq!(a.sim().state_hash(), fresh);
+    assert_eq!(a.targets(), home.as_slice());
+    assert_eq!(a.clock().steps, 0);
+    assert_eq!(a.step(1), Ok(1));
+    assert!(a.error().is_none());
+    // The scene's entities were respawned for the new world.
+    let world = a.world_mut();
+    let links = world
+        .query_filtered::<(), With<RobotLink>>()
+        .iter(world)
+        .count();
+    assert_eq!(links, a.sim().robot.links.len());
+}

@@ -21,6 +21,28 @@ pub enum CommandError {
     NotFinite { joint: usize },
 }
 
+/// Sets `commands[index]` to `cmd`. Non-finite values are refused, so a bad input can never
+/// reach the solver; an index past the end is refused too.
+pub fn set_checked(
+    commands: &mut [JointCommand],
+    index: usize,
+    cmd: JointCommand,
+) -> Result<(), CommandError> {
+    let finite = match cmd {
+        JointCommand::Position { target, velocity } => target.is_finite() && velocity.is_finite(),
+        JointCommand::Velocity { target } => target.is_finite(),
+        JointCommand::Effort { torque } => torque.is_finite(),
+    };
+    if !finite {
+        return Err(CommandError::NotFinite { joint: index });
+    }
+    let slot = commands
+        .get_mut(index)
+        .ok_or(CommandError::NoSuchJoint { joint: index })?;
+    *slot = cmd;
+    Ok(())
+}
+
 /// Position targets that put the gripper at `closed` in 0 (open) ..= 1 (closed): the gripper
 /// actuator's joint `leader` and every joint that mimics it.
 pub fn gripper_commands(

@@ -6,7 +6,7 @@ mod command;
 mod world;
 
 pub use arm::JointHandle;
-pub use command::{CommandError, JointCommand, gripper_commands, gripper_range};
+pub use command::{CommandError, JointCommand, gripper_commands, gripper_range, set_checked};
 pub use world::{
     ActuatedJoint, BodyRole, MAX_PLACE_ANG_VEL, MAX_PLACE_LIN_VEL, ObjectBody, PlaceError, SIM_DT,
     SIM_HZ, SimWorld, WORLD_HALF_EXTENT, unit_quat,

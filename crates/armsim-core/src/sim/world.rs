@@ -17,7 +17,7 @@ use crate::robot::{JointKind, Pose, RobotModel, Shape};
 use crate::scene::{ObjectConfig, Scene};
 
 use super::arm::{Arm, JointHandle, collider_for, to_rapier};
-use super::command::{CommandError, JointCommand};
+use super::command::{CommandError, JointCommand, set_checked};
 
 /// The fixed physics rate of every armsim world.
 pub const SIM_HZ: f64 = 240.0;
@@ -176,22 +176,7 @@ impl SimWorld {
     /// Sets the command of joint `index` (robot joint order). Non-finite values are refused so a
     /// bad input can never reach the solver.
     pub fn set_command(&mut self, index: usize, cmd: JointCommand) -> Result<(), CommandError> {
-        let finite = match cmd {
-            JointCommand::Position { target, velocity } => {
-                target.is_finite() && velocity.is_finite()
-            }
-            JointCommand::Velocity { target } => target.is_finite(),
-            JointCommand::Effort { torque } => torque.is_finite(),
-        };
-        if !finite {
-            return Err(CommandError::NotFinite { joint: index });
-        }
-        let slot = self
-            .commands
-            .get_mut(index)
-            .ok_or(CommandError::NoSuchJoint { joint: index })?;
-        *slot = cmd;
-        Ok(())
+        set_checked(&mut self.commands, index, cmd)
     }
 
     /// This world's number in the process: a world built anew (a reset) has another one.

@@ -16,12 +16,18 @@ use crate::sim::{Sim, SimClock, SimStep, SimSystems};
 /// Events kept for late readers; a reader further behind than this skips the oldest.
 const LOG_CAPACITY: usize = 512;
 
+/// Problems not yet taken by a reader (`Referee::take_warnings`); older ones are dropped.
+const WARNINGS_CAPACITY: usize = 64;
+
 #[derive(Resource)]
 pub struct Referee {
     pub book: Box<dyn RuleBook>,
     log: EventLog,
     events: Vec<RefereeEvent>,
     actions: Vec<RefereeAction>,
+    /// Decisions the world could not carry out (an object that cannot be put back), with the
+    /// sim time: the panel's alerts log and the Python package take them.
+    warnings: std::collections::VecDeque<(f64, String)>,
 }
 
 impl Referee {
@@ -31,7 +37,13 @@ impl Referee {
             log: EventLog::new(LOG_CAPACITY),
             events: Vec::new(),
             actions: Vec::new(),
+            warnings: std::collections::VecDeque::new(),
         }
+    }
+
+    /// The problems met since the last call (sim time, text), oldest first.
+    pub fn take_warnings(&mut self) -> Vec<(f64, String)> {
+        self.warnings.drain(..).collect()
     }
 
     /// Events with a sequence number above `cursor` (0 = from the start of the log).
@@ -92,7 +104,12 @@ fn judge(mut referee: ResMut<Referee>, mut sim: ResMut<Sim>, clock: Res<SimClock
         &mut referee.actions,
     );
     for (object, e) in failed {
-        warn!("referee: cannot put object {object} back: {e}");
+        let text = format!("cannot put object {object} back: {e}");
+        warn!("referee: {text}");
+        if referee.warnings.len() == WARNINGS_CAPACITY {
+            referee.warnings.pop_front();
+        }
+        referee.warnings.push_back((clock.sim_time, text));
     }
     if !events.is_empty() {
         referee.record(&mut events, clock.sim_time);
@@ -100,9 +117,9 @@ fn judge(mut referee: ResMut<Referee>, mut sim: ResMut<Sim>, clock: Res<SimClock
     referee.events = events;
 }
 
-/// Referee events also go to the panel's alerts log.
+/// Referee events, and what the referee could not carry out, also go to the panel's alerts log.
 fn to_alert_log(
-    referee: Res<Referee>,
+    mut referee: ResMut<Referee>,
     mut log: ResMut<crate::session::AlertLog>,
     mut cursor: Local<u64>,
 ) {
@@ -110,6 +127,11 @@ fn to_alert_log(
         log.push(e.sim_time, "referee", e.event.code(), e.event.to_string());
     }
     *cursor = referee.last_seq();
+    if !referee.warnings.is_empty() {
+        for (sim_time, text) in referee.take_warnings() {
+            log.push(sim_time, "referee", "PUT_BACK_FAILED", text);
+        }
+    }
 }
 
 fn on_session_events(mut events: MessageReader<SessionEvent>, mut referee: ResMut<Referee>) {

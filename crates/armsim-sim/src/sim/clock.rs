@@ -23,6 +23,9 @@ pub enum ClockMode {
     Manual,
 }
 
+/// The most step costs one stats window keeps for its mean and 99th percentile.
+const MAX_WINDOW_COSTS: usize = 1 << 16;
+
 /// How many steps the driver may run this frame and for how long.
 #[derive(Clone, Copy, Debug)]
 pub struct FrameBudget {
@@ -170,7 +173,11 @@ impl SimClock {
 
     pub fn record_step(&mut self, cost: Duration) {
         self.stats.last_step_cost = cost;
-        self.stats.window_costs.push(cost);
+        // A caller that steps without frames (the Python package) never closes a window: the
+        // costs kept for the percentile stay bounded.
+        if self.stats.window_costs.len() < MAX_WINDOW_COSTS {
+            self.stats.window_costs.push(cost);
+        }
         self.stats.window_steps += 1;
     }
 

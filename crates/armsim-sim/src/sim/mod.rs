@@ -43,6 +43,12 @@ pub struct JointTargets {
 }
 
 impl JointTargets {
+    /// Sets the target of joint `index` (robot joint order). Non-finite values are refused, as
+    /// `SimWorld::set_command` refuses them, so a bad input never reaches the motors.
+    pub fn set(&mut self, index: usize, cmd: JointCommand) -> Result<(), CommandError> {
+        set_checked(&mut self.commands, index, cmd)
+    }
+
     /// Opens (0) or closes (1) the gripper whose actuator drives joint `leader`.
     pub fn set_gripper(&mut self, robot: &crate::robot::RobotModel, leader: usize, closed: f32) {
         for (j, cmd) in gripper_commands(robot, leader, closed) {

@@ -1,0 +1,184 @@
+//! The simulation embedded in another program (the Python package): the world of a
+//! [`headless_app`](crate::headless_app), taken out of its `App` so that it can be held by a
+//! Python object and moved to a worker thread (`World` is `Send + Sync`; an `App` is neither).
+//!
+//! Nothing here is a second step path. A step is one run of the `SimStep` schedule, as in the
+//! app: the session applies the targets (`JointTargets`) in `Apply`, bevy_rapier3d steps the
+//! entities in `Physics`, the physics guard and the referee follow, the recorder appends in
+//! `Publish`. Session changes (start, reset) are `SessionCommand`s applied by one frame of the
+//! app's `Main` schedule, with the clock in `ClockMode::Manual` so a frame never steps on its own:
+//! the referee's reset and the recording's new demo happen there, by the app's own systems.
+
+use std::path::Path;
+use std::sync::Arc;
+
+use bevy::prelude::*;
+
+use crate::referee::RuleBook;
+use crate::referee::plugin::Referee;
+use crate::scene::Scene;
+use crate::session::{Session, SessionCommand, SessionState};
+use crate::sim::{
+    ClockMode, CommandError, JointCommand, JointTargets, Sim, SimClock, SimWorld, step_once,
+};
+use crate::trajectory::plugin::{Recording, finish_recording, start_recording};
+use crate::trajectory::{Recovery, TrajectoryError};
+use crate::{SimOptions, headless_app};
+
+/// One simulated world driven by explicit calls: `step`, `reset`, targets.
+pub struct EmbeddedSim {
+    world: World,
+    scene: Arc<Scene>,
+}
+
+impl EmbeddedSim {
+    /// The scene as loaded, judged by `book` (the scene's default rule book if `None`), with the
+    /// session RUNNING: targets apply from the first step.
+    pub fn new(scene: Arc<Scene>, book: Option<Box<dyn RuleBook>>) -> Self {
+        let mut app = headless_app(
+            scene.clone(),
+            &SimOptions {
+                clock: ClockMode::Manual,
+            },
+        );
+        if let Some(book) = book {
+            app.insert_resource(Referee::new(book));
+        }
+        app.finish();
+        app.cleanup();
+        let mut this = Self {
+            world: std::mem::take(app.world_mut()),
+            scene,
+        };
+        this.session(&[SessionCommand::Start]);
+        this
+    }
+
+    pub fn scene(&self) -> &Arc<Scene> {
+        &self.scene
+    }
+
+    /// The ECS world: the scene's entities, the resources, the schedules.
+    pub fn world(&self) -> &World {
+        &self.world
+    }
+
+    pub fn world_mut(&mut self) -> &mut World {
+        &mut self.world
+    }
+
+    /// The physics world (joint readings, poses, the state hash).
+    pub fn sim(&self) -> &SimWorld {
+        &self.world.resource::<Sim>().0
+    }
+
+    /// The physics world, to set a state from outside.
+    pub fn sim_mut(&mut self) -> &mut SimWorld {
+        &mut self.world.resource_mut::<Sim>().into_inner().0
+    }
+
+    /// The joint targets the next step applies, in robot joint order.
+    pub fn targets(&self) -> &[JointCommand] {
+        &self.world.resource::<JointTargets>().commands
+    }
+
+    /// Sets joint `index`'s target; a non-finite value or a joint that does not exist is
+    /// refused and nothing changes.
+    pub fn set_target(&mut self, index: usize, cmd: JointCommand) -> Result<(), CommandError> {
+        self.world.resource_mut::<JointTargets>().set(index, cmd)
+    }
+
+    pub fn referee(&self) -> &Referee {
+        self.world.resource::<Referee>()
+    }
+
+    pub fn referee_mut(&mut self) -> &mut Referee {
+        self.world.resource_mut::<Referee>().into_inner()
+    }
+
+    pub fn clock(&self) -> &SimClock {
+        self.world.resource::<SimClock>()
+    }
+
+    /// Why the session is in ERROR (the physics guard tripped); stepping refuses until a reset.
+    pub fn error(&self) -> Option<&str> {
+        let session = self.world.resource::<Session>();
+        match session.state() {
+            SessionState::Error => Some(session.error.as_deref().unwrap_or("session error")),
+            _ => None,
+        }
+    }
+
+    /// Runs up to `n` steps through the `SimStep` schedule. Stops early, returning how many ran,
+    /// when the physics guard puts the session in ERROR. An error is a recording that had to
+    /// stop (the steps ran; the recording's journal keeps what it had).
+    pub fn step(&mut self, n: u64) -> Result<u64, String> {
+        let recording = self.is_recording();
+        for i in 0..n {
+            if self.error().is_some() {
+                return Ok(i);
+            }
+            step_once(&mut self.world);
+            if recording && !self.is_recording() {
+                return Err(self.recording_error());
+            }
+        }
+        Ok(n)
+    }
+
+    /// Back to the scene's initial state, as the app's RESET (a fresh physics world and the
+    /// scene's entities respawned in order, targets back to the home posture, the referee back
+    /// to `BeforeStart`, time 0), then RUNNING again. A recording starts a new demo; the error
+    /// is a recording that could not.
+    pub fn reset(&mut self) -> Result<(), String> {
+        let recording = self.is_recording();
+        self.session(&[SessionCommand::Reset, SessionCommand::Start]);
+        if recording && !self.is_recording() {
+            return Err(self.recording_error());
+        }
+        Ok(())
+    }
+
+    /// Applies session commands with one frame of the `Main` schedule (no step runs: the clock
+    /// is manual).
+    fn session(&mut self, commands: &[SessionCommand]) {
+        for &c in commands {
+            self.world.write_message(c);
+        }
+        self.world.run_schedule(Main);
+        self.world.clear_trackers();
+    }
+
+    /// Starts an episode (the monitor's `(kickOff)`).
+    pub fn kick_off(&mut self) {
+        let t = self.clock().sim_time;
+        self.referee_mut().kick_off(t);
+    }
+
+    /// Forces a play mode (the monitor's `(playMode X)`).
+    pub fn set_play_mode(&mut self, mode: crate::referee::PlayMode) {
+        let t = self.clock().sim_time;
+        self.referee_mut().set_play_mode(mode, t);
+    }
+
+    /// Starts recording into `path` (format by extension), as `armsim --record`.
+    pub fn start_recording(&mut self, path: &Path, every: u32) -> Result<(), TrajectoryError> {
+        start_recording(&mut self.world, path, every)
+    }
+
+    /// Ends the recording (if any) and writes the file.
+    pub fn finish_recording(&mut self) -> Option<Result<Recovery, String>> {
+        finish_recording(&mut self.world)
+    }
+
+    pub fn is_recording(&self) -> bool {
+        self.world.resource::<Recording>().is_active()
+    }
+
+    fn recording_error(&self) -> String {
+        match &self.world.resource::<Recording>().last {
+            Some(Err(e)) => format!("the recording stopped: {e}"),
+            _ => "the recording stopped".to_string(),
+        }
+    }
+}
