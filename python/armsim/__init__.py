@@ -13,8 +13,9 @@ for a running armsim (window or headless).
 
     remote = armsim.connect(agent="127.0.0.1:60000", monitor="127.0.0.1:60001")
 
-The compiled core (`armsim._core`) is Rust on `armsim-core`: the same physics, referee, IK and
-trajectory formats as the `armsim` app, so the same inputs give the same state hash.
+The compiled core (`armsim._core`) is Rust: each world is the `armsim` app's own ECS world
+(the `armsim-sim` crate, no renderer), stepped by the app's step schedule: the same physics,
+referee, IK and trajectory formats as the app, so the same inputs give the same state hash.
 """
 
 from ._core import (
