@@ -132,21 +132,23 @@ fn draw_scene_bodies(
     }
 }
 
+/// A body the user spawned: its collider, its own material if any, its name if any.
+type UserBody = (
+    Entity,
+    &'static Collider,
+    Option<&'static MeshMaterial3d<StandardMaterial>>,
+    Option<&'static Name>,
+);
+
+/// A collider that is not one of the scene's bodies, has no mesh and is not drawn yet.
+type UserBodyNotDrawn = (Without<SimBody>, Without<Mesh3d>, Without<Drawn>);
+
 /// Gives each body the user spawned (a `Collider`, no mesh, not one of the scene's) a mesh of
 /// its collider's shape, in its own `MeshMaterial3d<StandardMaterial>` if it has one, else a
 /// neutral grey.
-#[allow(clippy::type_complexity)]
 fn draw_user_bodies(
     mut commands: Commands,
-    bodies: Query<
-        (
-            Entity,
-            &Collider,
-            Option<&MeshMaterial3d<StandardMaterial>>,
-            Option<&Name>,
-        ),
-        (Without<SimBody>, Without<Mesh3d>, Without<Drawn>),
-    >,
+    bodies: Query<UserBody, UserBodyNotDrawn>,
     mut meshes: ResMut<Assets<Mesh>>,
     mut materials: ResMut<Assets<StandardMaterial>>,
     mut neutral: Local<Option<Handle<StandardMaterial>>>,
@@ -288,5 +290,87 @@ fn mesh_for(shape: &Shape) -> (Mesh, Quat) {
             radius,
             half_length,
         } => (Cylinder::new(radius, half_length * 2.0).into(), to_z),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use bevy::mesh::VertexAttributeValues;
+
+    use super::*;
+
+    /// The bounding box of a mesh's vertices, placed by `at`.
+    fn extent(mesh: &Mesh, at: Transform) -> (Vec3, Vec3) {
+        let Some(VertexAttributeValues::Float32x3(points)) =
+            mesh.attribute(Mesh::ATTRIBUTE_POSITION)
+        else {
+            panic!("positions");
+        };
+        points
+            .iter()
+            .map(|&p| at.transform_point(Vec3::from(p)))
+            .fold((Vec3::INFINITY, Vec3::NEG_INFINITY), |(lo, hi), p| {
+                (lo.min(p), hi.max(p))
+            })
+    }
+
+    fn one(collider: Collider) -> (Vec3, Vec3) {
+        let (parts, exact) = collider_meshes(&collider);
+        assert!(exact);
+        assert_eq!(parts.len(), 1);
+        extent(&parts[0].0, parts[0].1)
+    }
+
+    fn near(a: Vec3, b: Vec3) -> bool {
+        (a - b).abs().max_element() < 1e-3
+    }
+
+    #[test]
+    fn meshes_cover_the_collider_shapes() {
+        let (lo, hi) = one(Collider::cuboid(0.1, 0.2, 0.3));
+        assert!(near(lo, -Vec3::new(0.1, 0.2, 0.3)) && near(hi, Vec3::new(0.1, 0.2, 0.3)));
+        // A sphere's mesh: vertices on the sphere, not every one at an axis's end.
+        let (lo, hi) = one(Collider::ball(0.25));
+        assert!((lo + Vec3::splat(0.25)).abs().max_element() < 0.02, "{lo}");
+        assert!((hi - Vec3::splat(0.25)).abs().max_element() < 0.02, "{hi}");
+        // Along Z: half length 0.3 plus the caps' radius 0.1.
+        let (lo, hi) = one(Collider::capsule_z(0.3, 0.1));
+        assert!(near(lo, Vec3::new(-0.1, -0.1, -0.4)), "{lo}");
+        assert!(near(hi, Vec3::new(0.1, 0.1, 0.4)), "{hi}");
+        // An off-centre capsule along X.
+        let (lo, hi) = one(Collider::capsule(
+            Vec3::new(1.0, 0.0, 0.0),
+            Vec3::new(2.0, 0.0, 0.0),
+            0.1,
+        ));
+        assert!(near(lo, Vec3::new(0.9, -0.1, -0.1)) && near(hi, Vec3::new(2.1, 0.1, 0.1)));
+        let (lo, hi) = one(Collider::cylinder(0.5, 0.2));
+        assert!(near(lo, Vec3::new(-0.2, -0.5, -0.2)) && near(hi, Vec3::new(0.2, 0.5, 0.2)));
+    }
+
+    #[test]
+    fn compounds_are_their_parts_and_other_shapes_their_bounding_box() {
+        let (parts, exact) = collider_meshes(&Collider::compound(vec![
+            (Vec3::X, Quat::IDENTITY, Collider::ball(0.1)),
+            (-Vec3::X, Quat::IDENTITY, Collider::cuboid(0.1, 0.1, 0.1)),
+        ]));
+        assert!(exact);
+        let centres: Vec<Vec3> = parts
+            .iter()
+            .map(|(m, at)| {
+                let (lo, hi) = extent(m, *at);
+                (lo + hi) / 2.0
+            })
+            .collect();
+        assert!(near(centres[0], Vec3::X) && near(centres[1], -Vec3::X));
+
+        let triangle = Collider::triangle(Vec3::ZERO, Vec3::X, Vec3::Y);
+        let (parts, exact) = collider_meshes(&triangle);
+        assert!(!exact);
+        let (lo, hi) = extent(&parts[0].0, parts[0].1);
+        assert!(near(lo.with_z(0.0), Vec3::ZERO) && near(hi.with_z(0.0), Vec3::new(1.0, 1.0, 0.0)));
+        // A half-space has no finite box: a small one stands for it.
+        let (parts, exact) = collider_meshes(&Collider::halfspace(Vec3::Z).unwrap());
+        assert!(!exact && parts.len() == 1);
     }
 }
