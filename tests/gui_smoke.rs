@@ -146,8 +146,20 @@ fn start_xvfb(n: u32) -> (Guard, String) {
     (xvfb, display)
 }
 
-/// Collects a child's stdout and stderr into one log.
-fn with_log(mut child: Child) -> (Guard, Arc<Mutex<String>>) {
+/// Starts `cmd` in `cwd` on `display`, logging at info level into one log (stdout and stderr),
+/// with `--screenshot SHOT`, and waits for that screenshot.
+fn launch(mut cmd: Command, display: &str, cwd: &Path, shot: &Path) -> (Guard, Arc<Mutex<String>>) {
+    let mut child = cmd
+        .current_dir(cwd)
+        .env("DISPLAY", display)
+        .env_remove("WAYLAND_DISPLAY")
+        .env("RUST_LOG", "info")
+        .arg("--screenshot")
+        .arg(shot)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("the window app starts");
     let log = Arc::new(Mutex::new(String::new()));
     for stream in [
         Box::new(child.stdout.take().unwrap()) as Box<dyn std::io::Read + Send>,
@@ -162,7 +174,9 @@ fn with_log(mut child: Child) -> (Guard, Arc<Mutex<String>>) {
             }
         });
     }
-    (Guard(child), log)
+    let mut app = Guard(child);
+    wait_for_screenshot(&mut app, &log, shot);
+    (app, log)
 }
 
 /// Waits (generously: software rendering in a debug build is slow to start) for a screenshot.
@@ -229,11 +243,8 @@ fn open_window(profile: &str, n: u32, outside_the_tree: bool) -> Window {
     } else {
         root.clone()
     };
-    let child = Command::new(env!("CARGO_BIN_EXE_armsim"))
-        .current_dir(&cwd)
-        .env("DISPLAY", &display)
-        .env_remove("WAYLAND_DISPLAY")
-        .env("RUST_LOG", "info")
+    let mut armsim = Command::new(env!("CARGO_BIN_EXE_armsim"));
+    armsim
         // The headset page is on (its panel section is drawn); its certificate goes to a
         // scratch directory per window, not the user's config.
         .env(
@@ -250,15 +261,8 @@ fn open_window(profile: &str, n: u32, outside_the_tree: bool) -> Window {
             "0",
             "--monitor-port",
         ])
-        .arg(monitor_port.to_string())
-        .arg("--screenshot")
-        .arg(&shot)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("armsim starts");
-    let (mut app, log) = with_log(child);
-    wait_for_screenshot(&mut app, &log, &shot);
+        .arg(monitor_port.to_string());
+    let (app, log) = launch(armsim, &display, &cwd, &shot);
     let wanted = format!("render profile {profile}");
     assert!(
         log.lock().unwrap().contains(&wanted),
@@ -556,20 +560,9 @@ fn window_draws_a_body_the_user_spawned() {
     let _ = std::fs::remove_dir_all(&cwd);
     std::fs::create_dir_all(&cwd).unwrap();
     let (_xvfb, display) = start_xvfb(2);
-    let child = Command::new(exe)
-        .current_dir(&cwd)
-        .env("DISPLAY", &display)
-        .env_remove("WAYLAND_DISPLAY")
-        .env("RUST_LOG", "info")
-        .arg("--window")
-        .arg("--screenshot")
-        .arg(&shot)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("the example starts");
-    let (mut app, log) = with_log(child);
-    wait_for_screenshot(&mut app, &log, &shot);
+    let mut example = Command::new(exe);
+    example.arg("--window");
+    let (mut app, log) = launch(example, &display, &cwd, &shot);
     let img = Rgb::load(&shot);
     check_scene(&img, "add_a_body");
     let m = magenta(&img);
