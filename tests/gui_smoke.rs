@@ -1,5 +1,6 @@
 //! The real window under Xvfb with Mesa's software Vulkan: it opens on the default scene, a
-//! screenshot shows the panel, the table and the cubes, and the Space key toggles the session.
+//! screenshot shows the panel, the table and the cubes, and the Space key toggles the session;
+//! examples/add_a_body.rs --window shows that a body the user spawns is drawn.
 //! CI installs Xvfb, Mesa and xdotool (`.ci/run`); without them this test fails and says what is
 //! missing. Screenshots are kept in `target/gui-artifacts/`.
 
@@ -127,6 +128,92 @@ fn alive(app: &mut Guard, log: &Arc<Mutex<String>>) {
     }
 }
 
+/// A fresh Xvfb display (offset `n` so tests in one binary do not share one) and its name.
+fn start_xvfb(n: u32) -> (Guard, String) {
+    let display = format!(":{}", 90 + (std::process::id() * 2 + n) % 1600);
+    let xvfb = Guard(
+        Command::new("Xvfb")
+            .args([&display, "-screen", "0", "1280x800x24", "-nolisten", "tcp"])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("Xvfb starts"),
+    );
+    let socket = format!("/tmp/.X11-unix/X{}", &display[1..]);
+    wait_for("Xvfb", Duration::from_secs(20), || {
+        Path::new(&socket).exists()
+    });
+    (xvfb, display)
+}
+
+/// Starts `cmd` in `cwd` on `display`, logging at info level into one log (stdout and stderr),
+/// with `--screenshot SHOT`, and waits for that screenshot.
+fn launch(mut cmd: Command, display: &str, cwd: &Path, shot: &Path) -> (Guard, Arc<Mutex<String>>) {
+    let mut child = cmd
+        .current_dir(cwd)
+        .env("DISPLAY", display)
+        .env_remove("WAYLAND_DISPLAY")
+        .env("RUST_LOG", "info")
+        .arg("--screenshot")
+        .arg(shot)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("the window app starts");
+    let log = Arc::new(Mutex::new(String::new()));
+    for stream in [
+        Box::new(child.stdout.take().unwrap()) as Box<dyn std::io::Read + Send>,
+        Box::new(child.stderr.take().unwrap()),
+    ] {
+        let log = log.clone();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stream).lines().map_while(Result::ok) {
+                let mut l = log.lock().unwrap();
+                l.push_str(&line);
+                l.push('\n');
+            }
+        });
+    }
+    let mut app = Guard(child);
+    wait_for_screenshot(&mut app, &log, shot);
+    (app, log)
+}
+
+/// Waits (generously: software rendering in a debug build is slow to start) for a screenshot.
+fn wait_for_screenshot(app: &mut Guard, log: &Arc<Mutex<String>>, shot: &Path) {
+    wait_for("the screenshot", Duration::from_secs(300), || {
+        alive(app, log);
+        std::fs::metadata(shot)
+            .map(|m| m.len() > 0)
+            .unwrap_or(false)
+    });
+    std::thread::sleep(Duration::from_millis(500));
+}
+
+/// The X id of the armsim window on `display`.
+fn window_id(display: &str) -> String {
+    let window = Command::new("xdotool")
+        .env("DISPLAY", display)
+        .args(["search", "--sync", "--name", "armsim"])
+        .output()
+        .expect("xdotool runs");
+    String::from_utf8_lossy(&window.stdout)
+        .lines()
+        .next()
+        .expect("the armsim window is on the display")
+        .to_string()
+}
+
+/// A real key press through X into window `id`.
+fn press_key(display: &str, id: &str, key: &str) {
+    let st = Command::new("xdotool")
+        .env("DISPLAY", display)
+        .args(["windowfocus", "--sync", id, "key", "--delay", "80", key])
+        .status()
+        .expect("xdotool runs");
+    assert!(st.success());
+}
+
 /// Starts armsim with `--render-profile PROFILE` on a fresh Xvfb display (offset `n` so tests
 /// in one binary do not share one), waits for its screenshot and checks what it shows. With
 /// `outside_the_tree`, armsim starts in an empty folder (as after `cargo install`): the default
@@ -141,19 +228,7 @@ fn open_window(profile: &str, n: u32, outside_the_tree: bool) -> Window {
     let shot = artifacts.join(format!("default_scene_{profile}.png"));
     let _ = std::fs::remove_file(&shot);
 
-    let display = format!(":{}", 90 + (std::process::id() * 2 + n) % 1600);
-    let xvfb = Guard(
-        Command::new("Xvfb")
-            .args([&display, "-screen", "0", "1280x800x24", "-nolisten", "tcp"])
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("Xvfb starts"),
-    );
-    let socket = format!("/tmp/.X11-unix/X{}", &display[1..]);
-    wait_for("Xvfb", Duration::from_secs(20), || {
-        Path::new(&socket).exists()
-    });
+    let (xvfb, display) = start_xvfb(n);
 
     // A known monitor port, so the test can read the joints the panel's slider moves.
     let monitor_port = std::net::TcpListener::bind("127.0.0.1:0")
@@ -168,11 +243,8 @@ fn open_window(profile: &str, n: u32, outside_the_tree: bool) -> Window {
     } else {
         root.clone()
     };
-    let mut child = Command::new(env!("CARGO_BIN_EXE_armsim"))
-        .current_dir(&cwd)
-        .env("DISPLAY", &display)
-        .env_remove("WAYLAND_DISPLAY")
-        .env("RUST_LOG", "info")
+    let mut armsim = Command::new(env!("CARGO_BIN_EXE_armsim"));
+    armsim
         // The headset page is on (its panel section is drawn); its certificate goes to a
         // scratch directory per window, not the user's config.
         .env(
@@ -189,37 +261,8 @@ fn open_window(profile: &str, n: u32, outside_the_tree: bool) -> Window {
             "0",
             "--monitor-port",
         ])
-        .arg(monitor_port.to_string())
-        .arg("--screenshot")
-        .arg(&shot)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("armsim starts");
-    let log = Arc::new(Mutex::new(String::new()));
-    for stream in [
-        Box::new(child.stdout.take().unwrap()) as Box<dyn std::io::Read + Send>,
-        Box::new(child.stderr.take().unwrap()),
-    ] {
-        let log = log.clone();
-        std::thread::spawn(move || {
-            for line in BufReader::new(stream).lines().map_while(Result::ok) {
-                let mut l = log.lock().unwrap();
-                l.push_str(&line);
-                l.push('\n');
-            }
-        });
-    }
-    let mut app = Guard(child);
-
-    // Software rendering in a debug build is slow to start: be generous.
-    wait_for("the screenshot", Duration::from_secs(300), || {
-        alive(&mut app, &log);
-        std::fs::metadata(&shot)
-            .map(|m| m.len() > 0)
-            .unwrap_or(false)
-    });
-    std::thread::sleep(Duration::from_millis(500));
+        .arg(monitor_port.to_string());
+    let (app, log) = launch(armsim, &display, &cwd, &shot);
     let wanted = format!("render profile {profile}");
     assert!(
         log.lock().unwrap().contains(&wanted),
@@ -229,6 +272,11 @@ fn open_window(profile: &str, n: u32, outside_the_tree: bool) -> Window {
     let img = Rgb::load(&shot);
     assert_eq!((img.width, img.height), (1280, 800), "window size");
     check_scene(&img, profile);
+    let m = magenta(&img);
+    assert!(
+        m < 10,
+        "{profile}: {m} magenta pixels without the user's box"
+    );
     Window {
         app,
         log,
@@ -281,6 +329,11 @@ fn check_scene(img: &Rgb, profile: &str) {
     );
 }
 
+/// Magenta pixels: the colour of the box examples/add_a_body.rs adds, and of nothing else.
+fn magenta(img: &Rgb) -> usize {
+    img.count(300, |[r, g, b]| r > 150 && b > 150 && g < 100)
+}
+
 /// Full quality on the software renderer too: what the window shows (the interaction is the
 /// same code in both profiles and is exercised by the lite test). Started from an empty folder,
 /// so it also checks that the window needs no source tree.
@@ -311,24 +364,8 @@ fn window_shows_the_scene_and_panel_and_responds_to_keys_clicks_and_sliders() {
     let alive = |app: &mut Guard, log: &Arc<Mutex<String>>| alive(app, log);
 
     // Space from IDLE starts the session, Space again pauses it: real key events through X.
-    let window = Command::new("xdotool")
-        .env("DISPLAY", &display)
-        .args(["search", "--sync", "--name", "armsim"])
-        .output()
-        .expect("xdotool runs");
-    let id = String::from_utf8_lossy(&window.stdout)
-        .lines()
-        .next()
-        .expect("the armsim window is on the display")
-        .to_string();
-    let press = |key: &str| {
-        let st = Command::new("xdotool")
-            .env("DISPLAY", &display)
-            .args(["windowfocus", "--sync", &id, "key", "--delay", "80", key])
-            .status()
-            .expect("xdotool runs");
-        assert!(st.success());
-    };
+    let id = window_id(&display);
+    let press = |key: &str| press_key(&display, &id, key);
     press("space");
     wait_for(
         "Space to start the session",
@@ -450,6 +487,103 @@ fn window_shows_the_scene_and_panel_and_responds_to_keys_clicks_and_sliders() {
     }
     std::fs::write(
         artifacts.join("gui_smoke_lite.log"),
+        log.lock().unwrap().as_bytes(),
+    )
+    .unwrap();
+}
+
+/// The example binary `name` (examples/NAME.rs), built by `cargo build --example` into this
+/// test's target folder (a quick no-op after `cargo test`, which builds the examples).
+fn example(name: &str) -> PathBuf {
+    let exe = std::env::current_exe().expect("the test's path");
+    // target/<profile dir>/deps/gui_smoke-*
+    let profile_dir = exe
+        .parent()
+        .and_then(Path::parent)
+        .expect("target/<profile>");
+    let mut build = Command::new(std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into()));
+    build
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .args(["build", "--example", name]);
+    // Without the variables cargo sets for a test run: build scripts that watch one (ring's
+    // watches CARGO_MANIFEST_DIR) would run again, here and in the next outer build.
+    for (key, _) in std::env::vars_os() {
+        let k = key.to_string_lossy();
+        if k == "OUT_DIR"
+            || [
+                "CARGO_MANIFEST_",
+                "CARGO_PKG_",
+                "CARGO_BIN_EXE_",
+                "CARGO_CRATE_",
+                "CARGO_PRIMARY_",
+                "CARGO_TARGET_TMPDIR",
+            ]
+            .iter()
+            .any(|p| k.starts_with(p))
+        {
+            build.env_remove(&key);
+        }
+    }
+    match profile_dir.file_name().and_then(|n| n.to_str()) {
+        Some("debug") | None => {}
+        Some("release") => {
+            build.arg("--release");
+        }
+        Some(other) => {
+            build.args(["--profile", other]);
+        }
+    }
+    let st = build.status().expect("cargo runs");
+    assert!(st.success(), "cargo build --example {name} failed");
+    let path = profile_dir.join("examples").join(name);
+    assert!(path.exists(), "{} was not built", path.display());
+    path
+}
+
+/// A body the user spawns the Bevy way is drawn: examples/add_a_body.rs --window opens the
+/// window with a box spawned as `RigidBody::Dynamic` + `Collider::cuboid` + `Transform` and a
+/// magenta `MeshMaterial3d` (the window makes its mesh from the collider). Magenta appears in
+/// the screenshot (and nowhere in armsim's own, see `open_window`); after a reset (Backspace:
+/// the scene's entities are despawned and spawned again) the scene and the box are still drawn.
+#[test]
+fn window_draws_a_body_the_user_spawned() {
+    for tool in ["Xvfb", "xdotool"] {
+        require(tool);
+    }
+    let exe = example("add_a_body");
+    let artifacts = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("target/gui-artifacts");
+    std::fs::create_dir_all(&artifacts).unwrap();
+    let shot = artifacts.join("user_body.png");
+    let _ = std::fs::remove_file(&shot);
+    // F12 writes its screenshot into the working folder: a scratch one.
+    let cwd = std::env::temp_dir().join(format!("armsim-gui-body-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&cwd);
+    std::fs::create_dir_all(&cwd).unwrap();
+    let (_xvfb, display) = start_xvfb(2);
+    let mut example = Command::new(exe);
+    example.arg("--window");
+    let (mut app, log) = launch(example, &display, &cwd, &shot);
+    let img = Rgb::load(&shot);
+    check_scene(&img, "add_a_body");
+    let m = magenta(&img);
+    assert!(m > 50, "the user's box is not drawn: {m} magenta pixels");
+
+    let id = window_id(&display);
+    press_key(&display, &id, "BackSpace");
+    wait_for("Backspace to reset", Duration::from_secs(60), || {
+        alive(&mut app, &log);
+        log.lock().unwrap().contains("session reset")
+    });
+    let after = cwd.join("armsim-screenshot-1.png");
+    press_key(&display, &id, "F12");
+    wait_for_screenshot(&mut app, &log, &after);
+    let _ = std::fs::copy(&after, artifacts.join("user_body_after_reset.png"));
+    let img = Rgb::load(&after);
+    check_scene(&img, "add_a_body after reset");
+    let m = magenta(&img);
+    assert!(m > 50, "after a reset: {m} magenta pixels");
+    std::fs::write(
+        artifacts.join("gui_smoke_user_body.log"),
         log.lock().unwrap().as_bytes(),
     )
     .unwrap();

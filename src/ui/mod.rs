@@ -11,6 +11,8 @@ mod panel;
 pub mod render;
 mod visuals;
 
+pub use visuals::{Drawn, USER_BODY_RGB, collider_meshes};
+
 use std::path::PathBuf;
 
 use bevy::prelude::*;

@@ -406,11 +406,15 @@ const FILL: f32 = 0.45;
 /// Brightens the flat colours to about what PBR with the scene's lights and tonemapping shows.
 const GAIN: f32 = 1.6;
 
-/// Swaps every mesh's material between PBR (full, or `--render-tweak pbr`) and flat (lite).
+/// Meshes whose material has no flat twin yet.
+type NotSwappedYet = (With<Mesh3d>, Without<BothMaterials>);
+
+/// Swaps every mesh's material between PBR (full, or `--render-tweak pbr`) and flat (lite); a
+/// body's own material on an entity without a mesh is left for `visuals` to read.
 fn swap_materials(
     profile: Res<RenderProfile>,
     mut applied: Local<Option<bool>>,
-    standard: Query<(Entity, &MeshMaterial3d<StandardMaterial>), Without<BothMaterials>>,
+    standard: Query<(Entity, &MeshMaterial3d<StandardMaterial>), NotSwappedYet>,
     both: Query<(Entity, &BothMaterials)>,
     std_assets: Res<Assets<StandardMaterial>>,
     mut flat_assets: ResMut<Assets<FlatMaterial>>,

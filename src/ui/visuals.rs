@@ -1,35 +1,46 @@
-//! Meshes for the table, the objects and the robot's visual geoms, lights with shadows, and the
-//! per-frame copy of physics poses onto them.
+//! Lights with shadows, the floor, and meshes on the simulation's own entities: the visual
+//! geoms of the table, the objects and the robot's links become children of their `SimBody`
+//! entities, and every other entity with a bevy_rapier `Collider` (a body the user spawned) gets
+//! a mesh made from its collider's shape. bevy_rapier writes each body's pose into its
+//! `Transform` and Bevy's transform propagation carries it to the meshes: nothing here copies
+//! poses. A reset despawns the scene's entities with their meshes and spawns new ones, which
+//! are drawn in the same frame.
 
 use std::f32::consts::FRAC_PI_2;
 
-use crate::rapier::prelude::RigidBodyHandle;
 use bevy::light::CascadeShadowConfigBuilder;
 use bevy::prelude::*;
+use bevy_rapier3d::geometry::ColliderView;
+use bevy_rapier3d::prelude::Collider;
+use bevy_rapier3d::rapier::parry::shape::TypedShape;
 
 use crate::robot::{Geom, Shape};
-use crate::sim::{BodyRole, ClockSystems, Sim};
+use crate::sim::{BodyRole, ClockSystems, Sim, SimBody};
 
-/// Links an entity to the rigid body whose pose it shows. Reset rebuilds the world in the same
-/// order, so the handles stay valid across resets.
-#[derive(Component, Clone, Copy, Debug)]
-pub struct BodyVisual(pub RigidBodyHandle);
+/// An entity the window has drawn (its meshes are its children), or one it must leave alone:
+/// insert it on a body of your own to keep the window from giving it a mesh.
+#[derive(Component, Clone, Copy, Debug, Default)]
+pub struct Drawn;
 
 pub(super) fn plugin(app: &mut App) {
-    app.add_systems(Startup, spawn_scene)
-        .add_systems(Update, sync_poses.after(ClockSystems));
+    app.add_systems(Startup, spawn_lights_and_floor)
+        .add_systems(
+            Update,
+            (draw_scene_bodies, draw_user_bodies).after(ClockSystems),
+        );
 }
 
 /// The table's wood-like colour; the GUI test looks for it in screenshots.
 pub const TABLE_RGB: [f32; 3] = [0.55, 0.38, 0.22];
 
-fn spawn_scene(
+/// The colour of a body the user spawned without a material of its own.
+pub const USER_BODY_RGB: [f32; 3] = [0.72, 0.72, 0.70];
+
+fn spawn_lights_and_floor(
     mut commands: Commands,
-    sim: Res<Sim>,
     mut meshes: ResMut<Assets<Mesh>>,
     mut materials: ResMut<Assets<StandardMaterial>>,
 ) {
-    let world = &sim.0;
     commands.insert_resource(GlobalAmbientLight {
         color: Color::WHITE,
         brightness: 350.0,
@@ -59,16 +70,19 @@ fn spawn_scene(
         })),
         Transform::default(),
     ));
+}
 
-    for (role, handle) in world.bodies() {
-        let pose = world.body_pose(handle);
-        let parent = commands
-            .spawn((
-                BodyVisual(handle),
-                Transform::from_translation(pose.translation).with_rotation(pose.rotation),
-                Visibility::default(),
-            ))
-            .id();
+/// Gives each scene body not drawn yet (at start, and after every reset) its visual geoms as
+/// child meshes.
+fn draw_scene_bodies(
+    mut commands: Commands,
+    sim: Res<Sim>,
+    bodies: Query<(Entity, &SimBody), Without<Drawn>>,
+    mut meshes: ResMut<Assets<Mesh>>,
+    mut materials: ResMut<Assets<StandardMaterial>>,
+) {
+    let world = &sim.0;
+    for (entity, &SimBody(role)) in &bodies {
         let geoms: Vec<Geom> = match role {
             BodyRole::Table => {
                 let half = Vec3::new(
@@ -94,29 +108,157 @@ fn spawn_scene(
                 }
             }
         };
+        let mut body = commands.entity(entity);
+        body.insert((Drawn, Visibility::default()));
         for geom in geoms {
             let (mesh, turn) = mesh_for(&geom.shape);
             let [r, g, b, a] = geom.rgba;
-            let material = materials.add(StandardMaterial {
-                base_color: Color::srgba(r, g, b, a),
-                perceptual_roughness: 0.6,
-                alpha_mode: if a < 1.0 {
-                    AlphaMode::Blend
-                } else {
-                    AlphaMode::Opaque
-                },
-                ..default()
-            });
-            let child = commands
-                .spawn((
-                    Mesh3d(meshes.add(mesh)),
-                    MeshMaterial3d(material),
-                    Transform::from_translation(geom.pose.translation)
-                        .with_rotation(geom.pose.rotation * turn),
-                ))
-                .id();
-            commands.entity(parent).add_child(child);
+            body.with_child((
+                Mesh3d(meshes.add(mesh)),
+                MeshMaterial3d(materials.add(StandardMaterial {
+                    base_color: Color::srgba(r, g, b, a),
+                    perceptual_roughness: 0.6,
+                    alpha_mode: if a < 1.0 {
+                        AlphaMode::Blend
+                    } else {
+                        AlphaMode::Opaque
+                    },
+                    ..default()
+                })),
+                Transform::from_translation(geom.pose.translation)
+                    .with_rotation(geom.pose.rotation * turn),
+            ));
         }
+    }
+}
+
+/// A body the user spawned: its collider, its own material if any, its name if any.
+type UserBody = (
+    Entity,
+    &'static Collider,
+    Option<&'static MeshMaterial3d<StandardMaterial>>,
+    Option<&'static Name>,
+);
+
+/// A collider that is not one of the scene's bodies, has no mesh and is not drawn yet.
+type UserBodyNotDrawn = (Without<SimBody>, Without<Mesh3d>, Without<Drawn>);
+
+/// Gives each body the user spawned (a `Collider`, no mesh, not one of the scene's) a mesh of
+/// its collider's shape, in its own `MeshMaterial3d<StandardMaterial>` if it has one, else a
+/// neutral grey.
+fn draw_user_bodies(
+    mut commands: Commands,
+    bodies: Query<UserBody, UserBodyNotDrawn>,
+    mut meshes: ResMut<Assets<Mesh>>,
+    mut materials: ResMut<Assets<StandardMaterial>>,
+    mut neutral: Local<Option<Handle<StandardMaterial>>>,
+) {
+    for (entity, collider, own, name) in &bodies {
+        let material = match own {
+            Some(m) => m.0.clone(),
+            None => neutral
+                .get_or_insert_with(|| {
+                    let [r, g, b] = USER_BODY_RGB;
+                    materials.add(StandardMaterial {
+                        base_color: Color::srgb(r, g, b),
+                        perceptual_roughness: 0.6,
+                        ..default()
+                    })
+                })
+                .clone(),
+        };
+        let (parts, exact) = collider_meshes(collider);
+        if !exact {
+            info!(
+                "body {}: no mesh for some of its collider's shapes ({:?}); drawn as their bounding boxes",
+                name.map_or_else(|| entity.to_string(), |n| n.to_string()),
+                collider.raw.shape_type()
+            );
+        }
+        let mut body = commands.entity(entity);
+        body.insert((Drawn, Visibility::default()));
+        for (mesh, at) in parts {
+            body.with_child((
+                Mesh3d(meshes.add(mesh)),
+                MeshMaterial3d(material.clone()),
+                at,
+            ));
+        }
+    }
+}
+
+/// Meshes (with their poses in the body) for a collider's unscaled shape (the body's
+/// `Transform` scale reaches the meshes through propagation, as it reaches the collider through
+/// bevy_rapier): balls, cuboids, capsules, cylinders, cones and compounds of them. Any other
+/// shape is drawn as its bounding box; `false` then says so.
+pub fn collider_meshes(collider: &Collider) -> (Vec<(Mesh, Transform)>, bool) {
+    let mut out = Vec::new();
+    let exact = if matches!(collider.raw.as_typed_shape(), TypedShape::Custom(_)) {
+        // bevy_rapier's shape views do not cover custom shapes.
+        let aabb = collider.raw.compute_local_aabb();
+        out.push(bounding_box(aabb.mins, aabb.maxs, Transform::IDENTITY));
+        false
+    } else {
+        view_meshes(
+            collider.as_unscaled_typed_shape(),
+            Transform::IDENTITY,
+            &mut out,
+        )
+    };
+    (out, exact)
+}
+
+fn view_meshes(view: ColliderView, at: Transform, out: &mut Vec<(Mesh, Transform)>) -> bool {
+    match view {
+        ColliderView::Ball(b) => out.push((Sphere::new(b.radius()).into(), at)),
+        ColliderView::Cuboid(c) => out.push((Cuboid::from_size(c.half_extents() * 2.0).into(), at)),
+        ColliderView::Capsule(c) => {
+            // Bevy's capsule runs along Y; the collider's from segment end a to b.
+            let (centre, turn) = c.canonical_transform();
+            let local = Transform::from_translation(centre).with_rotation(turn);
+            out.push((Capsule3d::new(c.radius(), c.height()).into(), at * local));
+        }
+        ColliderView::Cylinder(c) => {
+            out.push((Cylinder::new(c.radius(), c.half_height() * 2.0).into(), at))
+        }
+        ColliderView::Cone(c) => {
+            out.push((Cone::new(c.radius(), c.half_height() * 2.0).into(), at))
+        }
+        ColliderView::Compound(c) => {
+            let mut exact = true;
+            for (pose, shape) in c.raw.shapes() {
+                let local =
+                    Transform::from_translation(pose.translation).with_rotation(pose.rotation);
+                if matches!(shape.as_typed_shape(), TypedShape::Custom(_)) {
+                    let aabb = shape.compute_local_aabb();
+                    out.push(bounding_box(aabb.mins, aabb.maxs, at * local));
+                    exact = false;
+                } else {
+                    exact &= view_meshes(shape.as_typed_shape().into(), at * local, out);
+                }
+            }
+            return exact;
+        }
+        other => {
+            let aabb = other.to_shared_shape().compute_local_aabb();
+            out.push(bounding_box(aabb.mins, aabb.maxs, at));
+            return false;
+        }
+    }
+    true
+}
+
+/// A box over `mins..maxs`, or a 5 cm cube where that is not finite (a half-space).
+fn bounding_box(mins: Vec3, maxs: Vec3, at: Transform) -> (Mesh, Transform) {
+    let size = maxs - mins;
+    if size.is_finite() && size.max_element() < 1e3 {
+        let centre = Transform::from_translation((mins + maxs) / 2.0);
+        (
+            Cuboid::from_size(size.max(Vec3::splat(1e-3))).into(),
+            at * centre,
+        )
+    } else {
+        (Cuboid::from_length(0.05).into(), at)
     }
 }
 
@@ -151,12 +293,84 @@ fn mesh_for(shape: &Shape) -> (Mesh, Quat) {
     }
 }
 
-fn sync_poses(sim: Res<Sim>, mut bodies: Query<(&BodyVisual, &mut Transform)>) {
-    for (visual, mut transform) in &mut bodies {
-        if let Some(rb) = sim.0.physics.bodies.get(visual.0) {
-            let p = rb.position();
-            transform.translation = p.translation;
-            transform.rotation = p.rotation;
-        }
+#[cfg(test)]
+mod tests {
+    use bevy::mesh::VertexAttributeValues;
+
+    use super::*;
+
+    /// The bounding box of a mesh's vertices, placed by `at`.
+    fn extent(mesh: &Mesh, at: Transform) -> (Vec3, Vec3) {
+        let Some(VertexAttributeValues::Float32x3(points)) =
+            mesh.attribute(Mesh::ATTRIBUTE_POSITION)
+        else {
+            panic!("positions");
+        };
+        points
+            .iter()
+            .map(|&p| at.transform_point(Vec3::from(p)))
+            .fold((Vec3::INFINITY, Vec3::NEG_INFINITY), |(lo, hi), p| {
+                (lo.min(p), hi.max(p))
+            })
+    }
+
+    fn one(collider: Collider) -> (Vec3, Vec3) {
+        let (parts, exact) = collider_meshes(&collider);
+        assert!(exact);
+        assert_eq!(parts.len(), 1);
+        extent(&parts[0].0, parts[0].1)
+    }
+
+    fn near(a: Vec3, b: Vec3) -> bool {
+        (a - b).abs().max_element() < 1e-3
+    }
+
+    #[test]
+    fn meshes_cover_the_collider_shapes() {
+        let (lo, hi) = one(Collider::cuboid(0.1, 0.2, 0.3));
+        assert!(near(lo, -Vec3::new(0.1, 0.2, 0.3)) && near(hi, Vec3::new(0.1, 0.2, 0.3)));
+        // A sphere's mesh: vertices on the sphere, not every one at an axis's end.
+        let (lo, hi) = one(Collider::ball(0.25));
+        assert!((lo + Vec3::splat(0.25)).abs().max_element() < 0.02, "{lo}");
+        assert!((hi - Vec3::splat(0.25)).abs().max_element() < 0.02, "{hi}");
+        // Along Z: half length 0.3 plus the caps' radius 0.1.
+        let (lo, hi) = one(Collider::capsule_z(0.3, 0.1));
+        assert!(near(lo, Vec3::new(-0.1, -0.1, -0.4)), "{lo}");
+        assert!(near(hi, Vec3::new(0.1, 0.1, 0.4)), "{hi}");
+        // An off-centre capsule along X.
+        let (lo, hi) = one(Collider::capsule(
+            Vec3::new(1.0, 0.0, 0.0),
+            Vec3::new(2.0, 0.0, 0.0),
+            0.1,
+        ));
+        assert!(near(lo, Vec3::new(0.9, -0.1, -0.1)) && near(hi, Vec3::new(2.1, 0.1, 0.1)));
+        let (lo, hi) = one(Collider::cylinder(0.5, 0.2));
+        assert!(near(lo, Vec3::new(-0.2, -0.5, -0.2)) && near(hi, Vec3::new(0.2, 0.5, 0.2)));
+    }
+
+    #[test]
+    fn compounds_are_their_parts_and_other_shapes_their_bounding_box() {
+        let (parts, exact) = collider_meshes(&Collider::compound(vec![
+            (Vec3::X, Quat::IDENTITY, Collider::ball(0.1)),
+            (-Vec3::X, Quat::IDENTITY, Collider::cuboid(0.1, 0.1, 0.1)),
+        ]));
+        assert!(exact);
+        let centres: Vec<Vec3> = parts
+            .iter()
+            .map(|(m, at)| {
+                let (lo, hi) = extent(m, *at);
+                (lo + hi) / 2.0
+            })
+            .collect();
+        assert!(near(centres[0], Vec3::X) && near(centres[1], -Vec3::X));
+
+        let triangle = Collider::triangle(Vec3::ZERO, Vec3::X, Vec3::Y);
+        let (parts, exact) = collider_meshes(&triangle);
+        assert!(!exact);
+        let (lo, hi) = extent(&parts[0].0, parts[0].1);
+        assert!(near(lo.with_z(0.0), Vec3::ZERO) && near(hi.with_z(0.0), Vec3::new(1.0, 1.0, 0.0)));
+        // A half-space has no finite box: a small one stands for it.
+        let (parts, exact) = collider_meshes(&Collider::halfspace(Vec3::Z).unwrap());
+        assert!(!exact && parts.len() == 1);
     }
 }
