@@ -248,3 +248,46 @@ fn an_embedded_world_steps_the_apps_schedule() {
         .count();
     assert_eq!(links, a.sim().robot.links.len());
 }
+
+/// What a ray cast straight down onto `cube_red` hit, from a system in `WithContext`.
+#[derive(Resource, Default)]
+struct RayHit(Option<Entity>);
+
+/// A user's system reads bevy_rapier's context (`ReadRapierContext`) in `WithContext`, where
+/// the context holds the sets: a ray cast down onto cube_red hits its entity.
+#[test]
+fn a_system_in_with_context_casts_rays_through_bevy_rapiers_context() {
+    use armsim_sim::sim::{RapierStep, WithContext};
+
+    let mut app = new_app();
+    let (red, above) = app
+        .world_mut()
+        .query::<(Entity, &SceneObject, &Transform)>()
+        .iter(app.world())
+        .find(|(_, o, _)| o.name == "cube_red")
+        .map(|(e, _, t)| (e, t.translation + Vec3::new(0.0, 0.0, 0.3)))
+        .expect("the scene has cube_red");
+    app.init_resource::<RayHit>();
+    app.add_systems(
+        RapierStep,
+        (move |context: ReadRapierContext, mut hit: ResMut<RayHit>| {
+            let Ok(context) = context.single() else {
+                return;
+            };
+            hit.0 = context
+                .with_query_pipeline(QueryFilter::default(), |q| {
+                    q.cast_ray(above, Vec3::NEG_Z, 1.0, true)
+                })
+                .map(|(e, _)| e);
+        })
+        .in_set(WithContext),
+    );
+    run_steps(&mut app, 2);
+    assert_eq!(app.world().resource::<RayHit>().0, Some(red));
+    // Between steps the sets are the SimWorld's again: the step path still matches.
+    let mut bare = SimWorld::new(&scene());
+    for _ in 0..2 {
+        bare.step();
+    }
+    assert_eq!(hash(&app), bare.state_hash());
+}

@@ -20,7 +20,8 @@ use bevy::prelude::*;
 pub use armsim_core::sim::*;
 pub use clock::{ClockMode, SimClock, StepGate};
 pub use physics::{
-    PhysicsContext, RapierStep, RobotJoint, RobotLink, SceneObject, SimBody, Table, sync_entities,
+    PhysicsContext, RapierStep, RobotJoint, RobotLink, SceneObject, SimBody, Table, WithContext,
+    sync_entities,
 };
 pub use wake::SimWaker;
 

@@ -39,6 +39,13 @@ use super::{BodyRole, JointHandle, SIM_DT, Sim, SimClock};
 #[derive(ScheduleLabel, Debug, Clone, PartialEq, Eq, Hash)]
 pub struct RapierStep;
 
+/// Where your systems that use bevy_rapier's context (`ReadRapierContext`, `WriteRapierContext`:
+/// ray casts, shape casts, contact queries) go: a set of the [`RapierStep`] schedule that runs
+/// after bevy_rapier's `Writeback`, while the context holds the sets, once per step. Between
+/// steps the context is empty (the sets are the `SimWorld`'s); read the `Sim` resource there.
+#[derive(SystemSet, Debug, Clone, PartialEq, Eq, Hash)]
+pub struct WithContext;
+
 /// bevy_rapier's removal of despawned bodies, run every frame (a body despawned while the
 /// session is paused leaves Rapier at once).
 #[derive(ScheduleLabel, Debug, Clone, PartialEq, Eq, Hash)]
@@ -109,9 +116,10 @@ pub(super) fn plugin(app: &mut App) {
         // The sets come in first and go back last: systems, not a `resource_scope` around the
         // schedule, so the `SimWorld` (which holds them inline) is never moved out of its
         // storage and back (that move cost 2.5 % of a step).
+        s.configure_sets(WithContext.after(PhysicsSet::Writeback));
         s.add_systems((
             lend_sets.before(PhysicsSet::SyncBackend),
-            take_back_sets.after(PhysicsSet::Writeback),
+            take_back_sets.after(WithContext),
         ));
     });
     // The plugin also removes despawned bodies in PostUpdate, where the sets are not in the
