@@ -22,11 +22,25 @@ use crate::sim::{BodyRole, ClockSystems, Sim, SimBody};
 #[derive(Component, Clone, Copy, Debug, Default)]
 pub struct Drawn;
 
+/// A body the user spawned that the window gave meshes of its collider's shape.
+#[derive(Component, Clone, Copy, Debug)]
+struct DrawnFromCollider;
+
+/// One of those meshes (a child of the body).
+#[derive(Component, Clone, Copy, Debug)]
+struct ColliderMesh;
+
 pub(super) fn plugin(app: &mut App) {
     app.add_systems(Startup, spawn_lights_and_floor)
         .add_systems(
             Update,
-            (draw_scene_bodies, draw_user_bodies).after(ClockSystems),
+            (
+                redraw_changed_colliders,
+                draw_scene_bodies,
+                draw_user_bodies,
+            )
+                .chain()
+                .after(ClockSystems),
         );
 }
 
@@ -176,14 +190,37 @@ fn draw_user_bodies(
             );
         }
         let mut body = commands.entity(entity);
-        body.insert((Drawn, Visibility::default()));
+        body.insert((Drawn, DrawnFromCollider, Visibility::default()));
         for (mesh, at) in parts {
             body.with_child((
                 Mesh3d(meshes.add(mesh)),
                 MeshMaterial3d(material.clone()),
                 at,
+                ColliderMesh,
             ));
         }
+    }
+}
+
+/// A body drawn from its collider whose collider has changed since.
+type ChangedUserCollider = (With<DrawnFromCollider>, Changed<Collider>);
+
+/// A user's body whose collider changed (another shape, a compound, a new scale) loses the
+/// meshes drawn from the old one and is drawn again.
+fn redraw_changed_colliders(
+    mut commands: Commands,
+    changed: Query<(Entity, &Children), ChangedUserCollider>,
+    meshes: Query<(), With<ColliderMesh>>,
+) {
+    for (entity, children) in &changed {
+        for &child in children {
+            if meshes.contains(child) {
+                commands.entity(child).despawn();
+            }
+        }
+        commands
+            .entity(entity)
+            .remove::<(Drawn, DrawnFromCollider)>();
     }
 }
 
@@ -298,6 +335,58 @@ mod tests {
     use bevy::mesh::VertexAttributeValues;
 
     use super::*;
+
+    /// How many meshes the window gave `body`.
+    fn meshes_of(app: &mut App, body: Entity) -> usize {
+        let children: Vec<Entity> = app
+            .world()
+            .get::<Children>(body)
+            .map(|c| c.to_vec())
+            .unwrap_or_default();
+        children
+            .into_iter()
+            .filter(|&c| app.world().get::<Mesh3d>(c).is_some())
+            .count()
+    }
+
+    #[test]
+    fn a_users_body_is_drawn_again_when_its_collider_changes() {
+        let mut app = App::new();
+        app.add_plugins((MinimalPlugins, AssetPlugin::default()))
+            .init_asset::<Mesh>()
+            .init_asset::<StandardMaterial>()
+            .add_systems(Update, (redraw_changed_colliders, draw_user_bodies).chain());
+        let body = app
+            .world_mut()
+            .spawn((Collider::cuboid(0.03, 0.03, 0.03), Transform::default()))
+            .id();
+        // Drawn by the user: left alone whatever its collider does.
+        let own = app
+            .world_mut()
+            .spawn((Collider::ball(0.05), Transform::default(), Drawn))
+            .id();
+        app.update();
+        assert_eq!(meshes_of(&mut app, body), 1);
+        app.update();
+        assert_eq!(meshes_of(&mut app, body), 1, "drawn once, not every frame");
+        let two = Collider::compound(vec![
+            (Vec3::ZERO, Quat::IDENTITY, Collider::ball(0.02)),
+            (
+                Vec3::X * 0.1,
+                Quat::IDENTITY,
+                Collider::cuboid(0.02, 0.02, 0.02),
+            ),
+        ]);
+        app.world_mut().entity_mut(body).insert(two.clone());
+        app.world_mut().entity_mut(own).insert(two);
+        app.update();
+        assert_eq!(
+            meshes_of(&mut app, body),
+            2,
+            "the old mesh went, the new shape's came"
+        );
+        assert_eq!(meshes_of(&mut app, own), 0);
+    }
 
     /// The bounding box of a mesh's vertices, placed by `at`.
     fn extent(mesh: &Mesh, at: Transform) -> (Vec3, Vec3) {
