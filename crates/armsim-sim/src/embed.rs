@@ -19,7 +19,8 @@ use crate::referee::plugin::Referee;
 use crate::scene::Scene;
 use crate::session::{Session, SessionCommand, SessionState};
 use crate::sim::{
-    ClockMode, CommandError, JointCommand, JointTargets, Sim, SimClock, SimWorld, step_once,
+    ClockMode, CommandError, JointCommand, JointTargets, Sim, SimClock, SimScene, SimWorld,
+    step_once,
 };
 use crate::trajectory::plugin::{Recording, finish_recording, start_recording};
 use crate::trajectory::{Recovery, TrajectoryError};
@@ -28,7 +29,6 @@ use crate::{SimOptions, headless_app};
 /// One simulated world driven by explicit calls: `step`, `reset`, targets.
 pub struct EmbeddedSim {
     world: World,
-    scene: Arc<Scene>,
 }
 
 impl EmbeddedSim {
@@ -36,7 +36,7 @@ impl EmbeddedSim {
     /// session RUNNING: targets apply from the first step.
     pub fn new(scene: Arc<Scene>, book: Option<Box<dyn RuleBook>>) -> Self {
         let mut app = headless_app(
-            scene.clone(),
+            scene,
             &SimOptions {
                 clock: ClockMode::Manual,
             },
@@ -48,14 +48,14 @@ impl EmbeddedSim {
         app.cleanup();
         let mut this = Self {
             world: std::mem::take(app.world_mut()),
-            scene,
         };
         this.session(&[SessionCommand::Start]);
         this
     }
 
+    /// The scene the world was built from (and resets to).
     pub fn scene(&self) -> &Arc<Scene> {
-        &self.scene
+        &self.world.resource::<SimScene>().0
     }
 
     /// The ECS world: the scene's entities, the resources, the schedules.
