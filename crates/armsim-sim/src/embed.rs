@@ -20,7 +20,7 @@ use crate::scene::Scene;
 use crate::session::{Session, SessionCommand, SessionState};
 use crate::sim::{
     ClockMode, CommandError, JointCommand, JointTargets, Sim, SimClock, SimScene, SimWorld,
-    step_once,
+    begin_batch, end_batch, step_in_batch,
 };
 use crate::trajectory::plugin::{Recording, finish_recording, start_recording};
 use crate::trajectory::{Recovery, TrajectoryError};
@@ -114,16 +114,25 @@ impl EmbeddedSim {
     /// stop (the steps ran; the recording's journal keeps what it had).
     pub fn step(&mut self, n: u64) -> Result<u64, String> {
         let recording = self.is_recording();
-        for i in 0..n {
+        begin_batch(&mut self.world);
+        let mut ran = 0;
+        let mut stopped = None;
+        while ran < n {
             if self.error().is_some() {
-                return Ok(i);
+                break;
             }
-            step_once(&mut self.world);
+            step_in_batch(&mut self.world);
+            ran += 1;
             if recording && !self.is_recording() {
-                return Err(self.recording_error());
+                stopped = Some(self.recording_error());
+                break;
             }
         }
-        Ok(n)
+        end_batch(&mut self.world);
+        match stopped {
+            Some(e) => Err(e),
+            None => Ok(ran),
+        }
     }
 
     /// Back to the scene's initial state, as the app's RESET (a fresh physics world and the

@@ -291,3 +291,84 @@ fn a_system_in_with_context_casts_rays_through_bevy_rapiers_context() {
     }
     assert_eq!(hash(&app), bare.state_hash());
 }
+
+/// Every scene entity's `Transform` is its Rapier body's pose once a batch of steps is done
+/// (bevy_rapier's writeback runs once at the end of a batch, as it does once per frame).
+#[test]
+fn after_a_batch_of_steps_each_entity_has_its_bodys_pose() {
+    let mut app = new_app();
+    app.world_mut().write_message(SessionCommand::Start);
+    app.update();
+    let home: Vec<(Entity, Transform)> = app
+        .world_mut()
+        .query_filtered::<(Entity, &Transform), With<RobotLink>>()
+        .iter(app.world())
+        .map(|(e, t)| (e, *t))
+        .collect();
+    // Drive the first joint away from home so that the links move.
+    {
+        let mut targets = app
+            .world_mut()
+            .resource_mut::<armsim_sim::sim::JointTargets>();
+        let cmd = armsim_sim::sim::JointCommand::Position {
+            target: 0.8,
+            velocity: 0.0,
+        };
+        targets.set(0, cmd).expect("a finite target");
+    }
+    run_steps(&mut app, 240);
+    let world = app.world_mut();
+    let mut moved = 0;
+    let entities: Vec<(Entity, SimBody, Transform)> = world
+        .query::<(Entity, &SimBody, &Transform)>()
+        .iter(world)
+        .map(|(e, b, t)| (e, *b, *t))
+        .collect();
+    let sim = &world.resource::<Sim>().0;
+    let handles: Vec<_> = sim.bodies().collect();
+    for (e, body, t) in entities {
+        let handle = handles
+            .iter()
+            .find(|(role, _)| *role == body.0)
+            .expect("a body")
+            .1;
+        let pose = sim.body_pose(handle);
+        assert_eq!(t.translation, pose.translation, "{body:?}: written back");
+        assert_eq!(t.rotation, pose.rotation, "{body:?}: written back");
+        if let Some((_, before)) = home.iter().find(|(h, _)| *h == e) {
+            moved += usize::from(before.translation.distance(t.translation) > 1e-3);
+        }
+    }
+    assert!(
+        moved >= 3,
+        "the first joint moved the links beyond it ({moved} moved)"
+    );
+}
+
+/// Moving a scene object's `Transform` between steps teleports its body (bevy_rapier's
+/// `SyncBackend` runs before each batch of steps).
+#[test]
+fn setting_a_cubes_transform_moves_its_body() {
+    let mut app = new_app();
+    let (red, index, at) = app
+        .world_mut()
+        .query::<(Entity, &SceneObject, &Transform)>()
+        .iter(app.world())
+        .find(|(_, o, _)| o.name == "cube_red")
+        .map(|(e, o, t)| (e, o.index, t.translation))
+        .expect("the scene has cube_red");
+    // 10 cm over the table, beside where it was (the referee puts back what leaves the table).
+    let goal = at + Vec3::new(0.0, 0.05, 0.1);
+    app.world_mut()
+        .get_mut::<Transform>(red)
+        .expect("cube_red has a Transform")
+        .translation = goal;
+    run_steps(&mut app, 1);
+    let sim = &app.world().resource::<Sim>().0;
+    let pos = sim.body_pose(sim.objects[index].body).translation;
+    // Moved there, then one step of free fall.
+    assert!(
+        pos.distance(goal) < 1e-3,
+        "cube_red is at {pos}, not near {goal}"
+    );
+}

@@ -139,20 +139,46 @@ fn log_scene_notes(scene: Res<SimScene>) {
     }
 }
 
-/// Runs exactly one step through the `SimStep` schedule and records its cost. Every mode and
-/// every caller (driver, tests, benchmarks) steps through here.
+/// Runs exactly one step, as a batch of its own (see [`begin_batch`]). Every mode and every
+/// caller (driver, tests, benchmarks) steps through [`step_in_batch`].
 pub fn step_once(world: &mut World) {
+    begin_batch(world);
+    step_in_batch(world);
+    end_batch(world);
+}
+
+/// Before a batch of consecutive steps: bevy_rapier's `SyncBackend` brings what the ECS changed
+/// (bodies the user spawned, moved or despawned, changed colliders, joints, forces) into the
+/// Rapier sets. Nothing outside the `SimStep` schedule runs within a batch, so once is enough.
+pub fn begin_batch(world: &mut World) {
+    physics::sync_backend(world);
+}
+
+/// One step through the `SimStep` schedule, its cost recorded; between [`begin_batch`] and
+/// [`end_batch`].
+pub fn step_in_batch(world: &mut World) {
     let t0 = Instant::now();
     world.run_schedule(SimStep);
     let cost = t0.elapsed();
     world.resource_mut::<SimClock>().record_step(cost);
 }
 
-/// Runs `n` steps back to back, ignoring the clock's pacing (tests, batch work, benchmarks).
+/// After a batch: bevy_rapier's `Writeback` puts the bodies' poses and velocities into their
+/// entities' `Transform` and `Velocity`, as bevy_rapier does once per frame however many steps
+/// its own fixed-timestep modes ran.
+pub fn end_batch(world: &mut World) {
+    physics::writeback(world);
+}
+
+/// Runs `n` steps back to back as one batch, ignoring the clock's pacing (tests, batch work,
+/// benchmarks).
 pub fn run_steps(app: &mut App, n: u64) {
+    let world = app.world_mut();
+    begin_batch(world);
     for _ in 0..n {
-        step_once(app.world_mut());
+        step_in_batch(world);
     }
+    end_batch(world);
 }
 
 /// Decides how many steps this frame gets and runs them.
@@ -172,11 +198,17 @@ fn drive_clock(world: &mut World) {
             break;
         }
         world.resource_mut::<SimClock>().waiting_for_external = false;
-        step_once(world);
+        if ran == 0 {
+            begin_batch(world);
+        }
+        step_in_batch(world);
         ran += 1;
         if world.resource::<SimClock>().is_error_stopped() {
             break;
         }
+    }
+    if ran > 0 {
+        end_batch(world);
     }
     let mut clock = world.resource_mut::<SimClock>();
     if paused {

@@ -26,7 +26,10 @@
 //! bevy_rapier handles are dropped, so bevy_rapier builds them again in the new world at the
 //! pose their `Transform` has, at rest.
 
-use bevy::ecs::schedule::{ScheduleCleanupPolicy, ScheduleLabel, SingleThreadedExecutor};
+use bevy::ecs::schedule::{
+    ScheduleCleanupPolicy, ScheduleConfigs, ScheduleLabel, SingleThreadedExecutor,
+};
+use bevy::ecs::system::ScheduleSystem;
 use bevy::prelude::*;
 use bevy_rapier3d::plugin::systems::sync_removals;
 use bevy_rapier3d::prelude::*;
@@ -34,15 +37,28 @@ use bevy_rapier3d::rapier::prelude::{PhysicsWorld, RigidBodyHandle};
 
 use super::{BodyRole, JointHandle, SIM_DT, Sim, SimClock};
 
-/// bevy_rapier3d's systems (its `SyncBackend`, `StepSimulation` and `Writeback` sets), run
-/// once per step from `SimSystems::Physics`.
+/// bevy_rapier3d's `StepSimulation` set: one 240 Hz step, run once per step from
+/// `SimSystems::Physics`, between lending the sets to the context and taking them back.
 #[derive(ScheduleLabel, Debug, Clone, PartialEq, Eq, Hash)]
 pub struct RapierStep;
 
+/// bevy_rapier3d's `SyncBackend` set (bodies, colliders and joints the user spawned, changed or
+/// despawned go into the Rapier sets), run once before each batch of steps (see
+/// [`crate::sim::begin_batch`]).
+#[derive(ScheduleLabel, Debug, Clone, PartialEq, Eq, Hash)]
+pub struct RapierSync;
+
+/// bevy_rapier3d's `Writeback` set (the bodies' poses and velocities into `Transform` and
+/// `Velocity`), run once after each batch of steps (see [`crate::sim::end_batch`]).
+#[derive(ScheduleLabel, Debug, Clone, PartialEq, Eq, Hash)]
+pub struct RapierWriteback;
+
 /// Where your systems that use bevy_rapier's context (`ReadRapierContext`, `WriteRapierContext`:
 /// ray casts, shape casts, contact queries) go: a set of the [`RapierStep`] schedule that runs
-/// after bevy_rapier's `Writeback`, while the context holds the sets, once per step. Between
+/// right after bevy_rapier's step, while the context holds the sets, once per step. Between
 /// steps the context is empty (the sets are the `SimWorld`'s); read the `Sim` resource there.
+/// Within a batch of steps the entities' `Transform`s are those of the batch's start (they are
+/// written back at its end); the bodies' poses in the context are the step's own.
 #[derive(SystemSet, Debug, Clone, PartialEq, Eq, Hash)]
 pub struct WithContext;
 
@@ -92,11 +108,15 @@ struct SpawnedFor {
     primed: bool,
 }
 
-/// Adds bevy_rapier3d's plugin, stepping in [`RapierStep`], and the scene's entities.
+/// Adds bevy_rapier3d's plugin, its three sets each in its own schedule ([`RapierSync`],
+/// [`RapierStep`], [`RapierWriteback`]), and the scene's entities.
 pub(super) fn plugin(app: &mut App) {
     app.add_plugins(
         RapierPhysicsPlugin::<NoUserData>::default()
+            // Only where its PostUpdate removal system goes (replaced below): the sets are
+            // added here, each to the schedule that runs it.
             .in_schedule(RapierStep)
+            .with_default_system_setup(false)
             .with_custom_initialization(RapierContextInitialization::NoAutomaticRapierContext),
     )
     // Rapier steps exactly SIM_DT, once, however long the frame was.
@@ -111,17 +131,38 @@ pub(super) fn plugin(app: &mut App) {
     // (the window's TransformPlugin adds it too).
     .init_resource::<bevy::transform::StaticTransformOptimizations>()
     .init_resource::<SpawnedFor>();
-    app.edit_schedule(RapierStep, |s| {
+    // Each schedule lends the sets to the context first and takes them back last: systems, not
+    // a `resource_scope` around the schedule, so the `SimWorld` (which holds them inline) is
+    // never moved out of its storage and back (that move cost 2.5 % of a step).
+    let lent = |label: fn() -> Schedule, systems: ScheduleConfigs<ScheduleSystem>| {
+        let mut s = label();
         s.set_executor(SingleThreadedExecutor::new());
-        // The sets come in first and go back last: systems, not a `resource_scope` around the
-        // schedule, so the `SimWorld` (which holds them inline) is never moved out of its
-        // storage and back (that move cost 2.5 % of a step).
-        s.configure_sets(WithContext.after(PhysicsSet::Writeback));
-        s.add_systems((
-            lend_sets.before(PhysicsSet::SyncBackend),
-            take_back_sets.after(WithContext),
-        ));
-    });
+        s.add_systems((lend_sets, systems, take_back_sets).chain());
+        s
+    };
+    let mut sync = lent(
+        || Schedule::new(RapierSync),
+        RapierPhysicsPlugin::<NoUserData>::get_systems(PhysicsSet::SyncBackend),
+    );
+    sync.configure_sets((
+        RapierTransformPropagateSet.in_set(PhysicsSet::SyncBackend),
+        RapierBevyComponentApply.in_set(PhysicsSet::SyncBackend),
+    ));
+    let mut step = Schedule::new(RapierStep);
+    step.set_executor(SingleThreadedExecutor::new());
+    step.configure_sets(WithContext.after(PhysicsSet::StepSimulation));
+    step.add_systems((
+        lend_sets.before(PhysicsSet::StepSimulation),
+        RapierPhysicsPlugin::<NoUserData>::get_systems(PhysicsSet::StepSimulation),
+        take_back_sets.after(WithContext),
+    ));
+    let writeback = lent(
+        || Schedule::new(RapierWriteback),
+        RapierPhysicsPlugin::<NoUserData>::get_systems(PhysicsSet::Writeback),
+    );
+    app.add_schedule(sync)
+        .add_schedule(step)
+        .add_schedule(writeback);
     // The plugin also removes despawned bodies in PostUpdate, where the sets are not in the
     // context (they are the `SimWorld`'s between steps): that copy is replaced by one that
     // borrows them.
@@ -159,14 +200,25 @@ pub(super) fn plugin(app: &mut App) {
     app.add_systems(Update, sync_entities.before(super::ClockSystems));
 }
 
-/// One physics step through bevy_rapier3d: commands into the motors, then bevy_rapier's
-/// schedule, which lends it the sets first and gives them back last.
+/// One physics step through bevy_rapier3d: commands into the motors, then its step, with the
+/// sets lent to the context.
 pub(super) fn physics_step(world: &mut World) {
     sync_entities(world);
     world.resource_mut::<Sim>().0.prepare_step();
     world.run_schedule(RapierStep);
     world.resource_mut::<Sim>().0.finish_step();
     world.resource_mut::<SimClock>().advance();
+}
+
+/// Before a batch of steps: what the user spawned, changed or despawned goes into the sets.
+pub(super) fn sync_backend(world: &mut World) {
+    sync_entities(world);
+    world.run_schedule(RapierSync);
+}
+
+/// After a batch of steps: the bodies' poses and velocities go into their entities.
+pub(super) fn writeback(world: &mut World) {
+    world.run_schedule(RapierWriteback);
 }
 
 fn removals_between_steps(world: &mut World) {
@@ -192,7 +244,10 @@ fn take_back_sets(sim: ResMut<Sim>, context: Query<ContextSets, With<DefaultRapi
 }
 
 /// Swaps the `SimWorld`'s Rapier sets with those in bevy_rapier's context: done twice, it lends
-/// them and takes them back. Moves, no copies, and no change ticks on either side.
+/// them and takes them back. Moves, no copies, and no change ticks on either side. What holds
+/// no state of the world (the pipeline's buffers, the CCD solver's cache) stays in the context,
+/// and the context's integration parameters are the world's, copied when it was made
+/// ([`fresh_context`]): moving those large structs twice a step cost 1 % of a step.
 fn swap_sets(mut sim: ResMut<Sim>, mut context: Query<ContextSets, With<DefaultRapierContext>>) {
     use std::mem::swap;
     let Ok((mut s, mut b, mut c, mut j)) = context.single_mut() else {
@@ -203,9 +258,6 @@ fn swap_sets(mut sim: ResMut<Sim>, mut context: Query<ContextSets, With<DefaultR
     swap(&mut p.islands, &mut s.islands);
     swap(&mut p.broad_phase, &mut s.broad_phase);
     swap(&mut p.narrow_phase, &mut s.narrow_phase);
-    swap(&mut p.ccd_solver, &mut s.ccd_solver);
-    swap(&mut p.physics_pipeline, &mut s.pipeline);
-    swap(&mut p.integration_parameters, &mut s.integration_parameters);
     swap(&mut p.bodies, &mut b.bypass_change_detection().bodies);
     swap(&mut p.colliders, &mut c.bypass_change_detection().colliders);
     let j = j.bypass_change_detection();
@@ -221,6 +273,8 @@ pub fn sync_entities(world: &mut World) {
         world.resource_mut::<SpawnedFor>().primed = true;
         prime(world);
         release_user_bodies(world);
+        // ... and built again now, not at the next batch: a reset may come within one.
+        world.run_schedule(RapierSync);
     }
 }
 
@@ -241,14 +295,22 @@ fn spawn_for_current_world(world: &mut World) {
     for e in old {
         world.despawn(e);
     }
-    // Fresh maps: the new world's handles mean other bodies.
+    fresh_context(world);
+    spawn_scene_entities(world, context);
+}
+
+/// Gives bevy_rapier's context fresh maps (a new world's handles mean other bodies) and the
+/// world's integration parameters (solver iterations, PGS passes, dt).
+fn fresh_context(world: &mut World) {
+    let context = world.resource::<PhysicsContext>().0;
+    let mut simulation = RapierContextSimulation::default();
+    simulation.integration_parameters = world.resource::<Sim>().0.physics.integration_parameters;
     world.entity_mut(context).insert((
-        RapierContextSimulation::default(),
+        simulation,
         RapierRigidBodySet::default(),
         RapierContextColliders::default(),
         RapierContextJoints::default(),
     ));
-    spawn_scene_entities(world, context);
 }
 
 fn release_user_bodies(world: &mut World) {
@@ -461,15 +523,12 @@ fn prime(world: &mut World) {
         }
     };
     active(world, false);
+    world.run_schedule(RapierSync);
     world.run_schedule(RapierStep);
+    world.run_schedule(RapierWriteback);
     active(world, true);
     swap_copy(world, &mut copy);
-    world.entity_mut(context).insert((
-        RapierContextSimulation::default(),
-        RapierRigidBodySet::default(),
-        RapierContextColliders::default(),
-        RapierContextJoints::default(),
-    ));
+    fresh_context(world);
     for (entity, body, collider, multibody, impulse) in handles {
         let mut e = world.entity_mut(entity);
         e.insert(body);
