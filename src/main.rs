@@ -637,7 +637,7 @@ fn run() -> anyhow::Result<ExitCode> {
         // mean bit-identical physical states, e.g. against the Python package stepping the same inputs.
         println!(
             "state hash {:016x}",
-            app.world().resource::<armsim::sim::Sim>().0.state_hash()
+            armsim::sim::sim_view(app.world()).state_hash()
         );
         println!("{report}");
         if let Some(Err(e)) = recording {

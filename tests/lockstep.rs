@@ -143,7 +143,7 @@ fn disconnect_then_reconnect_continues_the_step_counter() {
 fn the_clock_waits_for_the_first_client_and_counts_steps_since_the_start() {
     // Real time, as `--remote-control-port` runs: without the wait the sim would step freely.
     let scene = gripper4_scene();
-    let loaded = armsim::sim::SimWorld::new(&scene).joint_positions();
+    let loaded = armsim::sim::SimWorld::new(&scene).view().joint_positions();
     let mut app = headless(scene, ClockMode::RealTime { speed: 1.0 });
     let addr = plugin::add(
         &mut app,

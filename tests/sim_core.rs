@@ -4,7 +4,7 @@
 mod common;
 
 use armsim::session::{Session, SessionCommand, SessionState};
-use armsim::sim::{ClockMode, JointCommand, Sim, SimClock, run_steps};
+use armsim::sim::{ClockMode, JointCommand, SimClock, run_steps};
 use common::*;
 use glam::Vec3;
 
@@ -37,11 +37,12 @@ fn dropped_cube_comes_to_rest_on_the_table() {
         (s.objects[0].body, half_extents, s.table_top_z)
     };
     {
-        let mut s = sim_mut(&mut app);
-        let rb = &mut s.0.physics.bodies[body];
-        let mut p = *rb.position();
-        p.translation.z = top + 0.3;
-        rb.set_position(p, true);
+        sim_mut(&mut app, |s| {
+            let rb = &mut s.physics.bodies[body];
+            let mut p = *rb.position();
+            p.translation.z = top + 0.3;
+            rb.set_position(p, true);
+        });
     }
     run_steps(&mut app, 480);
     let s = sim(&app);
@@ -263,9 +264,10 @@ fn a_non_finite_cube_puts_the_session_in_error() {
     assert_eq!(state(&app), SessionState::Running);
     {
         // Only the physics can do this (placements refuse it): a body gone NaN, not a joint.
-        let mut s = sim_mut(&mut app);
-        let body = s.0.objects[0].body;
-        s.0.physics.bodies[body].set_translation(Vec3::new(0.5, f32::NAN, 1.1), true);
+        sim_mut(&mut app, |s| {
+            let body = s.objects[0].body;
+            s.physics.bodies[body].set_translation(Vec3::new(0.5, f32::NAN, 1.1), true);
+        });
     }
     run_steps(&mut app, 1);
     assert_eq!(state(&app), SessionState::Error);
@@ -310,7 +312,7 @@ fn the_session_paces_the_clock_only_through_its_pause_and_error_stop_flags() {
     assert!(!clock(&app).1);
     app.world_mut()
         .resource_scope(|world, mut session: bevy::prelude::Mut<Session>| {
-            armsim::session::fail(&mut session, &world.resource::<Sim>().0, "test".into());
+            armsim::session::fail(&mut session, &armsim::sim::sim_view(world), "test".into());
         });
     app.update();
     let (steps, _, stopped) = clock(&app);

@@ -45,22 +45,21 @@ fn scripted_steps(app: &mut bevy::prelude::App, steps: u64) {
 fn snapshot_shape_and_set_state_restores_velocities() {
     let mut app = app_for(default_scene());
     command(&mut app, SessionCommand::Start);
-    {
-        let mut s = sim_mut(&mut app);
-        let i = s.0.object_index("cube_red").unwrap();
-        let pose = s.0.body_pose(s.0.objects[i].body);
+    sim_mut(&mut app, |s| {
+        let i = s.object_index("cube_red").unwrap();
+        let pose = s.view().body_pose(s.objects[i].body);
         let lifted =
             armsim::robot::Pose::new(pose.translation + glam::Vec3::Z * 0.2, pose.rotation);
-        s.0.place_object(
+        s.place_object(
             i,
             lifted,
             glam::Vec3::new(0.3, 0.0, 0.0),
             glam::Vec3::new(0.0, 0.0, 2.0),
         )
         .unwrap();
-    }
+    });
     scripted_steps(&mut app, 30);
-    let before = snapshot(sim(&app));
+    let before = snapshot(&sim(&app));
     let arm = &before.robots["arm6"];
     let mut sorted = arm.joint_names.clone();
     sorted.sort();
@@ -84,8 +83,8 @@ fn snapshot_shape_and_set_state_restores_velocities() {
     assert_eq!(dict.robots["arm6"].dof_pos.as_ref().unwrap().len(), 8);
 
     scripted_steps(&mut app, 60);
-    state::set_state(&mut sim_mut(&mut app).0, &before).unwrap();
-    let after = snapshot(sim(&app));
+    sim_mut(&mut app, |s| state::set_state(s, &before)).unwrap();
+    let after = snapshot(&sim(&app));
     for (name, o) in &before.objects {
         let a = after.objects[name].root_state;
         for (i, (x, y)) in a.iter().zip(&o.root_state).enumerate() {
@@ -113,12 +112,12 @@ fn snapshot_shape_and_set_state_restores_velocities() {
         ..Default::default()
     };
     dict.robots.insert("arm6".into(), robot);
-    let wrist_before = snapshot(sim(&app)).to_dict().robots["arm6"]
+    let wrist_before = snapshot(&sim(&app)).to_dict().robots["arm6"]
         .dof_pos
         .as_ref()
         .unwrap()["wrist_1"];
-    state::set_state_dict(&mut sim_mut(&mut app).0, &dict).unwrap();
-    let d = snapshot(sim(&app)).to_dict();
+    sim_mut(&mut app, |s| state::set_state_dict(s, &dict)).unwrap();
+    let d = snapshot(&sim(&app)).to_dict();
     let arm = &d.robots["arm6"];
     assert!((arm.dof_pos.as_ref().unwrap()["elbow"] - 0.5).abs() < 1e-5);
     assert!((arm.dof_vel.as_ref().unwrap()["elbow"] + 0.25).abs() < 1e-4);
@@ -130,7 +129,7 @@ fn snapshot_shape_and_set_state_restores_velocities() {
     let mut bad = state::DictEnvState::default();
     bad.objects
         .insert("cube_purple".into(), state::DictObjectState::default());
-    let err = state::set_state_dict(&mut sim_mut(&mut app).0, &bad)
+    let err = sim_mut(&mut app, |s| state::set_state_dict(s, &bad))
         .unwrap_err()
         .to_string();
     assert!(
@@ -147,7 +146,7 @@ fn snapshot_shape_and_set_state_restores_velocities() {
             ..Default::default()
         },
     );
-    let err = state::set_state_dict(&mut sim_mut(&mut app).0, &far)
+    let err = sim_mut(&mut app, |s| state::set_state_dict(s, &far))
         .unwrap_err()
         .to_string();
     assert!(
@@ -279,7 +278,7 @@ fn replay_by_state_matches_recorded_poses_exactly() {
     app.update();
     for k in 0..demo.states.len() {
         sim::run_steps(&mut app, 4);
-        let now = snapshot(sim(&app)).to_frame();
+        let now = snapshot(&sim(&app)).to_frame();
         let recorded = &demo.states[k];
         for (name, b) in &recorded.0 {
             let n = now.get(name).unwrap();

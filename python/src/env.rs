@@ -97,7 +97,7 @@ impl Env {
         let book = rule_book_by_name("pick_and_place", &config).map_err(|e| e.to_string())?;
         let app = EmbeddedSim::new(scene.clone(), Some(book));
         let controller =
-            TeleopController::new(&scene, app.sim(), scene.config.control.filter.params);
+            TeleopController::new(&scene, &app.sim(), scene.config.control.filter.params);
         let mut env = Self {
             scored: vec![false; app.sim().objects.len()],
             app,
@@ -154,7 +154,7 @@ impl Env {
         }
         let scene = self.app.scene().clone();
         self.controller =
-            TeleopController::new(&scene, self.app.sim(), scene.config.control.filter.params);
+            TeleopController::new(&scene, &self.app.sim(), scene.config.control.filter.params);
         self.target = self.app.sim().ee_position();
         self.grip = false;
         self.scored.iter_mut().for_each(|s| *s = false);

@@ -31,7 +31,8 @@ impl TeleopIk {
     fn new(scene: Option<String>) -> PyResult<Self> {
         let scene = resolve_scene(scene.as_deref()).map_err(PyValueError::new_err)?;
         let world = SimWorld::new(&scene);
-        let controller = TeleopController::new(&scene, &world, scene.config.control.filter.params);
+        let controller =
+            TeleopController::new(&scene, &world.view(), scene.config.control.filter.params);
         Ok(Self {
             gripper: scene.gripper_joint(),
             scene,

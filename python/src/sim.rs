@@ -256,7 +256,7 @@ impl Sim {
     /// `rot` w first, joint maps by name; `extras` holds the referee and the clock.
     fn state<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
         let r = &self.app;
-        let mut dict = snapshot(r.sim()).to_dict();
+        let mut dict = snapshot(&r.sim()).to_dict();
         dict.extras
             .insert("sim_time_s".into(), serde_json::json!(r.clock().sim_time));
         dict.extras

@@ -193,7 +193,7 @@ fn move_to(world: &mut SimWorld, arm: &[usize], goal: [f32; 6], secs: f32) -> (f
         .iter()
         .map(|&j| match world.commands()[j] {
             JointCommand::Position { target, .. } => target,
-            _ => world.joint_positions()[j],
+            _ => world.view().joint_positions()[j],
         })
         .collect();
     let steps = (secs / SIM_DT as f32) as u32;
@@ -207,7 +207,7 @@ fn move_to(world: &mut SimWorld, arm: &[usize], goal: [f32; 6], secs: f32) -> (f
             let _ = world.set_command(j, position(targets[k]));
         }
         world.step();
-        let q = world.joint_positions();
+        let q = world.view().joint_positions();
         for (k, &j) in arm.iter().enumerate() {
             let e = f64::from(q[j] - targets[k]);
             sq += e * e;
@@ -269,7 +269,7 @@ fn measure(scene: &Scene, setting: Setting) -> Result<Quality, BenchError> {
     set_gripper(&mut w, leader, 0.0);
     let (sq, n, worst) = move_to(&mut w, &arm, top_down(above), 1.5);
     steps(&mut w, 120);
-    let q = w.joint_positions();
+    let q = w.view().joint_positions();
     let settled = arm
         .iter()
         .zip(top_down(above))
@@ -282,13 +282,13 @@ fn measure(scene: &Scene, setting: Setting) -> Result<Quality, BenchError> {
     move_to(&mut w, &arm, top_down(above), 1.5);
     steps(&mut w, 480);
     let cube_p = w.physics.bodies[cube].translation();
-    let offset = (cube_p - w.ee_position()).length();
+    let offset = (cube_p - w.view().ee_position()).length();
     let grasp_held = offset < 0.03 && cube_p.z - 0.025 >= top + 0.05;
     // Then carried 36 cm sideways in 0.75 s, as a pick-and-place does, and held 0.5 s there.
     move_to(&mut w, &arm, top_down(above + CARRY), 0.75);
     steps(&mut w, 120);
     let cube_p = w.physics.bodies[cube].translation();
-    let carry = (cube_p - w.ee_position()).length();
+    let carry = (cube_p - w.view().ee_position()).length();
     let carry_held = carry < 0.03 && cube_p.z - 0.025 >= top + 0.05;
 
     // Rest: the arm holds home, the cubes lie where the scene puts them.
@@ -338,14 +338,14 @@ fn measure(scene: &Scene, setting: Setting) -> Result<Quality, BenchError> {
 /// motors hold every other joint, so they do a little work too; 0 % = energy conserved).
 fn free_swing(scene: &Scene, arm: &[usize]) -> f64 {
     let mut w = SimWorld::new(scene);
-    let mut q = w.joint_positions();
+    let mut q = w.view().joint_positions();
     for &j in arm {
         q[j] = 0.0;
     }
     q[arm[1]] = std::f32::consts::FRAC_PI_2;
     q[arm[2]] = 0.8;
     let qd = vec![0.0; q.len()];
-    w.set_joint_state(&q, &qd);
+    w.view_mut().set_joint_state(&q, &qd);
     for (j, &target) in q.iter().enumerate() {
         let cmd = if j == arm[2] {
             JointCommand::Effort { torque: 0.0 }
@@ -359,7 +359,7 @@ fn free_swing(scene: &Scene, arm: &[usize]) -> f64 {
         rb.set_translation(Vec3::new(0.0, 0.0, -100.0), true);
     }
     let links: Vec<_> = w.link_bodies[1..].to_vec();
-    w.set_passive_damping(false);
+    w.view_mut().set_passive_damping(false);
     let energy = |w: &SimWorld| -> (f64, f64) {
         let (mut kinetic, mut potential) = (0.0, 0.0);
         for &h in &links {

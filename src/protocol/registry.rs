@@ -18,7 +18,7 @@ use bevy::ecs::system::SystemParam;
 use bevy::prelude::*;
 
 use crate::session::{AlertLog, Session, SessionCommand, SessionState};
-use crate::sim::{JointTargets, Sim, SimClock};
+use crate::sim::{JointTargets, SimClock, SimRef};
 
 /// The protocols a connection can speak, in the order the panel lists them.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -455,13 +455,13 @@ impl Arm for ArmOf<'_> {
 /// log, session commands, the controller's joint targets, the session, the world and the clock.
 /// A bridge adds what only it needs (the step gate, the referee) around it.
 #[derive(SystemParam)]
-pub struct BridgeIo<'w> {
+pub struct BridgeIo<'w, 's> {
     pub conns: ResMut<'w, Connections>,
     pub log: ResMut<'w, AlertLog>,
     pub commands: MessageWriter<'w, SessionCommand>,
     pub targets: ResMut<'w, JointTargets>,
     pub session: Res<'w, Session>,
-    pub sim: Res<'w, Sim>,
+    pub sim: SimRef<'w, 's>,
     pub clock: Res<'w, SimClock>,
 }
 

@@ -6,7 +6,7 @@ use bevy::prelude::*;
 
 use crate::protocol::teleop::plugin::TeleopServer;
 use crate::robot::JointKind;
-use crate::sim::{Sim, SimScene};
+use crate::sim::{SimRef, SimScene};
 
 /// What the 3D view draws besides the scene.
 #[derive(Resource, Clone, Debug)]
@@ -37,11 +37,11 @@ fn draw_markers(
     mut gizmos: Gizmos,
     options: Res<ViewOptions>,
     scene: Res<SimScene>,
-    sim: Res<Sim>,
+    sim: SimRef,
     teleop: Option<Res<TeleopServer>>,
 ) {
     let cfg = &scene.0.config;
-    let world = &sim.0;
+    let world = sim.view();
     if options.workspace {
         let ws = &cfg.control.limits.workspace_aabb_m;
         let (min, max) = (Vec3::from_array(ws.min), Vec3::from_array(ws.max));

@@ -6,7 +6,7 @@ use std::collections::{BTreeMap, VecDeque};
 use bevy::prelude::*;
 
 use crate::protocol::registry::{Connections, Protocol, Role};
-use crate::sim::{ClockSystems, JointCommand, Sim, SimClock};
+use crate::sim::{ClockSystems, JointCommand, SimClock, SimRef};
 
 /// Seconds of wall time the plots show.
 pub const WINDOW_S: f64 = 10.0;
@@ -38,7 +38,7 @@ pub(super) fn plugin(app: &mut App) {
 fn sample(
     mut history: ResMut<History>,
     time: Res<Time<Real>>,
-    sim: Res<Sim>,
+    sim: SimRef,
     clock: Res<SimClock>,
     conns: Option<Res<Connections>>,
 ) {
@@ -52,7 +52,7 @@ fn sample(
             0.95 * history.fps + 0.05 * fps
         };
     }
-    let world = &sim.0;
+    let world = sim.view();
     let target = world
         .commands()
         .iter()

@@ -16,7 +16,7 @@ use crate::protocol::registry::Connections;
 use crate::referee::plugin::Referee;
 use crate::robot::Pose;
 use crate::session::{AlertLog, Session, SessionCommand, SessionState};
-use crate::sim::{ClockMode, JointCommand, JointTargets, Sim, SimClock, SimScene, StepGate};
+use crate::sim::{ClockMode, JointCommand, JointTargets, SimClock, SimMut, SimScene, StepGate};
 use crate::trajectory::plugin::{
     Recording, Replay, ReplayMode, TrajectoryCommand, default_recording_path,
 };
@@ -61,8 +61,8 @@ struct SessionView<'w> {
 
 /// The world and what the panel edits in it.
 #[derive(SystemParam)]
-struct WorldView<'w> {
-    sim: ResMut<'w, Sim>,
+struct WorldView<'w, 's> {
+    sim: SimMut<'w, 's>,
     targets: ResMut<'w, JointTargets>,
     referee: ResMut<'w, Referee>,
     log: Res<'w, AlertLog>,
@@ -378,7 +378,7 @@ fn robot_section(
     state: &mut PanelState,
 ) {
     let manual = sv.conns.owner().is_none();
-    let world = &wv.sim.0;
+    let world = wv.sim.view();
     let robot = world.robot.clone();
     let q = world.joint_positions();
     let qd = world.joint_velocities();
@@ -430,7 +430,7 @@ fn robot_section(
     }
     ui.label("manual control (sets position targets; starts the session)");
     let mut changed = false;
-    let gripper = wv.sim.0.robot.clone();
+    let gripper = wv.sim.model().robot.clone();
     let leader = sv.scene.0.gripper_joint();
     let followers: Vec<usize> = leader
         .map(|l| gripper.followers(l).map(|m| m.joint).collect())
@@ -537,12 +537,19 @@ fn referee_section(
             sv.commands.write(SessionCommand::Start);
         }
         if ui.button("Reset cubes").clicked() {
-            for i in 0..wv.sim.0.objects.len() {
-                let _ = wv.sim.0.reset_object(i);
+            let mut sim = wv.sim.view_mut();
+            for i in 0..sim.objects.len() {
+                let _ = sim.reset_object(i);
             }
         }
     });
-    let names: Vec<String> = wv.sim.0.objects.iter().map(|o| o.name.clone()).collect();
+    let names: Vec<String> = wv
+        .sim
+        .model()
+        .objects
+        .iter()
+        .map(|o| o.name.clone())
+        .collect();
     if names.is_empty() {
         return;
     }
@@ -560,15 +567,15 @@ fn referee_section(
         }
     });
     if state.place_pos == [0.0; 3] {
-        let top = wv.sim.0.table_top_z;
+        let top = wv.sim.model().table_top_z;
         state.place_pos = [0.45, 0.3, top + 0.1];
     }
     if ui.button("Place cube").clicked() {
         let pose = Pose::new(Vec3::from_array(state.place_pos), Quat::IDENTITY);
-        if let Err(e) = wv
-            .sim
-            .0
-            .place_object(state.place_object, pose, Vec3::ZERO, Vec3::ZERO)
+        if let Err(e) =
+            wv.sim
+                .view_mut()
+                .place_object(state.place_object, pose, Vec3::ZERO, Vec3::ZERO)
         {
             warn!("panel: cannot place {}: {e}", names[state.place_object]);
         }
@@ -587,7 +594,7 @@ fn plots_section(ui: &mut egui::Ui, wv: &WorldView) {
     let h = &wv.history;
     let names: Vec<String> = wv
         .sim
-        .0
+        .model()
         .robot
         .joints
         .iter()

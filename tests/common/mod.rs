@@ -14,7 +14,7 @@ use armsim::SimOptions;
 use armsim::headless::finish_setup;
 use armsim::scene::{Scene, load_scene};
 use armsim::session::{Session, SessionCommand, SessionState};
-use armsim::sim::{ClockMode, JointTargets, Sim};
+use armsim::sim::{ClockMode, JointTargets};
 use bevy::prelude::*;
 
 pub fn asset(rel: &str) -> PathBuf {
@@ -79,12 +79,13 @@ pub fn state(app: &App) -> SessionState {
     app.world().resource::<Session>().state()
 }
 
-pub fn sim(app: &App) -> &armsim::sim::SimWorld {
-    &app.world().resource::<Sim>().0
+pub fn sim(app: &App) -> armsim::sim::SimView<'_> {
+    armsim::sim::sim_view(app.world())
 }
 
-pub fn sim_mut(app: &mut App) -> Mut<'_, Sim> {
-    app.world_mut().resource_mut::<Sim>()
+/// Runs `f` on the world, to write it (a teleport, a state).
+pub fn sim_mut<R>(app: &mut App, f: impl FnOnce(&mut armsim::sim::SimViewMut<'_>) -> R) -> R {
+    armsim::sim::with_sim_mut(app.world_mut(), f)
 }
 
 pub fn targets(app: &mut App) -> Mut<'_, JointTargets> {

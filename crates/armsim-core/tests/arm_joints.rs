@@ -22,8 +22,8 @@ fn every_representation_reads_back_the_state_it_is_put_in() {
         let mut w = SimWorld::new(&scene(joints));
         let q = [0.4, 0.3, 1.1, 1.2, -0.5, 0.7, 0.02, 0.02];
         let qd = [0.5, -0.3, 0.2, 0.1, -0.4, 0.6, 0.01, 0.01];
-        w.set_joint_state(&q, &qd);
-        let (got, got_v) = (w.joint_positions(), w.joint_velocities());
+        w.view_mut().set_joint_state(&q, &qd);
+        let (got, got_v) = (w.view().joint_positions(), w.view().joint_velocities());
         for j in 0..q.len() {
             assert!(
                 (got[j] - q[j]).abs() < 1e-4,
@@ -55,7 +55,7 @@ fn swing(joints: ArmJoints) -> Vec<Vec<f32>> {
     (0..360)
         .map(|_| {
             w.step();
-            w.joint_positions()
+            w.view().joint_positions()
         })
         .collect()
 }
@@ -117,7 +117,7 @@ fn the_fingers_of_the_hybrid_stay_within_their_limits() {
     for _ in 0..240 {
         w.step();
     }
-    let q = w.joint_positions();
+    let q = w.view().joint_positions();
     for j in [6, 7] {
         assert!(q[j] <= 0.0405, "finger {j} at {} m, limit 0.04", q[j]);
     }

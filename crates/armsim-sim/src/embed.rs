@@ -19,8 +19,8 @@ use crate::referee::plugin::Referee;
 use crate::scene::Scene;
 use crate::session::{Session, SessionCommand, SessionState};
 use crate::sim::{
-    ClockMode, CommandError, JointCommand, JointTargets, Sim, SimClock, SimScene, SimWorld,
-    begin_batch, end_batch, step_in_batch,
+    ClockMode, CommandError, JointCommand, JointTargets, SimClock, SimScene, SimView, SimViewMut,
+    begin_batch, end_batch, sim_view, step_in_batch, with_sim_mut,
 };
 use crate::trajectory::plugin::{Recording, finish_recording, start_recording};
 use crate::trajectory::{Recovery, TrajectoryError};
@@ -68,13 +68,13 @@ impl EmbeddedSim {
     }
 
     /// The physics world (joint readings, poses, the state hash).
-    pub fn sim(&self) -> &SimWorld {
-        &self.world.resource::<Sim>().0
+    pub fn sim(&self) -> SimView<'_> {
+        sim_view(&self.world)
     }
 
-    /// The physics world, to set a state from outside.
-    pub fn sim_mut(&mut self) -> &mut SimWorld {
-        &mut self.world.resource_mut::<Sim>().into_inner().0
+    /// Runs `f` on the physics world, to set a state from outside.
+    pub fn with_sim_mut<R>(&mut self, f: impl FnOnce(&mut SimViewMut<'_>) -> R) -> R {
+        with_sim_mut(&mut self.world, f)
     }
 
     /// The joint targets the next step applies, in robot joint order.

@@ -8,8 +8,7 @@ pub use armsim_core::state::*;
 /// `session` (state), `sim_time_s`, `steps`, and `referee` (rule book, play mode, score, play
 /// time). What a tool embedding armsim asks for.
 pub fn snapshot_app(world: &bevy::prelude::World) -> TensorState {
-    let sim = &world.resource::<crate::sim::Sim>().0;
-    let mut state = snapshot(sim);
+    let mut state = snapshot(&crate::sim::sim_view(world));
     if let Some(session) = world.get_resource::<crate::session::Session>() {
         state
             .extras

@@ -6,7 +6,7 @@ use std::sync::Arc;
 use armsim_sim::scene::{Scene, load_bundled_scene};
 use armsim_sim::session::SessionCommand;
 use armsim_sim::sim::{
-    ClockMode, RobotJoint, RobotLink, SceneObject, Sim, SimBody, SimWorld, Table, run_steps,
+    ClockMode, RobotJoint, RobotLink, SceneObject, SimBody, SimWorld, Table, run_steps, sim_view,
 };
 use armsim_sim::{SimOptions, headless_app};
 use bevy::prelude::*;
@@ -34,7 +34,7 @@ fn new_app() -> App {
 }
 
 fn hash(app: &App) -> u64 {
-    app.world().resource::<Sim>().0.state_hash()
+    sim_view(app.world()).state_hash()
 }
 
 fn count<F: bevy::ecs::query::QueryFilter>(app: &mut App) -> usize {
@@ -48,7 +48,7 @@ fn count<F: bevy::ecs::query::QueryFilter>(app: &mut App) -> usize {
 fn the_table_objects_and_links_are_entities_with_bevy_rapier_components() {
     let mut app = new_app();
     let (objects, links, joints) = {
-        let sim = &app.world().resource::<Sim>().0;
+        let sim = sim_view(app.world());
         (
             sim.objects.len(),
             sim.robot.links.len(),
@@ -62,7 +62,7 @@ fn the_table_objects_and_links_are_entities_with_bevy_rapier_components() {
     let bodies = 1 + objects + links;
     // Every body with a collision shape carries it as a `Collider`.
     let shaped = {
-        let sim = &app.world().resource::<Sim>().0;
+        let sim = sim_view(app.world());
         sim.bodies()
             .filter(|(_, h)| !sim.colliders_of(*h).is_empty())
             .count()
@@ -93,7 +93,7 @@ fn the_table_objects_and_links_are_entities_with_bevy_rapier_components() {
         .collect();
     run_steps(&mut app, 240);
     let sim_z: Vec<f32> = {
-        let sim = &app.world().resource::<Sim>().0;
+        let sim = sim_view(app.world());
         sim.objects
             .iter()
             .map(|o| sim.body_pose(o.body).translation.z)
@@ -118,18 +118,18 @@ fn the_table_objects_and_links_are_entities_with_bevy_rapier_components() {
 fn the_ecs_step_is_the_bare_rapier_step_bit_for_bit() {
     let mut app = new_app();
     let mut bare = SimWorld::new(&scene());
-    assert_eq!(hash(&app), bare.state_hash(), "built alike");
+    assert_eq!(hash(&app), bare.view().state_hash(), "built alike");
     run_steps(&mut app, 480);
     for _ in 0..480 {
         bare.step();
     }
-    assert_eq!(hash(&app), bare.state_hash());
+    assert_eq!(hash(&app), bare.view().state_hash());
 }
 
 /// Spawns a 6 cm box the Bevy way 15 cm above `cube_red`.
 fn drop_box_on_red(app: &mut App) -> Entity {
     let red = {
-        let sim = &app.world().resource::<Sim>().0;
+        let sim = sim_view(app.world());
         let i = sim.object_index("cube_red").expect("cube_red");
         sim.body_pose(sim.objects[i].body).translation
     };
@@ -157,7 +157,7 @@ fn a_body_spawned_the_bevy_way_lands_on_a_cube() {
         .expect("transform")
         .translation
         .z;
-    let sim = &app.world().resource::<Sim>().0;
+    let sim = sim_view(app.world());
     let i = sim.object_index("cube_red").expect("cube_red");
     let red = sim.body_pose(sim.objects[i].body).translation;
     // Resting on the 5 cm cube (top at red.z + 0.025): its centre 3 cm above that.
@@ -289,7 +289,7 @@ fn a_system_in_with_context_casts_rays_through_bevy_rapiers_context() {
     for _ in 0..2 {
         bare.step();
     }
-    assert_eq!(hash(&app), bare.state_hash());
+    assert_eq!(hash(&app), bare.view().state_hash());
 }
 
 /// Every scene entity's `Transform` is its Rapier body's pose once a batch of steps is done
@@ -324,7 +324,7 @@ fn after_a_batch_of_steps_each_entity_has_its_bodys_pose() {
         .iter(world)
         .map(|(e, b, t)| (e, *b, *t))
         .collect();
-    let sim = &world.resource::<Sim>().0;
+    let sim = sim_view(world);
     let handles: Vec<_> = sim.bodies().collect();
     for (e, body, t) in entities {
         let handle = handles
@@ -364,11 +364,91 @@ fn setting_a_cubes_transform_moves_its_body() {
         .expect("cube_red has a Transform")
         .translation = goal;
     run_steps(&mut app, 1);
-    let sim = &app.world().resource::<Sim>().0;
+    let sim = sim_view(app.world());
     let pos = sim.body_pose(sim.objects[index].body).translation;
     // Moved there, then one step of free fall.
     assert!(
         pos.distance(goal) < 1e-3,
         "cube_red is at {pos}, not near {goal}"
+    );
+}
+
+/// What a user's `Update` system read from bevy_rapier's context between steps.
+#[derive(Resource, Default)]
+struct Seen {
+    ray: Option<Entity>,
+    motor_target: Option<f32>,
+}
+
+/// bevy_rapier's context owns the world: a system in `Update` (between steps, outside armsim's
+/// schedules) casts a ray through `ReadRapierContext` and hits cube_red, and finds joint 1's
+/// motor, in the context's multibody, driven to the target armsim was given.
+#[test]
+fn bevy_rapiers_context_holds_the_world_between_steps() {
+    use armsim_sim::sim::{JointCommand, JointTargets};
+
+    let mut app = new_app();
+    let (red, above) = app
+        .world_mut()
+        .query::<(Entity, &SceneObject, &Transform)>()
+        .iter(app.world())
+        .find(|(_, o, _)| o.name == "cube_red")
+        .map(|(e, _, t)| (e, t.translation + Vec3::new(0.0, 0.0, 0.3)))
+        .expect("the scene has cube_red");
+    app.init_resource::<Seen>();
+    app.add_systems(
+        Update,
+        move |context: ReadRapierContext,
+              joints: Query<(&RobotJoint, &RapierMultibodyJointHandle)>,
+              mut seen: ResMut<Seen>| {
+            let Ok(context) = context.single() else {
+                return;
+            };
+            seen.ray = context
+                .with_query_pipeline(QueryFilter::default(), |q| {
+                    q.cast_ray(above, Vec3::NEG_Z, 1.0, true)
+                })
+                .map(|(e, _)| e);
+            seen.motor_target = joints
+                .iter()
+                .find(|(j, _)| j.index == 1)
+                .and_then(|(_, h)| context.joints.multibody_joints.get(h.0))
+                .and_then(|(mb, id)| mb.link(id))
+                .map(|l| {
+                    l.joint
+                        .data
+                        .motors
+                        .iter()
+                        .map(|m| m.target_pos)
+                        .fold(0.0, |a, t| if t != 0.0 { t } else { a })
+                });
+        },
+    );
+    app.world_mut().write_message(SessionCommand::Start);
+    app.update();
+    app.world_mut()
+        .resource_mut::<JointTargets>()
+        .set(
+            1,
+            JointCommand::Position {
+                target: 0.8,
+                velocity: 0.0,
+            },
+        )
+        .expect("a finite target");
+    run_steps(&mut app, 1);
+    app.update();
+    let seen = app.world().resource::<Seen>();
+    assert_eq!(
+        seen.ray,
+        Some(red),
+        "the ray cast between steps hits cube_red"
+    );
+    let target = seen
+        .motor_target
+        .expect("joint 1 is a multibody link with a motor");
+    assert!(
+        (target - 0.8).abs() < 1e-6,
+        "joint 1's motor in the context drives to {target}, not 0.8"
     );
 }

@@ -23,7 +23,8 @@ use crate::protocol::tick::{
 };
 use crate::session::{SessionCommand, SessionSystems};
 use crate::sim::{
-    GatePoll, JointCommand, JointTargets, SIM_DT, Sim, SimStep, SimSystems, SimWaker, StepGate,
+    GatePoll, JointCommand, JointTargets, SIM_DT, Sim, SimRef, SimStep, SimSystems, SimWaker,
+    StepGate,
 };
 
 /// Spec 003 frames ↔ joint velocity commands. State is the joint angles in robot joint order.
@@ -163,8 +164,8 @@ pub const PROTOCOL: &str = Protocol::Lockstep.as_str();
 
 /// What the bridge's event systems touch besides the server.
 #[derive(SystemParam)]
-struct LockstepFx<'w> {
-    io: BridgeIo<'w>,
+struct LockstepFx<'w, 's> {
+    io: BridgeIo<'w, 's>,
     gate: ResMut<'w, StepGate>,
 }
 
@@ -234,7 +235,7 @@ fn handle_events(mut server: ResMut<LockstepServer>, mut fx: LockstepFx) {
                 // connection: the scene as loaded).
                 server.tick.publish(
                     &mut client.transport,
-                    &crate::state::joint_state(&fx.io.sim.0).0,
+                    &crate::state::joint_state(&fx.io.sim.view()).0,
                 );
                 client.counters.count_out();
                 info!(
@@ -268,7 +269,7 @@ fn drop_client(server: &mut LockstepServer, fx: &mut LockstepFx, reason: &str) {
     };
     fx.gate.unregister(client.gate);
     server.tick.forget_command();
-    fx.io.targets.commands = fx.io.session.hold_posture(&fx.io.sim.0);
+    fx.io.targets.commands = fx.io.session.hold_posture(&fx.io.sim.view());
     warn!(
         "lockstep: dropping {} ({reason}); the arm follows pause_behavior",
         client.peer
@@ -296,11 +297,11 @@ fn poll_answer(mut server: ResMut<LockstepServer>, mut fx: LockstepFx) {
     }
 }
 
-fn adapt(mut server: ResMut<LockstepServer>, sim: Res<Sim>, mut targets: ResMut<JointTargets>) {
+fn adapt(mut server: ResMut<LockstepServer>, sim: SimRef, mut targets: ResMut<JointTargets>) {
     if server.client.is_none() {
         return;
     }
-    if let Some(velocities) = server.tick.adapt(&crate::state::joint_state(&sim.0).0) {
+    if let Some(velocities) = server.tick.adapt(&crate::state::joint_state(&sim.view()).0) {
         for (slot, v) in targets.commands.iter_mut().zip(velocities) {
             *slot = JointCommand::Velocity { target: v };
         }
@@ -308,14 +309,15 @@ fn adapt(mut server: ResMut<LockstepServer>, sim: Res<Sim>, mut targets: ResMut<
 }
 
 /// Every step counts, with a client or without one (between clients the clock runs freely).
-fn publish(mut server: ResMut<LockstepServer>, sim: Res<Sim>) {
+fn publish(mut server: ResMut<LockstepServer>, sim: SimRef) {
     let server = &mut *server;
     server.tick.advance();
     let Some(client) = server.client.as_mut() else {
         return;
     };
-    server
-        .tick
-        .publish(&mut client.transport, &crate::state::joint_state(&sim.0).0);
+    server.tick.publish(
+        &mut client.transport,
+        &crate::state::joint_state(&sim.view()).0,
+    );
     client.counters.count_out();
 }

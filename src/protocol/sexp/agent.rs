@@ -33,8 +33,8 @@ use crate::referee::plugin::Referee;
 use crate::robot::RobotModel;
 use crate::session::{Session, SessionCommand, SessionEvent, SessionState, SessionSystems};
 use crate::sim::{
-    GatePoll, JointCommand, JointTargets, SIM_DT, Sim, SimClock, SimStep, SimSystems, StepGate,
-    gripper_commands,
+    GatePoll, JointCommand, JointTargets, SIM_DT, Sim, SimClock, SimRef, SimStep, SimSystems,
+    SimView, StepGate, gripper_commands,
 };
 
 /// The protocol name in logs and arm ownership.
@@ -258,8 +258,8 @@ impl AgentPort {
 
 /// What the agent bridge's systems touch besides the port.
 #[derive(SystemParam)]
-struct AgentFx<'w> {
-    io: BridgeIo<'w>,
+struct AgentFx<'w, 's> {
+    io: BridgeIo<'w, 's>,
     gate: ResMut<'w, StepGate>,
     referee: Res<'w, Referee>,
 }
@@ -301,7 +301,7 @@ fn apply(port: &mut AgentPort, fx: &mut AgentFx, state: SessionState) {
                 port.slot = MessageSlot::default();
                 info!(
                     "agent: {label} controls {}{}",
-                    fx.io.sim.0.robot.name,
+                    fx.io.sim.model().robot.name,
                     if port.sync {
                         "; each cycle waits for its message"
                     } else {
@@ -315,7 +315,14 @@ fn apply(port: &mut AgentPort, fx: &mut AgentFx, state: SessionState) {
                     &format!("{label} controls the arm"),
                 );
                 // The first perception goes out now, so a sync agent can answer cycle 1.
-                send_perception(port, conn, &fx.io.sim, &fx.referee, &fx.io.clock, state);
+                send_perception(
+                    port,
+                    conn,
+                    &fx.io.sim.view(),
+                    &fx.referee,
+                    &fx.io.clock,
+                    state,
+                );
             }
             AgentAction::Dropped { conn } => {
                 if let Some(c) = port.conns.get_mut(&conn) {
@@ -327,7 +334,7 @@ fn apply(port: &mut AgentPort, fx: &mut AgentFx, state: SessionState) {
                 fx.io.conns.set_role(agent_key(conn), Role::Pending, None);
                 port.tick.forget_command();
                 port.tick.adapter_mut().clear();
-                fx.io.targets.commands = fx.io.session.hold_posture(&fx.io.sim.0);
+                fx.io.targets.commands = fx.io.session.hold_posture(&fx.io.sim.view());
             }
             AgentAction::Closed { conn, reason } => {
                 if let Some(c) = port.conns.remove(&conn) {
@@ -428,7 +435,7 @@ pub(super) fn add(
 fn send_perception(
     port: &mut AgentPort,
     conn: u64,
-    world: &Sim,
+    world: &SimView<'_>,
     referee: &Referee,
     clock: &SimClock,
     session: SessionState,
@@ -439,7 +446,7 @@ fn send_perception(
     let events: Vec<&LoggedEvent> = referee.since(agent.referee_cursor).collect();
     agent.referee_cursor = referee.last_seq();
     let info = game_info(referee, clock, session, &events);
-    let bytes = payload(&perception(&world.0, &info));
+    let bytes = payload(&perception(world, &info));
     agent.send(bytes);
     agent.steps_in_cycle = 0;
     port.agents.perception_sent(Instant::now());
@@ -510,7 +517,7 @@ fn agent_events(mut port: ResMut<AgentPort>, mut fx: AgentFx) {
 fn agent_session_events(
     mut events: MessageReader<SessionEvent>,
     mut port: ResMut<AgentPort>,
-    sim: Res<Sim>,
+    sim: SimRef,
     referee: Res<Referee>,
     clock: Res<SimClock>,
     session: Res<Session>,
@@ -531,7 +538,7 @@ fn agent_session_events(
     }
     // Resuming needs no extra word: the cycles, and their perceptions, come back by themselves.
     if stopped {
-        send_perception(port, conn, &sim, &referee, &clock, session.state());
+        send_perception(port, conn, &sim.view(), &referee, &clock, session.state());
     }
 }
 
@@ -575,11 +582,11 @@ fn agent_sample(mut port: ResMut<AgentPort>) {
 }
 
 /// Step phase Adapt: the effectors become torques from this step's measured state.
-fn agent_adapt(mut port: ResMut<AgentPort>, sim: Res<Sim>, mut targets: ResMut<JointTargets>) {
+fn agent_adapt(mut port: ResMut<AgentPort>, sim: SimRef, mut targets: ResMut<JointTargets>) {
     if port.agents.active().is_none() {
         return;
     }
-    let (q, qd) = crate::state::joint_state(&sim.0);
+    let (q, qd) = crate::state::joint_state(&sim.view());
     let state = JointState { q, qd };
     if let Some(commands) = port.tick.adapt(&state) {
         for (slot, cmd) in targets.commands.iter_mut().zip(commands) {
@@ -593,7 +600,7 @@ fn agent_adapt(mut port: ResMut<AgentPort>, sim: Res<Sim>, mut targets: ResMut<J
 /// Step phase Publish: a perception at the end of each cycle.
 fn agent_publish(
     mut port: ResMut<AgentPort>,
-    sim: Res<Sim>,
+    sim: SimRef,
     referee: Res<Referee>,
     clock: Res<SimClock>,
     session: Res<Session>,
@@ -609,6 +616,6 @@ fn agent_publish(
     };
     agent.steps_in_cycle += 1;
     if agent.steps_in_cycle >= cycle {
-        send_perception(port, conn, &sim, &referee, &clock, session.state());
+        send_perception(port, conn, &sim.view(), &referee, &clock, session.state());
     }
 }

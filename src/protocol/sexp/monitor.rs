@@ -24,7 +24,7 @@ use crate::robot::Pose;
 use crate::session::{
     AlertLog, Session, SessionCommand, SessionEvent, SessionState, SessionSystems,
 };
-use crate::sim::{Sim, SimClock, SimStep, SimSystems};
+use crate::sim::{SimClock, SimMut, SimRef, SimStep, SimSystems, SimView, SimViewMut};
 
 fn monitor_key(conn: u64) -> ConnKey {
     ConnKey::new(Protocol::Monitor, conn)
@@ -105,7 +105,7 @@ fn monitor_events(
     mut port: ResMut<MonitorPort>,
     mut registry: ResMut<Connections>,
     mut log: ResMut<AlertLog>,
-    mut sim: ResMut<Sim>,
+    mut sim: SimMut,
     mut referee: ResMut<Referee>,
     clock: Res<SimClock>,
     mut session_cmds: MessageWriter<SessionCommand>,
@@ -166,7 +166,7 @@ fn monitor_events(
                         Err(reason) => Err(reason),
                         Ok(cmd) => run_monitor_command(
                             cmd,
-                            &mut sim,
+                            &mut sim.view_mut(),
                             &mut referee,
                             &clock,
                             &mut session_cmds,
@@ -207,7 +207,7 @@ fn monitor_events(
 
 fn run_monitor_command(
     cmd: MonitorCommand,
-    sim: &mut Sim,
+    sim: &mut SimViewMut<'_>,
     referee: &mut Referee,
     clock: &SimClock,
     session_cmds: &mut MessageWriter<SessionCommand>,
@@ -237,20 +237,19 @@ fn run_monitor_command(
             quat,
             vel,
         } => {
-            let index = sim.0.object_index(&name).ok_or_else(|| {
-                let names: Vec<&str> = sim.0.objects.iter().map(|o| o.name.as_str()).collect();
+            let index = sim.object_index(&name).ok_or_else(|| {
+                let names: Vec<&str> = sim.objects.iter().map(|o| o.name.as_str()).collect();
                 format!("no object {name:?}; objects are {}", names.join(", "))
             })?;
             let rotation =
-                quat.unwrap_or_else(|| sim.0.body_pose(sim.0.objects[index].body).rotation);
-            sim.0
-                .place_object(
-                    index,
-                    Pose::new(pos, rotation),
-                    vel.unwrap_or(Vec3::ZERO),
-                    Vec3::ZERO,
-                )
-                .map_err(|e| e.to_string())?;
+                quat.unwrap_or_else(|| sim.view().body_pose(sim.objects[index].body).rotation);
+            sim.place_object(
+                index,
+                Pose::new(pos, rotation),
+                vel.unwrap_or(Vec3::ZERO),
+                Vec3::ZERO,
+            )
+            .map_err(|e| e.to_string())?;
         }
         MonitorCommand::KillSim => {
             info!("monitor: (killsim): shutting down");
@@ -263,7 +262,7 @@ fn run_monitor_command(
 /// Step phase Publish: the world to every monitor at the end of each cycle.
 fn monitor_cycle(
     mut port: ResMut<MonitorPort>,
-    sim: Res<Sim>,
+    sim: SimRef,
     referee: Res<Referee>,
     clock: Res<SimClock>,
     session: Res<Session>,
@@ -278,7 +277,7 @@ fn monitor_cycle(
         return;
     }
     port.steps_in_cycle = 0;
-    send_world(&mut port, |_| true, &sim, &referee, &clock, &session);
+    send_world(&mut port, |_| true, &sim.view(), &referee, &clock, &session);
 }
 
 /// Once a frame: monitors whose view is stale (new, or after a command or a session change
@@ -286,7 +285,7 @@ fn monitor_cycle(
 fn monitor_flush(
     mut port: ResMut<MonitorPort>,
     mut events: MessageReader<SessionEvent>,
-    sim: Res<Sim>,
+    sim: SimRef,
     referee: Res<Referee>,
     clock: Res<SimClock>,
     session: Res<Session>,
@@ -295,7 +294,7 @@ fn monitor_flush(
     send_world(
         &mut port,
         |m| m.dirty || changed,
-        &sim,
+        &sim.view(),
         &referee,
         &clock,
         &session,
@@ -308,7 +307,7 @@ fn monitor_flush(
 fn send_world(
     port: &mut MonitorPort,
     which: impl Fn(&MonitorConn) -> bool,
-    sim: &Sim,
+    sim: &SimView<'_>,
     referee: &Referee,
     clock: &SimClock,
     session: &Session,
@@ -323,7 +322,7 @@ fn send_world(
     for (cursor, ids) in groups {
         let events: Vec<&LoggedEvent> = referee.since(cursor).collect();
         let info = game_info(referee, clock, session.state(), &events);
-        if let Some(frame) = super::writer::frame(&payload(&world_frame(&sim.0, &info))) {
+        if let Some(frame) = super::writer::frame(&payload(&world_frame(sim, &info))) {
             port.writer.send_to(ids, frame);
         }
     }

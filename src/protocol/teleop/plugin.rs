@@ -29,7 +29,7 @@ use crate::protocol::registry::{self, ArmOf, BridgeIo, ConnKey, Connections, Pro
 use crate::protocol::tick::{LatestCommand, ProtocolTick, SampleOutcome, Transport};
 use crate::referee::plugin::Referee;
 use crate::session::{SessionEvent, SessionState, SessionSystems};
-use crate::sim::{SIM_DT, Sim, SimScene, SimStep, SimSystems, Stamp};
+use crate::sim::{SIM_DT, Sim, SimScene, SimStep, SimSystems, Stamp, sim_view};
 
 /// The protocol name in logs, ownership and the panel.
 pub const PROTOCOL: &str = Protocol::Teleop.as_str();
@@ -213,7 +213,7 @@ fn apply(server: &mut TeleopServer, fx: &mut BridgeIo) {
                 server.slot.latest.clear();
                 server.tick.adapter_mut().hand_over();
             }
-            Action::Hold => fx.targets.commands = fx.session.hold_posture(&fx.sim.0),
+            Action::Hold => fx.targets.commands = fx.session.hold_posture(&fx.sim.view()),
             Action::Disengage { hold } => server.tick.adapter_mut().disengage(hold),
             Action::ForgetControl => {
                 server.tick.forget_command();
@@ -255,8 +255,8 @@ pub fn add(app: &mut App, options: TeleopOptions) -> io::Result<SocketAddr> {
         shared.clone(),
     )?;
     let controller = {
-        let world = &app.world().resource::<Sim>().0;
-        TeleopController::new(&scene, world, cfg.control.filter.params)
+        let world = sim_view(app.world());
+        TeleopController::new(&scene, &world, cfg.control.filter.params)
     };
     let codec = TeleopCodec {
         anchor: cfg.frames.vp_operator_anchor.clone(),
@@ -436,7 +436,7 @@ fn adapt(mut server: ResMut<TeleopServer>, mut fx: BridgeIo) {
             .alert(conn, state, "BAD_CONTROL_FRAME", &error.to_string());
         apply(server, &mut fx);
     }
-    let (q, qd) = crate::state::joint_state(&fx.sim.0);
+    let (q, qd) = crate::state::joint_state(&fx.sim.view());
     let teleop_state = TeleopState { q, qd, frame: None };
     if let Some(commands) = server.tick.adapt(&teleop_state) {
         fx.targets.commands = commands;
@@ -502,11 +502,11 @@ fn publish_state(mut server: ResMut<TeleopServer>, referee: Res<Referee>, mut fx
         return;
     }
     let controller = server.controller().map(|_| server.tick.adapter());
-    let sim = &fx.sim.0;
-    let snap = crate::state::snapshot(sim);
+    let sim = fx.sim.view();
+    let snap = crate::state::snapshot(&sim);
     let mut frame = state_payload(
         &snap,
-        sim,
+        &sim,
         state.as_str(),
         fx.clock.stamp(),
         alerts,

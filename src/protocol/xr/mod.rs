@@ -17,7 +17,7 @@ use bevy::prelude::*;
 
 use crate::protocol::registry::{Connections, Protocol};
 use crate::protocol::teleop::plugin::TeleopServer;
-use crate::sim::{Sim, SimScene};
+use crate::sim::SimScene;
 pub use tls::CertSource;
 
 /// The default HTTPS port of the headset page.
@@ -105,8 +105,8 @@ pub fn add(app: &mut App, options: XrOptions) -> anyhow::Result<XrInfo> {
     let key = options.key;
     let scene_json = {
         let scene = &app.world().resource::<SimScene>().0;
-        let world = &app.world().resource::<Sim>().0;
-        let info = armsim_core::protocol::teleop::scene_info::scene_info(scene, world);
+        let world = crate::sim::sim_view(app.world());
+        let info = armsim_core::protocol::teleop::scene_info::scene_info(scene, &world);
         serde_json::to_vec(&info).context("encoding /scene.json")?
     };
     let bind = SocketAddr::new(options.bind, options.port);

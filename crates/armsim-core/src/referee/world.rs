@@ -7,7 +7,7 @@ use super::{
     TableView, ZoneRect, rule_book_by_name,
 };
 use crate::scene::Scene;
-use crate::sim::{SIM_DT, SimWorld};
+use crate::sim::{SIM_DT, SimViewMut};
 
 /// What the scene says about the rules.
 pub fn config_of(scene: &Scene) -> RuleBookConfig {
@@ -37,7 +37,7 @@ pub fn default_rule_book(scene: &Scene) -> Box<dyn RuleBook> {
 /// the objects that could not be put back, with why, for the caller to log.
 pub fn judge(
     book: &mut dyn RuleBook,
-    world: &mut SimWorld,
+    world: &mut SimViewMut<'_>,
     events: &mut Vec<RefereeEvent>,
     actions: &mut Vec<RefereeAction>,
 ) -> Vec<(usize, String)> {
@@ -47,12 +47,13 @@ pub fn judge(
         min_xy,
         max_xy,
     };
-    let views: Vec<ObjectView<'_>> = world
+    let view = world.view();
+    let views: Vec<ObjectView<'_>> = view
         .objects
         .iter()
         .map(|o| {
-            let pose = world.body_pose(o.body);
-            let (lin_vel, ang_vel) = world.body_velocity(o.body);
+            let pose = view.body_pose(o.body);
+            let (lin_vel, ang_vel) = view.body_velocity(o.body);
             ObjectView {
                 name: &o.name,
                 pos: pose.translation,

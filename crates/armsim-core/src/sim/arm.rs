@@ -23,6 +23,7 @@ use crate::robot::{Joint, JointKind, Pose, RobotModel, Shape, kinematics};
 use crate::scene::ArmJoints;
 
 use super::command::JointCommand;
+use super::sets::{Sets, SetsMut};
 
 /// Acceleration-based gain (1/s) with which a velocity command is tracked.
 const VELOCITY_GAIN: f32 = 200.0;
@@ -174,8 +175,15 @@ impl Arm {
             // them out too.
             mb.set_self_contacts_enabled(false);
         }
-        arm.write_damping(physics);
-        arm.set_state(physics, robot, &link_bodies, base_pose, home_q, None);
+        arm.write_damping(&mut SetsMut::of(physics));
+        arm.set_state(
+            &mut SetsMut::of(physics),
+            robot,
+            &link_bodies,
+            base_pose,
+            home_q,
+            None,
+        );
         (link_bodies, arm)
     }
 
@@ -183,7 +191,7 @@ impl Arm {
     /// bound. Efforts themselves are applied as body forces by the world.
     pub(super) fn drive(
         &self,
-        physics: &mut PhysicsWorld,
+        physics: &mut SetsMut<'_>,
         bodies: &[RigidBodyHandle],
         j: usize,
         joint: &Joint,
@@ -226,7 +234,7 @@ impl Arm {
                 // scaled here by the subtree's inertia about the axis (what the multibody's
                 // joint space sees) and the motor is force-based. Passive damping joins the
                 // motor's damping: kd·I·(v* − v) − d·v = (kd·I + d)·(kd·I·v*/(kd·I + d) − v).
-                let inertia = self.subtree_inertia(physics, bodies, j, joint.kind);
+                let inertia = self.subtree_inertia(physics.as_ref(), bodies, j, joint.kind);
                 let d = self.damping[j];
                 let (target, velocity, stiffness, gain, max_force) = match cmd {
                     JointCommand::Position { target, velocity } => (
@@ -265,7 +273,7 @@ impl Arm {
     /// of inertia about the joint axis (revolute), at the current configuration.
     fn subtree_inertia(
         &self,
-        physics: &PhysicsWorld,
+        physics: Sets<'_>,
         bodies: &[RigidBodyHandle],
         j: usize,
         kind: JointKind,
@@ -296,7 +304,7 @@ impl Arm {
     /// Joint positions (rad or m) in robot joint order.
     pub(super) fn positions(
         &self,
-        physics: &PhysicsWorld,
+        physics: Sets<'_>,
         robot: &RobotModel,
         bodies: &[RigidBodyHandle],
     ) -> Vec<f32> {
@@ -307,7 +315,7 @@ impl Arm {
 
     fn position(
         &self,
-        physics: &PhysicsWorld,
+        physics: Sets<'_>,
         robot: &RobotModel,
         bodies: &[RigidBodyHandle],
         j: usize,
@@ -340,7 +348,7 @@ impl Arm {
     /// Joint velocities (rad/s or m/s) in robot joint order.
     pub(super) fn velocities(
         &self,
-        physics: &PhysicsWorld,
+        physics: Sets<'_>,
         robot: &RobotModel,
         bodies: &[RigidBodyHandle],
     ) -> Vec<f32> {
@@ -375,14 +383,14 @@ impl Arm {
     /// Teleports the robot to joint positions `q` with velocities `qd` (or at rest).
     pub(super) fn set_state(
         &mut self,
-        physics: &mut PhysicsWorld,
+        physics: &mut SetsMut<'_>,
         robot: &RobotModel,
         bodies: &[RigidBodyHandle],
         base_pose: &Pose,
         q: &[f32],
         qd: Option<&[f32]>,
     ) {
-        let current = self.positions(physics, robot, bodies);
+        let current = self.positions(physics.as_ref(), robot, bodies);
         let q: Vec<f32> = (0..robot.joints.len())
             .map(|j| q.get(j).copied().unwrap_or(current[j]))
             .collect();
@@ -427,7 +435,7 @@ impl Arm {
     /// the base: each child moves with its parent plus its own joint's motion.
     fn set_velocities(
         &self,
-        physics: &mut PhysicsWorld,
+        physics: &mut SetsMut<'_>,
         robot: &RobotModel,
         bodies: &[RigidBodyHandle],
         world: &[Pose],
@@ -482,7 +490,7 @@ impl Arm {
 
     /// Switches the joints' passive damping off (the free-swing energy benchmark) or back to the
     /// model's values.
-    pub(super) fn set_damping(&mut self, physics: &mut PhysicsWorld, robot: &RobotModel, on: bool) {
+    pub(super) fn set_damping(&mut self, physics: &mut SetsMut<'_>, robot: &RobotModel, on: bool) {
         self.damping = robot
             .joints
             .iter()
@@ -493,7 +501,7 @@ impl Arm {
 
     /// Writes the passive damping of multibody joints into the multibody (impulse joints apply
     /// it in `drive`).
-    fn write_damping(&self, physics: &mut PhysicsWorld) {
+    fn write_damping(&self, physics: &mut SetsMut<'_>) {
         for (j, h) in self.handles.iter().enumerate() {
             let JointHandle::Multibody(h) = *h else {
                 continue;
@@ -509,7 +517,7 @@ impl Arm {
 
 /// The rate of an impulse joint: the two bodies' relative motion along or about its axis.
 fn impulse_velocity(
-    physics: &PhysicsWorld,
+    physics: Sets<'_>,
     bodies: &[RigidBodyHandle],
     f: &Frames,
     kind: JointKind,
@@ -539,7 +547,7 @@ fn wrap_angle(a: f32) -> f32 {
     }
 }
 
-fn body_pose(physics: &PhysicsWorld, h: RigidBodyHandle) -> Pose {
+fn body_pose(physics: Sets<'_>, h: RigidBodyHandle) -> Pose {
     let p = physics.bodies[h].position();
     Pose::new(p.translation, p.rotation)
 }
@@ -622,7 +630,7 @@ fn spawn_links(
 /// Moves the multibody to joint positions `q` (and velocities `qd`, or zero) and writes the
 /// resulting link poses back to the rigid bodies.
 fn set_multibody_state(
-    physics: &mut PhysicsWorld,
+    physics: &mut SetsMut<'_>,
     robot: &RobotModel,
     link_bodies: &[RigidBodyHandle],
     joint_handles: &[(usize, MultibodyJointHandle)],
@@ -660,8 +668,8 @@ fn set_multibody_state(
         .iter_mut()
         .zip(&vel)
         .for_each(|(v, &t)| *v = t);
-    mb.forward_kinematics(&physics.bodies, true);
-    mb.update_rigid_bodies(&mut physics.bodies, true);
+    mb.forward_kinematics(physics.bodies, true);
+    mb.update_rigid_bodies(physics.bodies, true);
     // Rigid-body velocities follow from the generalized ones at the next step; clear stale ones
     // so a state hash taken right after a teleport sees a consistent world.
     for &h in link_bodies {

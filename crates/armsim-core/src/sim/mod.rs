@@ -3,13 +3,15 @@
 
 mod arm;
 mod command;
+mod sets;
 mod world;
 
 pub use arm::JointHandle;
 pub use command::{CommandError, JointCommand, gripper_commands, gripper_range, set_checked};
+pub use sets::{Sets, SetsMut};
 pub use world::{
     ActuatedJoint, BodyRole, MAX_PLACE_ANG_VEL, MAX_PLACE_LIN_VEL, ObjectBody, PlaceError, SIM_DT,
-    SIM_HZ, SimWorld, WORLD_HALF_EXTENT, unit_quat,
+    SIM_HZ, SimModel, SimView, SimViewMut, SimWorld, WORLD_HALF_EXTENT, unit_quat,
 };
 
 /// Where a message stands in the simulation's history: the episode (resets so far), the step

@@ -18,6 +18,7 @@ use crate::scene::{ObjectConfig, Scene};
 
 use super::arm::{Arm, JointHandle, collider_for, to_rapier};
 use super::command::{CommandError, JointCommand, set_checked};
+use super::sets::{Sets, SetsMut};
 
 /// The fixed physics rate of every armsim world.
 pub const SIM_HZ: f64 = 240.0;
@@ -60,10 +61,20 @@ pub struct ActuatedJoint {
 /// ECS's entities) can tell a rebuilt world from the one it mirrored.
 static INSTANCES: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
 
+/// A world of its own: its Rapier sets in a `PhysicsWorld` beside its [`SimModel`]. The app
+/// keeps the model in a resource and gives the sets to bevy_rapier3d's context
+/// (`armsim_sim::sim::physics`); [`SimWorld::step`] steps them with Rapier's own pipeline (the
+/// benchmark's bare baseline). Read and move it through [`SimWorld::view`] and
+/// [`SimWorld::view_mut`], as the app does through its context.
 pub struct SimWorld {
-    /// The Rapier sets. In the app they move into bevy_rapier's context for its step and back
-    /// (`armsim_sim::sim::physics`); `step` steps them with Rapier's own pipeline instead.
     pub physics: PhysicsWorld,
+    pub model: SimModel,
+}
+
+/// Everything of a world but its Rapier sets: the robot and how its joints were built, the
+/// handles of its links, objects and table, and the joints' commands.
+#[derive(Clone, Debug)]
+pub struct SimModel {
     instance: u64,
     pub robot: RobotModel,
     /// Pose of the robot's root link in the world.
@@ -79,6 +90,52 @@ pub struct SimWorld {
     pub table_size: [f32; 2],
     pub table_center: [f32; 2],
     commands: Vec<JointCommand>,
+}
+
+/// A world to read: its model and its sets, wherever they are kept.
+#[derive(Clone, Copy)]
+pub struct SimView<'a> {
+    pub model: &'a SimModel,
+    pub physics: Sets<'a>,
+}
+
+/// A world to write: joint motors, teleports, forces.
+pub struct SimViewMut<'a> {
+    pub model: &'a mut SimModel,
+    pub physics: SetsMut<'a>,
+}
+
+impl std::ops::Deref for SimWorld {
+    type Target = SimModel;
+    fn deref(&self) -> &SimModel {
+        &self.model
+    }
+}
+
+impl std::ops::DerefMut for SimWorld {
+    fn deref_mut(&mut self) -> &mut SimModel {
+        &mut self.model
+    }
+}
+
+impl std::ops::Deref for SimView<'_> {
+    type Target = SimModel;
+    fn deref(&self) -> &SimModel {
+        self.model
+    }
+}
+
+impl std::ops::Deref for SimViewMut<'_> {
+    type Target = SimModel;
+    fn deref(&self) -> &SimModel {
+        self.model
+    }
+}
+
+impl std::ops::DerefMut for SimViewMut<'_> {
+    fn deref_mut(&mut self) -> &mut SimModel {
+        self.model
+    }
 }
 
 impl SimWorld {
@@ -147,8 +204,7 @@ impl SimWorld {
                 velocity: 0.0,
             })
             .collect();
-        let mut world = Self {
-            physics,
+        let model = SimModel {
             instance: INSTANCES.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
             robot,
             base_pose,
@@ -161,10 +217,38 @@ impl SimWorld {
             table_center,
             commands,
         };
-        world.apply_commands();
+        let mut world = Self { physics, model };
+        world.view_mut().apply_commands();
         world
     }
 
+    /// The world to read.
+    pub fn view(&self) -> SimView<'_> {
+        SimView {
+            model: &self.model,
+            physics: Sets::of(&self.physics),
+        }
+    }
+
+    /// The world to write.
+    pub fn view_mut(&mut self) -> SimViewMut<'_> {
+        SimViewMut {
+            model: &mut self.model,
+            physics: SetsMut::of(&mut self.physics),
+        }
+    }
+
+    /// One physics step of `SIM_DT` with the current commands, by Rapier's own pipeline: what
+    /// the app does through bevy_rapier3d (`prepare_step`, its step, `finish_step`), bit for
+    /// bit. The benchmarks' bare baseline.
+    pub fn step(&mut self) {
+        self.view_mut().prepare_step();
+        self.physics.step();
+        self.view_mut().finish_step();
+    }
+}
+
+impl SimModel {
     pub fn joint_count(&self) -> usize {
         self.robot.joints.len()
     }
@@ -199,13 +283,45 @@ impl SimWorld {
             .collect()
     }
 
-    /// One physics step of `SIM_DT` with the current commands, by Rapier's own pipeline: what
-    /// the app does through bevy_rapier3d (`prepare_step`, its step, `finish_step`), bit for
-    /// bit. The benchmarks' bare baseline.
-    pub fn step(&mut self) {
-        self.prepare_step();
-        self.physics.step();
-        self.finish_step();
+    /// The table top's footprint in the world: (min x y, max x y).
+    pub fn table_bounds(&self) -> ([f32; 2], [f32; 2]) {
+        let (c, s) = (self.table_center, self.table_size);
+        (
+            [c[0] - s[0] / 2.0, c[1] - s[1] / 2.0],
+            [c[0] + s[0] / 2.0, c[1] + s[1] / 2.0],
+        )
+    }
+
+    /// The index of the object called `name`.
+    pub fn object_index(&self, name: &str) -> Option<usize> {
+        self.objects.iter().position(|o| o.name == name)
+    }
+
+    /// Every body's role, in a stable order (table, objects, links).
+    pub fn bodies(&self) -> impl Iterator<Item = (BodyRole, RigidBodyHandle)> + '_ {
+        std::iter::once((BodyRole::Table, self.table))
+            .chain(
+                self.objects
+                    .iter()
+                    .enumerate()
+                    .map(|(i, o)| (BodyRole::Object(i), o.body)),
+            )
+            .chain(
+                self.link_bodies
+                    .iter()
+                    .enumerate()
+                    .map(|(i, &h)| (BodyRole::Link(i), h)),
+            )
+    }
+}
+
+impl SimViewMut<'_> {
+    /// The same world, to read.
+    pub fn view(&self) -> SimView<'_> {
+        SimView {
+            model: self.model,
+            physics: self.physics.as_ref(),
+        }
     }
 
     /// Before a step: pushes the commands into the joint motors and, for effort commands, the
@@ -221,35 +337,35 @@ impl SimWorld {
 
     /// Pushes the commands into the joint motors and, for effort commands, the link torques.
     fn apply_commands(&mut self) {
-        let q = self.joint_positions();
-        for (i, &cmd) in self.commands.iter().enumerate() {
-            let joint = &self.robot.joints[i];
-            self.arm
-                .drive(&mut self.physics, &self.link_bodies, i, joint, q[i], cmd);
+        let q = self.view().joint_positions();
+        let (m, physics) = (&mut *self.model, &mut self.physics);
+        for (i, &cmd) in m.commands.iter().enumerate() {
+            let joint = &m.robot.joints[i];
+            m.arm.drive(physics, &m.link_bodies, i, joint, q[i], cmd);
         }
         // Efforts are external forces on the two links around the joint; Rapier keeps user
         // forces until reset, so they are rebuilt every step.
-        for &h in &self.link_bodies {
-            if let Some(rb) = self.physics.bodies.get_mut(h) {
+        for &h in &m.link_bodies {
+            if let Some(rb) = physics.bodies.get_mut(h) {
                 rb.reset_forces(false);
                 rb.reset_torques(false);
             }
         }
-        for (i, cmd) in self.commands.iter().enumerate() {
+        for (i, cmd) in m.commands.iter().enumerate() {
             let JointCommand::Effort { torque } = *cmd else {
                 continue;
             };
-            let joint = &self.robot.joints[i];
-            let child = self.link_bodies[joint.link];
-            let Some(parent_link) = self.robot.links[joint.link].parent else {
+            let joint = &m.robot.joints[i];
+            let child = m.link_bodies[joint.link];
+            let Some(parent_link) = m.robot.links[joint.link].parent else {
                 continue;
             };
-            let parent = self.link_bodies[parent_link];
+            let parent = m.link_bodies[parent_link];
             let tau = torque.clamp(-joint.max_effort, joint.max_effort);
-            let axis_world = self.physics.bodies[child].rotation() * joint.axis;
+            let axis_world = physics.bodies[child].rotation() * joint.axis;
             let wrench = axis_world * tau;
             for (h, sign) in [(child, 1.0), (parent, -1.0)] {
-                if let Some(rb) = self.physics.bodies.get_mut(h) {
+                if let Some(rb) = physics.bodies.get_mut(h) {
                     match joint.kind {
                         JointKind::Revolute => rb.add_torque(wrench * sign, true),
                         JointKind::Prismatic => rb.add_force(wrench * sign, true),
@@ -259,25 +375,14 @@ impl SimWorld {
         }
     }
 
-    /// Joint positions (rad or m) in robot joint order.
-    pub fn joint_positions(&self) -> Vec<f32> {
-        self.arm
-            .positions(&self.physics, &self.robot, &self.link_bodies)
-    }
-
-    /// Joint velocities (rad/s or m/s) in robot joint order.
-    pub fn joint_velocities(&self) -> Vec<f32> {
-        self.arm
-            .velocities(&self.physics, &self.robot, &self.link_bodies)
-    }
-
     /// Teleports the robot to joint positions `q` with velocities `qd` (robot joint order).
     pub fn set_joint_state(&mut self, q: &[f32], qd: &[f32]) {
-        self.arm.set_state(
+        let m = &mut *self.model;
+        m.arm.set_state(
             &mut self.physics,
-            &self.robot,
-            &self.link_bodies,
-            &self.base_pose,
+            &m.robot,
+            &m.link_bodies,
+            &m.base_pose,
             q,
             Some(qd),
         );
@@ -286,32 +391,8 @@ impl SimWorld {
     /// Switches the joints' passive damping off (`false`) or back to the model's (`true`); the
     /// quality benchmark's free swing measures energy without it.
     pub fn set_passive_damping(&mut self, on: bool) {
-        self.arm.set_damping(&mut self.physics, &self.robot, on);
-    }
-
-    pub fn body_pose(&self, handle: RigidBodyHandle) -> Pose {
-        let p = self.physics.bodies[handle].position();
-        Pose::new(p.translation, p.rotation)
-    }
-
-    /// The table top's footprint in the world: (min x y, max x y).
-    pub fn table_bounds(&self) -> ([f32; 2], [f32; 2]) {
-        let (c, s) = (self.table_center, self.table_size);
-        (
-            [c[0] - s[0] / 2.0, c[1] - s[1] / 2.0],
-            [c[0] + s[0] / 2.0, c[1] + s[1] / 2.0],
-        )
-    }
-
-    /// Linear and angular velocity of a rigid body (world frame).
-    pub fn body_velocity(&self, handle: RigidBodyHandle) -> (Vec3, Vec3) {
-        let rb = &self.physics.bodies[handle];
-        (rb.linvel(), rb.angvel())
-    }
-
-    /// The index of the object called `name`.
-    pub fn object_index(&self, name: &str) -> Option<usize> {
-        self.objects.iter().position(|o| o.name == name)
+        let m = &mut *self.model;
+        m.arm.set_damping(&mut self.physics, &m.robot, on);
     }
 
     /// Teleports object `index` to `pose` with the given velocities (a monitor's `(cube …)`, the
@@ -323,7 +404,7 @@ impl SimWorld {
         lin_vel: Vec3,
         ang_vel: Vec3,
     ) -> Result<(), PlaceError> {
-        let Some(o) = self.objects.get(index) else {
+        let Some(body) = self.objects.get(index).map(|o| o.body) else {
             return Err(PlaceError::NoSuchObject(index));
         };
         if !(pose.translation.is_finite()
@@ -340,7 +421,7 @@ impl SimWorld {
             return Err(PlaceError::TooFast);
         }
         let rot = unit_quat(pose.rotation).ok_or(PlaceError::BadRotation)?;
-        let rb = &mut self.physics.bodies[o.body];
+        let rb = &mut self.physics.bodies[body];
         rb.set_position(to_rapier(&Pose::new(pose.translation, rot)), true);
         rb.set_linvel(lin_vel, true);
         rb.set_angvel(ang_vel, true);
@@ -357,6 +438,31 @@ impl SimWorld {
             .map(|o| o.initial)
             .ok_or(PlaceError::NoSuchObject(index))?;
         self.place_object(index, initial, Vec3::ZERO, Vec3::ZERO)
+    }
+}
+
+impl<'a> SimView<'a> {
+    /// Joint positions (rad or m) in robot joint order.
+    pub fn joint_positions(&self) -> Vec<f32> {
+        self.arm
+            .positions(self.physics, &self.robot, &self.link_bodies)
+    }
+
+    /// Joint velocities (rad/s or m/s) in robot joint order.
+    pub fn joint_velocities(&self) -> Vec<f32> {
+        self.arm
+            .velocities(self.physics, &self.robot, &self.link_bodies)
+    }
+
+    pub fn body_pose(&self, handle: RigidBodyHandle) -> Pose {
+        let p = self.physics.bodies[handle].position();
+        Pose::new(p.translation, p.rotation)
+    }
+
+    /// Linear and angular velocity of a rigid body (world frame).
+    pub fn body_velocity(&self, handle: RigidBodyHandle) -> (Vec3, Vec3) {
+        let rb = &self.physics.bodies[handle];
+        (rb.linvel(), rb.angvel())
     }
 
     /// The first body (table, object or link) whose pose or velocity is not finite, by name.
@@ -380,23 +486,6 @@ impl SimWorld {
     pub fn ee_position(&self) -> Vec3 {
         self.body_pose(self.link_bodies[self.robot.ee_link])
             .transform_point(self.robot.ee_offset)
-    }
-
-    /// Every body's role, in a stable order (table, objects, links).
-    pub fn bodies(&self) -> impl Iterator<Item = (BodyRole, RigidBodyHandle)> + '_ {
-        std::iter::once((BodyRole::Table, self.table))
-            .chain(
-                self.objects
-                    .iter()
-                    .enumerate()
-                    .map(|(i, o)| (BodyRole::Object(i), o.body)),
-            )
-            .chain(
-                self.link_bodies
-                    .iter()
-                    .enumerate()
-                    .map(|(i, &h)| (BodyRole::Link(i), h)),
-            )
     }
 
     /// A hash over every body's pose and velocity and every joint's coordinate and velocity, bit

@@ -15,7 +15,7 @@ use glam::{Quat, Vec3};
 use serde::{Deserialize, Serialize};
 
 use crate::robot::{Pose, RobotModel};
-use crate::sim::{JointCommand, SimWorld};
+use crate::sim::{JointCommand, SimModel, SimView, SimViewMut};
 use crate::trajectory::{BodyState, JointValues, StateFrame};
 
 /// pos(3), quat(4, w x y z), lin_vel(3), ang_vel(3).
@@ -170,12 +170,12 @@ fn targets_of(cmd: JointCommand, q: f32) -> (f32, f32, f32) {
 
 /// The robot's measured joint positions and velocities in model order: the part of the
 /// snapshot command adapters need on every step, without building the rest.
-pub fn joint_state(world: &SimWorld) -> (Vec<f32>, Vec<f32>) {
+pub fn joint_state(world: &SimView<'_>) -> (Vec<f32>, Vec<f32>) {
     (world.joint_positions(), world.joint_velocities())
 }
 
 /// The world now. Robot links are the bodies (`body_names` = link names in model order).
-pub fn snapshot(world: &SimWorld) -> TensorState {
+pub fn snapshot(world: &SimView<'_>) -> TensorState {
     let mut objects = BTreeMap::new();
     for o in &world.objects {
         let (lin, ang) = world.body_velocity(o.body);
@@ -367,7 +367,7 @@ fn check_finite(what: &str, values: &[f32]) -> Result<(), StateError> {
     }
 }
 
-fn object_index(world: &SimWorld, name: &str) -> Result<usize, StateError> {
+fn object_index(world: &SimModel, name: &str) -> Result<usize, StateError> {
     world
         .object_index(name)
         .ok_or_else(|| StateError::UnknownObject {
@@ -376,7 +376,7 @@ fn object_index(world: &SimWorld, name: &str) -> Result<usize, StateError> {
         })
 }
 
-fn check_robot(world: &SimWorld, name: &str) -> Result<(), StateError> {
+fn check_robot(world: &SimModel, name: &str) -> Result<(), StateError> {
     if name == world.robot.name {
         Ok(())
     } else {
@@ -390,7 +390,7 @@ fn check_robot(world: &SimWorld, name: &str) -> Result<(), StateError> {
 /// Sets the world from a tensor state: object poses and velocities, the robot's joint
 /// positions and velocities (the robot's base is fixed, so its root is not moved). Objects and
 /// robots absent from `state` keep theirs. Everything is checked before anything changes.
-pub fn set_state(world: &mut SimWorld, state: &TensorState) -> Result<(), StateError> {
+pub fn set_state(world: &mut SimViewMut<'_>, state: &TensorState) -> Result<(), StateError> {
     let mut places = Vec::new();
     for (name, o) in &state.objects {
         check_finite(name, &o.root_state)?;
@@ -440,8 +440,8 @@ pub fn set_state(world: &mut SimWorld, state: &TensorState) -> Result<(), StateE
 
 /// Sets the world from the dict view. Joint maps may be partial: joints not named keep their
 /// position and velocity. Velocities absent from an object keep its current ones.
-pub fn set_state_dict(world: &mut SimWorld, state: &DictEnvState) -> Result<(), StateError> {
-    let mut tensor = snapshot(world);
+pub fn set_state_dict(world: &mut SimViewMut<'_>, state: &DictEnvState) -> Result<(), StateError> {
+    let mut tensor = snapshot(&world.view());
     for (name, o) in &state.objects {
         object_index(world, name)?;
         let Some(t) = tensor.objects.get_mut(name) else {
@@ -488,7 +488,7 @@ pub fn set_state_dict(world: &mut SimWorld, state: &DictEnvState) -> Result<(), 
 
 /// Sets the world from a recorded trajectory frame (replay by state): object poses (and
 /// velocities when recorded), the robot's joints by name.
-pub fn set_frame(world: &mut SimWorld, frame: &StateFrame) -> Result<(), StateError> {
+pub fn set_frame(world: &mut SimViewMut<'_>, frame: &StateFrame) -> Result<(), StateError> {
     let mut dict = DictEnvState::default();
     let f32s = |v: &[f64]| -> Vec<f32> { v.iter().map(|&x| x as f32).collect() };
     for (name, b) in &frame.0 {

@@ -6,13 +6,13 @@
 use std::collections::BTreeMap;
 
 use crate::robot::RobotModel;
-use crate::sim::{JointCommand, SimWorld};
+use crate::sim::{JointCommand, SimView};
 use crate::trajectory::{ActionFrame, JointValues, Value};
 
 /// The exact command of every joint as an action: MetaSim's `dof_pos_target` for all joints
 /// (the measured position where a joint is not position-controlled), and, only when some joint
 /// is not plain position control, `dof_vel_target`, `dof_effort_target` and `control_mode`.
-pub fn action_of(sim: &SimWorld) -> ActionFrame {
+pub fn action_of(sim: &SimView<'_>) -> ActionFrame {
     let q = sim.joint_positions();
     let names = |j: usize| sim.robot.joints[j].name.clone();
     let mut pos = JointValues::default();

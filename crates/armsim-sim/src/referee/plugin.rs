@@ -11,7 +11,7 @@ use super::{
 pub use super::{config_of, default_rule_book};
 use crate::scene::Scene;
 use crate::session::SessionEvent;
-use crate::sim::{Sim, SimClock, SimStep, SimSystems};
+use crate::sim::{SimClock, SimMut, SimStep, SimSystems};
 
 /// Events kept for late readers; a reader further behind than this skips the oldest.
 const LOG_CAPACITY: usize = 512;
@@ -94,12 +94,12 @@ pub(crate) fn plugin(app: &mut App, scene: &Scene) {
         .add_systems(Update, (on_session_events, to_alert_log));
 }
 
-fn judge(mut referee: ResMut<Referee>, mut sim: ResMut<Sim>, clock: Res<SimClock>) {
+fn judge(mut referee: ResMut<Referee>, mut sim: SimMut, clock: Res<SimClock>) {
     let referee = &mut *referee;
     let mut events = std::mem::take(&mut referee.events);
     let failed = super::judge(
         referee.book.as_mut(),
-        &mut sim.0,
+        &mut sim.view_mut(),
         &mut events,
         &mut referee.actions,
     );

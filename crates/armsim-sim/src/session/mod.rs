@@ -6,7 +6,8 @@ use bevy::prelude::*;
 
 use crate::scene::PauseBehavior;
 use crate::sim::{
-    JointCommand, JointTargets, Sim, SimClock, SimScene, SimStep, SimSystems, SimWorld,
+    JointCommand, JointTargets, Sim, SimClock, SimMut, SimRef, SimScene, SimStep, SimSystems,
+    SimView, SimWorld,
 };
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
@@ -93,13 +94,13 @@ impl Session {
     }
 
     /// Latches the hold posture from the arm's current state.
-    pub fn latch_hold(&mut self, world: &SimWorld) {
+    pub fn latch_hold(&mut self, world: &SimView<'_>) {
         self.hold = self.hold_posture(world);
     }
 
     /// What the arm does when control stops, following `pause_behavior`: `hold` keeps the
     /// current joint positions, `damp` brings the joints to rest.
-    pub fn hold_posture(&self, world: &SimWorld) -> Vec<JointCommand> {
+    pub fn hold_posture(&self, world: &SimView<'_>) -> Vec<JointCommand> {
         match self.pause_behavior {
             PauseBehavior::Hold => world
                 .joint_positions()
@@ -222,20 +223,20 @@ fn apply_control(targets: Res<JointTargets>, session: Res<Session>, mut sim: Res
 
 /// The physics guard, right after the Rapier step: a non-finite state puts the session in
 /// ERROR, and the clock's error stop ends the frame after this step.
-fn check_state(sim: Res<Sim>, mut clock: ResMut<SimClock>, mut session: ResMut<Session>) {
+fn check_state(sim: SimRef, mut clock: ResMut<SimClock>, mut session: ResMut<Session>) {
     if session.state() == SessionState::Error {
         return;
     }
+    let sim = sim.view();
     // Any body, not only the arm: a cube gone NaN would otherwise hang in every later frame.
-    let why = if !sim.0.joint_positions().iter().all(|q| q.is_finite()) {
+    let why = if !sim.joint_positions().iter().all(|q| q.is_finite()) {
         Some("physics produced a non-finite joint state".to_string())
     } else {
-        sim.0
-            .non_finite_body()
+        sim.non_finite_body()
             .map(|body| format!("physics produced a non-finite state for {body}"))
     };
     if let Some(why) = why {
-        fail(&mut session, &sim.0, why);
+        fail(&mut session, &sim, why);
         sync_clock(&session, &mut clock);
     }
 }
@@ -245,7 +246,7 @@ fn handle_session_commands(
     mut commands: MessageReader<SessionCommand>,
     mut events: MessageWriter<SessionEvent>,
     mut session: ResMut<Session>,
-    mut sim: ResMut<Sim>,
+    mut sim: SimMut,
     mut clock: ResMut<SimClock>,
     mut targets: ResMut<JointTargets>,
     scene: Res<SimScene>,
@@ -272,24 +273,24 @@ fn handle_session_commands(
                     start(&mut session);
                 }
             }
-            SessionCommand::Pause => pause(&mut session, &sim.0),
+            SessionCommand::Pause => pause(&mut session, &sim.view()),
             SessionCommand::TogglePause => {
                 if session.state == SessionState::Running {
-                    pause(&mut session, &sim.0);
+                    pause(&mut session, &sim.view());
                 } else {
                     start(&mut session);
                 }
             }
             SessionCommand::Step(n) => {
-                pause(&mut session, &sim.0);
+                pause(&mut session, &sim.view());
                 if session.state == SessionState::Paused {
                     clock.request_steps(n);
                 }
             }
             SessionCommand::Reset => {
-                sim.0 = SimWorld::new(&scene.0);
+                sim.install(SimWorld::new(&scene.0));
                 clock.reset();
-                session.hold = sim.0.commands().to_vec();
+                session.hold = sim.model().commands().to_vec();
                 // Targets from before the reset must not drive the reloaded arm on START.
                 targets.commands.clone_from(&session.hold);
                 session.state = SessionState::Idle;
@@ -325,7 +326,7 @@ fn start(session: &mut Session) {
     }
 }
 
-fn pause(session: &mut Session, world: &SimWorld) {
+fn pause(session: &mut Session, world: &SimView<'_>) {
     match session.state {
         SessionState::Running => {
             session.latch_hold(world);
@@ -338,7 +339,7 @@ fn pause(session: &mut Session, world: &SimWorld) {
 
 /// Puts the session in ERROR (from the physics guard or a protocol), latching the hold posture.
 /// The clock's error stop follows at the guard or at the next `SessionSystems` run.
-pub fn fail(session: &mut Session, world: &SimWorld, why: String) {
+pub fn fail(session: &mut Session, world: &SimView<'_>, why: String) {
     error!("session error: {why}");
     session.latch_hold(world);
     session.state = SessionState::Error;

@@ -20,8 +20,8 @@ use bevy::prelude::*;
 pub use armsim_core::sim::*;
 pub use clock::{ClockMode, SimClock, StepGate};
 pub use physics::{
-    PhysicsContext, RapierStep, RobotJoint, RobotLink, SceneObject, SimBody, Table, WithContext,
-    sync_entities,
+    PhysicsContext, RapierStep, RapierSync, RapierWriteback, RobotJoint, RobotLink, SceneObject,
+    SimBody, SimMut, SimRef, Table, WithContext, install, sim_view, sync_entities, with_sim_mut,
 };
 pub use wake::SimWaker;
 
@@ -31,9 +31,11 @@ use crate::scene::Scene;
 #[derive(Resource, Clone)]
 pub struct SimScene(pub Arc<Scene>);
 
-/// The physics world of the running scene.
+/// The running world but its Rapier sets, which bevy_rapier3d's context owns: the robot, the
+/// handles of its links, objects and table, the joints' commands. Read and write the whole
+/// world through [`SimRef`] / [`SimMut`] (or [`sim_view`] / [`with_sim_mut`]).
 #[derive(Resource)]
-pub struct Sim(pub SimWorld);
+pub struct Sim(pub SimModel);
 
 /// What the arm's controller (a protocol client, the panel's sliders, a test) wants, in robot
 /// joint order. The session applies it in `SimSystems::Apply` while RUNNING, and its hold
@@ -96,11 +98,11 @@ pub struct ClockSystems;
 /// the sim only reads the clock's pause and error-stop flags.
 pub fn plugin_for(scene: Arc<Scene>) -> impl Fn(&mut App) {
     move |app: &mut App| {
-        let world = SimWorld::new(&scene);
+        let SimWorld { physics, model } = SimWorld::new(&scene);
         app.insert_resource(JointTargets {
-            commands: world.commands().to_vec(),
+            commands: model.commands().to_vec(),
         })
-        .insert_resource(Sim(world))
+        .insert_resource(Sim(model))
         .insert_resource(SimScene(scene.clone()))
         .init_resource::<SimClock>()
         .init_resource::<StepGate>()
@@ -123,7 +125,7 @@ pub fn plugin_for(scene: Arc<Scene>) -> impl Fn(&mut App) {
         );
         schedule.add_systems(physics::physics_step.in_set(SimSystems::Physics));
         app.add_schedule(schedule);
-        physics::plugin(app);
+        physics::plugin(app, physics);
         let mut poll = Schedule::new(GatePoll);
         poll.set_executor(SingleThreadedExecutor::new());
         app.add_schedule(poll);

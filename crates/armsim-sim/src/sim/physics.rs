@@ -4,41 +4,49 @@
 //! `MultibodyJoint` / `ImpulseJoint`) and armsim's markers (`Table`, `SceneObject`, `RobotLink`,
 //! `RobotJoint`).
 //!
-//! **Who owns what.** The Rapier sets (bodies, colliders, joints, islands, broad and narrow
-//! phase) belong to the [`Sim`] resource's `SimWorld` between steps: every reader (state
-//! snapshots, the protocols, the referee, the panel) and every writer of joint motors and
-//! teleports goes through it. In `SimSystems::Physics` they move (an O(1) swap, never a copy)
-//! into bevy_rapier's context entity; bevy_rapier's own systems run in [`RapierStep`]:
-//! - `SyncBackend`: bodies and colliders the user spawned (`RigidBody` + `Collider`) or changed
-//!   are created or updated, despawned ones removed;
-//! - `StepSimulation`: one 240 Hz step by bevy_rapier's `step_simulation`, which calls Rapier's
-//!   `PhysicsPipeline::step` with the same arguments `SimWorld::step` does, so the ECS step and
-//!   the bare one give the same state bit for bit;
-//! - `Writeback`: the bodies' poses and velocities go back into `Transform` and `Velocity`.
+//! **Who owns what.** bevy_rapier's context entity owns the Rapier sets (bodies, colliders,
+//! joints, islands, broad and narrow phase) in its components, always. The [`Sim`] resource
+//! holds the rest of the world (`SimModel`: the robot, the handles, the joints' commands).
+//! Everything that reads or writes the physics (state snapshots, the protocols, the referee,
+//! the panel, joint motors, joint readings, teleports) goes through the context, by
+//! [`SimRef`] / [`SimMut`] (system parameters: the resource plus the context's components, as
+//! bevy_rapier's `ReadRapierContext` / `WriteRapierContext` reach them) or [`sim_view`] /
+//! [`with_sim_mut`] (exclusive systems). So a user's system can use bevy_rapier's context
+//! anywhere, like in any bevy_rapier app.
 //!
-//! Then the sets move back. The joints' data (motors, limits) is the `SimWorld`'s: a link's
-//! `MultibodyJoint` component describes the joint as it was built and is never written again
-//! (bevy_rapier would rewrite the whole joint from it).
+//! **A joint's data** (its motor, limits, damping) lives in the context's multibody (or
+//! impulse) joint set and nowhere else: motors are written there before each step by
+//! `push_commands`, positions and velocities are read from there. A link's `MultibodyJoint`
+//! component describes the joint as it was built and is never written again (bevy_rapier would
+//! rewrite the whole joint from it, motors and all).
 //!
-//! **Reset** builds a new `SimWorld` from the scene; [`sync_entities`] notices the new world,
-//! despawns the scene's entities, gives the context fresh maps and spawns them again in the
-//! same order, so a reset world is bit for bit a fresh one. Bodies the user added stay: their
-//! bevy_rapier handles are dropped, so bevy_rapier builds them again in the new world at the
-//! pose their `Transform` has, at rest.
+//! **bevy_rapier's systems** run in three schedules: [`RapierSync`] (its `SyncBackend`: bodies
+//! the user spawned, changed or despawned) once before each batch of steps, [`RapierStep`]
+//! (`StepSimulation`: Rapier's `PhysicsPipeline::step` with the arguments `SimWorld::step`
+//! passes, so the ECS step and the bare one give the same state bit for bit) every step, and
+//! [`RapierWriteback`] (`Transform`, `Velocity`) once after each batch. Its removal of
+//! despawned bodies stays where it puts it, in `PostUpdate`.
+//!
+//! **Reset** builds a new world from the scene and installs it ([`SimMut::install`]): its model
+//! into the resource, its sets into the context with fresh maps. [`sync_entities`] notices the
+//! new world, despawns the scene's entities and spawns them again in the same order, so a reset
+//! world is bit for bit a fresh one. Bodies the user added stay: their bevy_rapier handles are
+//! dropped, so bevy_rapier builds them again in the new world at the pose their `Transform`
+//! has, at rest.
 
-use bevy::ecs::schedule::{
-    ScheduleCleanupPolicy, ScheduleConfigs, ScheduleLabel, SingleThreadedExecutor,
-};
-use bevy::ecs::system::ScheduleSystem;
+use bevy::ecs::schedule::{ScheduleConfigs, ScheduleLabel, SingleThreadedExecutor};
+use bevy::ecs::system::{ScheduleSystem, SystemParam};
 use bevy::prelude::*;
-use bevy_rapier3d::plugin::systems::sync_removals;
 use bevy_rapier3d::prelude::*;
 use bevy_rapier3d::rapier::prelude::{PhysicsWorld, RigidBodyHandle};
 
-use super::{BodyRole, JointHandle, SIM_DT, Sim, SimClock};
+use super::{
+    BodyRole, JointHandle, SIM_DT, Sets, SetsMut, Sim, SimClock, SimModel, SimView, SimViewMut,
+    SimWorld,
+};
 
 /// bevy_rapier3d's `StepSimulation` set: one 240 Hz step, run once per step from
-/// `SimSystems::Physics`, between lending the sets to the context and taking them back.
+/// `SimSystems::Physics`, after the joints' commands are pushed into their motors.
 #[derive(ScheduleLabel, Debug, Clone, PartialEq, Eq, Hash)]
 pub struct RapierStep;
 
@@ -53,19 +61,14 @@ pub struct RapierSync;
 #[derive(ScheduleLabel, Debug, Clone, PartialEq, Eq, Hash)]
 pub struct RapierWriteback;
 
-/// Where your systems that use bevy_rapier's context (`ReadRapierContext`, `WriteRapierContext`:
-/// ray casts, shape casts, contact queries) go: a set of the [`RapierStep`] schedule that runs
-/// right after bevy_rapier's step, while the context holds the sets, once per step. Between
-/// steps the context is empty (the sets are the `SimWorld`'s); read the `Sim` resource there.
-/// Within a batch of steps the entities' `Transform`s are those of the batch's start (they are
-/// written back at its end); the bodies' poses in the context are the step's own.
+/// A set of the [`RapierStep`] schedule that runs right after bevy_rapier's step, once per
+/// step: for your systems that must see every step (contact queries through
+/// `ReadRapierContext`, forces through `WriteRapierContext`). bevy_rapier's context can be used
+/// from any other system too; it always holds the world. Within a batch of steps the entities'
+/// `Transform`s are those of the batch's start (they are written back at its end); the bodies'
+/// poses in the context are the step's own.
 #[derive(SystemSet, Debug, Clone, PartialEq, Eq, Hash)]
 pub struct WithContext;
-
-/// bevy_rapier's removal of despawned bodies, run every frame (a body despawned while the
-/// session is paused leaves Rapier at once).
-#[derive(ScheduleLabel, Debug, Clone, PartialEq, Eq, Hash)]
-struct RapierRemovals;
 
 /// The entity holding bevy_rapier's context (the `DefaultRapierContext`).
 #[derive(Resource, Clone, Copy, Debug)]
@@ -108,13 +111,222 @@ struct SpawnedFor {
     primed: bool,
 }
 
+/// The context's components that hold the world's sets, to read.
+type ContextSets = (
+    &'static RapierRigidBodySet,
+    &'static RapierContextColliders,
+    &'static RapierContextJoints,
+);
+
+/// The context's components that hold the world's sets, to write.
+type ContextSetsMut = (
+    &'static mut RapierContextSimulation,
+    &'static mut RapierRigidBodySet,
+    &'static mut RapierContextColliders,
+    &'static mut RapierContextJoints,
+);
+
+const NO_CONTEXT: &str =
+    "armsim's physics context entity (`PhysicsContext`) is missing: it must not be despawned";
+
+fn sets<'a>(
+    b: &'a RapierRigidBodySet,
+    c: &'a RapierContextColliders,
+    j: &'a RapierContextJoints,
+) -> Sets<'a> {
+    Sets {
+        bodies: &b.bodies,
+        colliders: &c.colliders,
+        impulse_joints: &j.impulse_joints,
+        multibody_joints: &j.multibody_joints,
+    }
+}
+
+fn sets_mut<'a>(
+    b: &'a mut RapierRigidBodySet,
+    c: &'a mut RapierContextColliders,
+    j: &'a mut RapierContextJoints,
+) -> SetsMut<'a> {
+    let j = &mut *j;
+    SetsMut {
+        bodies: &mut b.bodies,
+        colliders: &mut c.colliders,
+        impulse_joints: &mut j.impulse_joints,
+        multibody_joints: &mut j.multibody_joints,
+    }
+}
+
+/// The world to read, from a system: the `Sim` resource's model and the sets in bevy_rapier's
+/// context.
+#[derive(SystemParam)]
+pub struct SimRef<'w, 's> {
+    sim: Res<'w, Sim>,
+    context: Query<'w, 's, ContextSets, With<DefaultRapierContext>>,
+}
+
+impl SimRef<'_, '_> {
+    pub fn view(&self) -> SimView<'_> {
+        let (b, c, j) = self.context.single().expect(NO_CONTEXT);
+        SimView {
+            model: &self.sim.0,
+            physics: sets(b, c, j),
+        }
+    }
+
+    /// The world without its sets (the robot, the objects' names, the commands).
+    pub fn model(&self) -> &SimModel {
+        &self.sim.0
+    }
+}
+
+/// The world to write, from a system (joint motors, teleports, a reset).
+#[derive(SystemParam)]
+pub struct SimMut<'w, 's> {
+    sim: ResMut<'w, Sim>,
+    context: Query<'w, 's, ContextSetsMut, With<DefaultRapierContext>>,
+}
+
+impl SimMut<'_, '_> {
+    pub fn view(&self) -> SimView<'_> {
+        let (_, b, c, j) = self.context.single().expect(NO_CONTEXT);
+        SimView {
+            model: &self.sim.0,
+            physics: sets(b, c, j),
+        }
+    }
+
+    pub fn view_mut(&mut self) -> SimViewMut<'_> {
+        let (_, b, c, j) = self.context.single_mut().expect(NO_CONTEXT);
+        SimViewMut {
+            model: &mut self.sim.0,
+            physics: sets_mut(b.into_inner(), c.into_inner(), j.into_inner()),
+        }
+    }
+
+    /// The world without its sets.
+    pub fn model(&self) -> &SimModel {
+        &self.sim.0
+    }
+
+    /// Makes `world` the simulated one (a reset): its model goes into the `Sim` resource, its
+    /// sets into bevy_rapier's context with fresh maps (a new world's handles mean other
+    /// bodies). The scene's entities are spawned again for it by [`sync_entities`].
+    pub fn install(&mut self, world: SimWorld) {
+        let SimWorld { physics, model } = world;
+        self.sim.0 = model;
+        let (mut s, mut b, mut c, mut j) = self.context.single_mut().expect(NO_CONTEXT);
+        let (s2, b2, c2, j2) = context_components(physics);
+        (*s, *b, *c, *j) = (s2, b2, c2, j2);
+    }
+}
+
+/// The world to read, from an exclusive system or a `&World`.
+pub fn sim_view(world: &World) -> SimView<'_> {
+    let context = world.resource::<PhysicsContext>().0;
+    let get = |_: ()| {
+        Some(sets(
+            world.get::<RapierRigidBodySet>(context)?,
+            world.get::<RapierContextColliders>(context)?,
+            world.get::<RapierContextJoints>(context)?,
+        ))
+    };
+    SimView {
+        model: &world.resource::<Sim>().0,
+        physics: get(()).expect(NO_CONTEXT),
+    }
+}
+
+/// Runs `f` on the world to write, from an exclusive system or a `&mut World`.
+pub fn with_sim_mut<R>(world: &mut World, f: impl FnOnce(&mut SimViewMut<'_>) -> R) -> R {
+    let context = world.resource::<PhysicsContext>().0;
+    world.resource_scope(|world, mut sim: Mut<Sim>| {
+        let (b, c, j) = world
+            .entity_mut(context)
+            .into_components_mut::<(
+                &mut RapierRigidBodySet,
+                &mut RapierContextColliders,
+                &mut RapierContextJoints,
+            )>()
+            .expect(NO_CONTEXT);
+        let mut view = SimViewMut {
+            model: &mut sim.0,
+            physics: sets_mut(b.into_inner(), c.into_inner(), j.into_inner()),
+        };
+        f(&mut view)
+    })
+}
+
+/// [`SimMut::install`] from an exclusive system: `world` becomes the simulated one.
+pub fn install(ecs: &mut World, world: SimWorld) {
+    let SimWorld { physics, model } = world;
+    ecs.resource_mut::<Sim>().0 = model;
+    put_sets(ecs, physics);
+}
+
+/// bevy_rapier's context components holding `physics`'s sets, with fresh maps, and its
+/// integration parameters (solver iterations, PGS passes, dt). The pipeline (its buffers) and
+/// the CCD solver (its cache) are the context's own.
+fn context_components(
+    physics: PhysicsWorld,
+) -> (
+    RapierContextSimulation,
+    RapierRigidBodySet,
+    RapierContextColliders,
+    RapierContextJoints,
+) {
+    let mut s = RapierContextSimulation::default();
+    s.integration_parameters = physics.integration_parameters;
+    s.islands = physics.islands;
+    s.broad_phase = physics.broad_phase;
+    s.narrow_phase = physics.narrow_phase;
+    let mut b = RapierRigidBodySet::default();
+    b.bodies = physics.bodies;
+    let mut c = RapierContextColliders::default();
+    c.colliders = physics.colliders;
+    let mut j = RapierContextJoints::default();
+    j.impulse_joints = physics.impulse_joints;
+    j.multibody_joints = physics.multibody_joints;
+    (s, b, c, j)
+}
+
+/// The context's sets, moved out (the context is left with empty ones), in a `PhysicsWorld`.
+fn take_sets(world: &mut World) -> PhysicsWorld {
+    use std::mem::take;
+    let context = world.resource::<PhysicsContext>().0;
+    let (mut s, mut b, mut c, mut j) = world
+        .entity_mut(context)
+        .into_components_mut::<ContextSetsMut>()
+        .expect(NO_CONTEXT);
+    PhysicsWorld {
+        integration_parameters: s.integration_parameters,
+        islands: take(&mut s.islands),
+        broad_phase: take(&mut s.broad_phase),
+        narrow_phase: take(&mut s.narrow_phase),
+        bodies: take(&mut b.bodies),
+        colliders: take(&mut c.colliders),
+        impulse_joints: take(&mut j.impulse_joints),
+        multibody_joints: take(&mut j.multibody_joints),
+        ..Default::default()
+    }
+}
+
+/// Puts `physics`'s sets into the context, with fresh maps.
+fn put_sets(world: &mut World, physics: PhysicsWorld) {
+    let context = world.resource::<PhysicsContext>().0;
+    world
+        .entity_mut(context)
+        .insert(context_components(physics));
+}
+
 /// Adds bevy_rapier3d's plugin, its three sets each in its own schedule ([`RapierSync`],
-/// [`RapierStep`], [`RapierWriteback`]), and the scene's entities.
-pub(super) fn plugin(app: &mut App) {
+/// [`RapierStep`], [`RapierWriteback`]), its context entity holding `physics`'s sets, and the
+/// scene's entities.
+pub(super) fn plugin(app: &mut App, physics: PhysicsWorld) {
     app.add_plugins(
         RapierPhysicsPlugin::<NoUserData>::default()
-            // Only where its PostUpdate removal system goes (replaced below): the sets are
-            // added here, each to the schedule that runs it.
+            // Only where its removal system goes (it stays in PostUpdate, where bevy_rapier
+            // puts it for any other schedule): the sets are added below, each to the schedule
+            // that runs it.
             .in_schedule(RapierStep)
             .with_default_system_setup(false)
             .with_custom_initialization(RapierContextInitialization::NoAutomaticRapierContext),
@@ -131,16 +343,13 @@ pub(super) fn plugin(app: &mut App) {
     // (the window's TransformPlugin adds it too).
     .init_resource::<bevy::transform::StaticTransformOptimizations>()
     .init_resource::<SpawnedFor>();
-    // Each schedule lends the sets to the context first and takes them back last: systems, not
-    // a `resource_scope` around the schedule, so the `SimWorld` (which holds them inline) is
-    // never moved out of its storage and back (that move cost 2.5 % of a step).
-    let lent = |label: fn() -> Schedule, systems: ScheduleConfigs<ScheduleSystem>| {
+    let single = |label: fn() -> Schedule, systems: ScheduleConfigs<ScheduleSystem>| {
         let mut s = label();
         s.set_executor(SingleThreadedExecutor::new());
-        s.add_systems((lend_sets, systems, take_back_sets).chain());
+        s.add_systems(systems);
         s
     };
-    let mut sync = lent(
+    let mut sync = single(
         || Schedule::new(RapierSync),
         RapierPhysicsPlugin::<NoUserData>::get_systems(PhysicsSet::SyncBackend),
     );
@@ -148,46 +357,29 @@ pub(super) fn plugin(app: &mut App) {
         RapierTransformPropagateSet.in_set(PhysicsSet::SyncBackend),
         RapierBevyComponentApply.in_set(PhysicsSet::SyncBackend),
     ));
-    let mut step = Schedule::new(RapierStep);
-    step.set_executor(SingleThreadedExecutor::new());
+    let mut step = single(
+        || Schedule::new(RapierStep),
+        RapierPhysicsPlugin::<NoUserData>::get_systems(PhysicsSet::StepSimulation),
+    );
     step.configure_sets(WithContext.after(PhysicsSet::StepSimulation));
     step.add_systems((
-        lend_sets.before(PhysicsSet::StepSimulation),
-        RapierPhysicsPlugin::<NoUserData>::get_systems(PhysicsSet::StepSimulation),
-        take_back_sets.after(WithContext),
+        push_commands.before(PhysicsSet::StepSimulation),
+        joints_stepped.after(WithContext),
     ));
-    let writeback = lent(
+    let writeback = single(
         || Schedule::new(RapierWriteback),
         RapierPhysicsPlugin::<NoUserData>::get_systems(PhysicsSet::Writeback),
     );
     app.add_schedule(sync)
         .add_schedule(step)
         .add_schedule(writeback);
-    // The plugin also removes despawned bodies in PostUpdate, where the sets are not in the
-    // context (they are the `SimWorld`'s between steps): that copy is replaced by one that
-    // borrows them.
-    app.world_mut()
-        .schedule_scope(PostUpdate, |world, schedule| {
-            schedule.remove_systems_in_set(
-                sync_removals,
-                world,
-                ScheduleCleanupPolicy::RemoveSystemsOnly,
-            )
-        })
-        .expect("bevy_rapier3d adds its removal system to PostUpdate");
-    let mut removals = Schedule::new(RapierRemovals);
-    removals.set_executor(SingleThreadedExecutor::new());
-    removals.add_systems((lend_sets, sync_removals, take_back_sets).chain());
-    app.add_schedule(removals);
-    app.add_systems(PostUpdate, removals_between_steps);
-    let gravity = app.world().resource::<Sim>().0.physics.gravity;
     let mut config = RapierConfiguration::new(1.0);
-    config.gravity = gravity;
+    config.gravity = physics.gravity;
     let context = app
         .world_mut()
         .spawn((
             Name::new("physics context"),
-            RapierContextSimulation::default(),
+            context_components(physics),
             config,
             DefaultRapierContext,
         ))
@@ -200,13 +392,11 @@ pub(super) fn plugin(app: &mut App) {
     app.add_systems(Update, sync_entities.before(super::ClockSystems));
 }
 
-/// One physics step through bevy_rapier3d: commands into the motors, then its step, with the
-/// sets lent to the context.
+/// One physics step through bevy_rapier3d: the joints' commands into their motors, its step,
+/// the joints' bookkeeping.
 pub(super) fn physics_step(world: &mut World) {
     sync_entities(world);
-    world.resource_mut::<Sim>().0.prepare_step();
     world.run_schedule(RapierStep);
-    world.resource_mut::<Sim>().0.finish_step();
     world.resource_mut::<SimClock>().advance();
 }
 
@@ -221,52 +411,19 @@ pub(super) fn writeback(world: &mut World) {
     world.run_schedule(RapierWriteback);
 }
 
-fn removals_between_steps(world: &mut World) {
-    world.run_schedule(RapierRemovals);
+/// Before bevy_rapier's step: the joints' commands go into their motors (and effort commands
+/// into the links' torques), in the context's joint set.
+fn push_commands(mut sim: SimMut) {
+    sim.view_mut().prepare_step();
 }
 
-/// bevy_rapier's context components that hold the Rapier sets.
-type ContextSets = (
-    &'static mut RapierContextSimulation,
-    &'static mut RapierRigidBodySet,
-    &'static mut RapierContextColliders,
-    &'static mut RapierContextJoints,
-);
-
-/// First in bevy_rapier's schedules: the `SimWorld`'s sets move into the context.
-fn lend_sets(sim: ResMut<Sim>, context: Query<ContextSets, With<DefaultRapierContext>>) {
-    swap_sets(sim, context);
+/// After bevy_rapier's step: what the robot's joints keep between steps is brought up to date.
+fn joints_stepped(mut sim: SimMut) {
+    sim.view_mut().finish_step();
 }
 
-/// Last in bevy_rapier's schedules: the sets move back into the `SimWorld`.
-fn take_back_sets(sim: ResMut<Sim>, context: Query<ContextSets, With<DefaultRapierContext>>) {
-    swap_sets(sim, context);
-}
-
-/// Swaps the `SimWorld`'s Rapier sets with those in bevy_rapier's context: done twice, it lends
-/// them and takes them back. Moves, no copies, and no change ticks on either side. What holds
-/// no state of the world (the pipeline's buffers, the CCD solver's cache) stays in the context,
-/// and the context's integration parameters are the world's, copied when it was made
-/// ([`fresh_context`]): moving those large structs twice a step cost 1 % of a step.
-fn swap_sets(mut sim: ResMut<Sim>, mut context: Query<ContextSets, With<DefaultRapierContext>>) {
-    use std::mem::swap;
-    let Ok((mut s, mut b, mut c, mut j)) = context.single_mut() else {
-        return;
-    };
-    let p = &mut sim.bypass_change_detection().0.physics;
-    let s = s.bypass_change_detection();
-    swap(&mut p.islands, &mut s.islands);
-    swap(&mut p.broad_phase, &mut s.broad_phase);
-    swap(&mut p.narrow_phase, &mut s.narrow_phase);
-    swap(&mut p.bodies, &mut b.bypass_change_detection().bodies);
-    swap(&mut p.colliders, &mut c.bypass_change_detection().colliders);
-    let j = j.bypass_change_detection();
-    swap(&mut p.impulse_joints, &mut j.impulse_joints);
-    swap(&mut p.multibody_joints, &mut j.multibody_joints);
-}
-
-/// Makes the scene's entities stand for the current `SimWorld`: nothing to do while it is the
-/// one they were spawned for; after a reset (a new world), they are spawned again.
+/// Makes the scene's entities stand for the current world: nothing to do while it is the one
+/// they were spawned for; after a reset (a new world), they are spawned again.
 pub fn sync_entities(world: &mut World) {
     spawn_for_current_world(world);
     if !world.resource::<SpawnedFor>().primed {
@@ -287,7 +444,6 @@ fn spawn_for_current_world(world: &mut World) {
         instance: Some(instance),
         primed: false,
     };
-    let context = world.resource::<PhysicsContext>().0;
     let old: Vec<Entity> = world
         .query_filtered::<Entity, With<SimBody>>()
         .iter(world)
@@ -295,26 +451,11 @@ fn spawn_for_current_world(world: &mut World) {
     for e in old {
         world.despawn(e);
     }
-    fresh_context(world);
-    spawn_scene_entities(world, context);
-}
-
-/// Gives bevy_rapier's context fresh maps (a new world's handles mean other bodies) and the
-/// world's integration parameters (solver iterations, PGS passes, dt).
-fn fresh_context(world: &mut World) {
-    let context = world.resource::<PhysicsContext>().0;
-    let mut simulation = RapierContextSimulation::default();
-    simulation.integration_parameters = world.resource::<Sim>().0.physics.integration_parameters;
-    world.entity_mut(context).insert((
-        simulation,
-        RapierRigidBodySet::default(),
-        RapierContextColliders::default(),
-        RapierContextJoints::default(),
-    ));
+    spawn_scene_entities(world);
 }
 
 fn release_user_bodies(world: &mut World) {
-    // The user's bodies are built again in the new world by bevy_rapier at the next step
+    // The user's bodies are built again in the new world by bevy_rapier at the next sync
     // (after the priming, which must not build them into its throwaway copies).
     drop_from_users::<RapierRigidBodyHandle>(world);
     drop_from_users::<RapierColliderHandle>(world);
@@ -333,22 +474,41 @@ fn drop_from_users<C: Component>(world: &mut World) {
     }
 }
 
-/// Spawns one entity per body of the `SimWorld`, bound to its Rapier body.
-fn spawn_scene_entities(world: &mut World, context: Entity) {
-    world.resource_scope(|world, mut sim: Mut<Sim>| {
-        let sim = &mut sim.bypass_change_detection().0;
-        let roles: Vec<(BodyRole, RigidBodyHandle)> = sim.bodies().collect();
-        let mut link_entities = vec![Entity::PLACEHOLDER; sim.robot.links.len()];
-        for (role, handle) in roles {
-            let rb = &sim.physics.bodies[handle];
+/// One scene body as its entity needs it.
+struct BodySpawn {
+    role: BodyRole,
+    handle: RigidBodyHandle,
+    body: RigidBody,
+    transform: Transform,
+    mass: MassProperties,
+    velocity: Velocity,
+    collider: Option<(Collider, RapierColliderHandle)>,
+    name: String,
+}
+
+/// One actuated joint as its link's entity needs it.
+struct JointSpawn {
+    marker: RobotJoint,
+    parent_link: usize,
+    child_link: usize,
+    joint: TypedJoint,
+    handle: JointHandle,
+}
+
+/// What the scene's entities are made of, read from the world.
+fn scene_bodies(sim: &SimView<'_>) -> (Vec<BodySpawn>, Vec<JointSpawn>) {
+    let sets = sim.physics;
+    let bodies = sim
+        .bodies()
+        .map(|(role, handle)| {
+            let rb = &sets.bodies[handle];
             let pose = rb.position();
             let transform =
                 Transform::from_translation(pose.translation).with_rotation(pose.rotation);
-            let mass = rb.mass_properties().local_mprops;
-            let colliders = rb.colliders().to_vec();
+            let colliders = rb.colliders();
             let shapes: Vec<_> = colliders
                 .iter()
-                .filter_map(|&c| sim.physics.colliders.get(c))
+                .filter_map(|&c| sets.colliders.get(c))
                 .map(|co| {
                     (
                         *co.position_wrt_parent().unwrap_or(co.position()),
@@ -368,116 +528,144 @@ fn spawn_scene_entities(world: &mut World, context: Entity) {
                     bevy_rapier3d::rapier::prelude::SharedShape::compound(shapes),
                 )),
             };
-            let mut e = world.spawn((
-                SimBody(role),
-                RigidBody::from(rb.body_type()),
+            let name = match role {
+                BodyRole::Table => "table".to_string(),
+                BodyRole::Object(i) => sim.objects[i].name.clone(),
+                BodyRole::Link(i) => sim.robot.links[i].name.clone(),
+            };
+            BodySpawn {
+                role,
+                handle,
+                body: RigidBody::from(rb.body_type()),
+                transform,
                 // The body's mass properties as Rapier computed them when the world was built.
-                ColliderMassProperties::MassProperties(MassProperties::from_rapier(mass)),
-                Velocity {
+                mass: MassProperties::from_rapier(rb.mass_properties().local_mprops),
+                velocity: Velocity {
                     linear: rb.linvel(),
                     angular: rb.angvel(),
                 },
-                transform,
-                GlobalTransform::from(transform),
-                RapierRigidBodyHandle(handle),
-                RapierContextEntityLink(context),
-            ));
-            if let (Some(collider), Some(&c)) = (collider, colliders.first()) {
-                e.insert((collider, RapierColliderHandle(c)));
+                collider: collider.zip(colliders.first().map(|&c| RapierColliderHandle(c))),
+                name,
             }
-            match role {
-                BodyRole::Table => {
-                    e.insert((Table, Name::new("table")));
-                }
-                BodyRole::Object(i) => {
-                    let name = sim.objects[i].name.clone();
-                    e.insert((
-                        SceneObject {
-                            index: i,
-                            name: name.clone(),
-                        },
-                        Name::new(name),
-                    ));
-                }
-                BodyRole::Link(i) => {
-                    let name = sim.robot.links[i].name.clone();
-                    e.insert((
-                        RobotLink {
-                            index: i,
-                            name: name.clone(),
-                        },
-                        Name::new(name),
-                    ));
-                    link_entities[i] = e.id();
-                }
+        })
+        .collect();
+    let joints = sim
+        .actuated_joints()
+        .into_iter()
+        .filter_map(|joint| {
+            let raw = match joint.handle {
+                JointHandle::Multibody(h) => sets
+                    .multibody_joints
+                    .get(h)
+                    .and_then(|(mb, id)| mb.link(id))
+                    .map(|l| l.joint.data)?,
+                JointHandle::Impulse(h) => sets.impulse_joints.get(h)?.data,
+            };
+            Some(JointSpawn {
+                marker: RobotJoint {
+                    index: joint.index,
+                    name: sim.robot.joints[joint.index].name.clone(),
+                },
+                parent_link: joint.parent_link,
+                child_link: joint.child_link,
+                joint: TypedJoint::GenericJoint(GenericJoint { raw }),
+                handle: joint.handle,
+            })
+        })
+        .collect();
+    (bodies, joints)
+}
+
+/// Spawns one entity per body of the world, bound to its Rapier body.
+fn spawn_scene_entities(world: &mut World) {
+    let context = world.resource::<PhysicsContext>().0;
+    let (bodies, joints) = scene_bodies(&sim_view(world));
+    let links = world.resource::<Sim>().0.robot.links.len();
+    let mut link_entities = vec![Entity::PLACEHOLDER; links];
+    let mut spawned = Vec::with_capacity(bodies.len());
+    for b in bodies {
+        let mut e = world.spawn((
+            SimBody(b.role),
+            b.body,
+            ColliderMassProperties::MassProperties(b.mass),
+            b.velocity,
+            b.transform,
+            GlobalTransform::from(b.transform),
+            RapierRigidBodyHandle(b.handle),
+            RapierContextEntityLink(context),
+            Name::new(b.name.clone()),
+        ));
+        if let Some(collider) = b.collider {
+            e.insert(collider);
+        }
+        match b.role {
+            BodyRole::Table => {
+                e.insert(Table);
             }
-            let entity = e.id();
-            // bevy_rapier finds an entity from its body and colliders by their user data.
-            let bits = u128::from(entity.to_bits());
-            if let Some(rb) = sim.physics.bodies.get_mut(handle) {
-                rb.user_data = bits;
+            BodyRole::Object(index) => {
+                e.insert(SceneObject {
+                    index,
+                    name: b.name,
+                });
             }
-            for c in colliders {
-                if let Some(co) = sim.physics.colliders.get_mut(c) {
-                    co.user_data = bits;
-                }
+            BodyRole::Link(index) => {
+                e.insert(RobotLink {
+                    index,
+                    name: b.name,
+                });
+                link_entities[index] = e.id();
             }
         }
-        for joint in sim.actuated_joints() {
-            let name = sim.robot.joints[joint.index].name.clone();
-            let parent = link_entities[joint.parent_link];
-            let marker = RobotJoint {
-                index: joint.index,
-                name,
+        spawned.push((e.id(), b.handle));
+    }
+    for j in joints {
+        let (parent, child) = (link_entities[j.parent_link], link_entities[j.child_link]);
+        let mut e = world.entity_mut(child);
+        match j.handle {
+            JointHandle::Multibody(h) => {
+                e.insert((
+                    j.marker,
+                    MultibodyJoint::new(parent, j.joint),
+                    RapierMultibodyJointHandle(h),
+                ));
+            }
+            JointHandle::Impulse(h) => {
+                e.insert((
+                    j.marker,
+                    ImpulseJoint::new(parent, j.joint),
+                    RapierImpulseJointHandle(h),
+                ));
+            }
+        }
+    }
+    // bevy_rapier finds an entity from its body and colliders by their user data.
+    with_sim_mut(world, |sim| {
+        let sets = &mut sim.physics;
+        for (entity, handle) in spawned {
+            let bits = u128::from(entity.to_bits());
+            let Some(rb) = sets.bodies.get_mut(handle) else {
+                continue;
             };
-            let child = link_entities[joint.child_link];
-            match joint.handle {
-                JointHandle::Multibody(h) => {
-                    let data = sim
-                        .physics
-                        .multibody_joints
-                        .get(h)
-                        .and_then(|(mb, id)| mb.link(id))
-                        .map(|l| l.joint.data);
-                    if let Some(raw) = data {
-                        world.entity_mut(child).insert((
-                            marker,
-                            MultibodyJoint::new(
-                                parent,
-                                TypedJoint::GenericJoint(GenericJoint { raw }),
-                            ),
-                            RapierMultibodyJointHandle(h),
-                        ));
-                    }
-                }
-                JointHandle::Impulse(h) => {
-                    if let Some(ij) = sim.physics.impulse_joints.get(h) {
-                        world.entity_mut(child).insert((
-                            marker,
-                            ImpulseJoint::new(
-                                parent,
-                                TypedJoint::GenericJoint(GenericJoint { raw: ij.data }),
-                            ),
-                            RapierImpulseJointHandle(h),
-                        ));
-                    }
+            rb.user_data = bits;
+            for &c in rb.colliders() {
+                if let Some(co) = sets.colliders.get_mut(c) {
+                    co.user_data = bits;
                 }
             }
         }
     });
 }
 
-/// Runs bevy_rapier's systems once over throwaway copies of the sets, physics off: they see the
+/// Runs bevy_rapier's sync and writeback once over throwaway copies of the sets: they see the
 /// new entities' components as changed once (and would write them into the bodies, rounded
-/// through `GlobalTransform`), so the first real step finds nothing changed and the world stays
+/// through `GlobalTransform`), so the first real sync finds nothing changed and the world stays
 /// exactly as built.
 ///
 /// bevy_rapier keeps its entity-to-handle maps private, and an entity missing from them is
 /// taken for one moving into the context: the priming drops the scene entities' handles and
 /// builds copies of their bodies. Those copies go with the throwaway sets; the entities get
-/// their handles back and the context fresh maps.
+/// their handles back and the context its real sets with fresh maps.
 fn prime(world: &mut World) {
-    let context = world.resource::<PhysicsContext>().0;
     type Handles = (
         Entity,
         RapierRigidBodyHandle,
@@ -496,39 +684,25 @@ fn prime(world: &mut World) {
         .iter(world)
         .map(|(e, b, c, m, i)| (e, *b, c.copied(), m.copied(), i.copied()))
         .collect();
-    let mut copy = {
-        let p = &world.resource::<Sim>().0.physics;
-        PhysicsWorld {
-            gravity: p.gravity,
-            integration_parameters: p.integration_parameters,
-            bodies: p.bodies.clone(),
-            colliders: p.colliders.clone(),
-            impulse_joints: p.impulse_joints.clone(),
-            multibody_joints: p.multibody_joints.clone(),
-            islands: p.islands.clone(),
-            broad_phase: p.broad_phase.clone(),
-            narrow_phase: p.narrow_phase.clone(),
-            ..Default::default()
-        }
+    let real = take_sets(world);
+    let copy = PhysicsWorld {
+        integration_parameters: real.integration_parameters,
+        bodies: real.bodies.clone(),
+        colliders: real.colliders.clone(),
+        impulse_joints: real.impulse_joints.clone(),
+        multibody_joints: real.multibody_joints.clone(),
+        islands: real.islands.clone(),
+        broad_phase: real.broad_phase.clone(),
+        narrow_phase: real.narrow_phase.clone(),
+        ..Default::default()
     };
-    // The copy stands in for the world's sets while bevy_rapier's systems run on it.
-    let swap_copy = |world: &mut World, copy: &mut PhysicsWorld| {
-        let mut sim = world.resource_mut::<Sim>();
-        std::mem::swap(&mut sim.bypass_change_detection().0.physics, copy);
-    };
-    swap_copy(world, &mut copy);
-    let active = |world: &mut World, on: bool| {
-        if let Some(mut config) = world.get_mut::<RapierConfiguration>(context) {
-            config.physics_pipeline_active = on;
-        }
-    };
-    active(world, false);
+    put_sets(world, copy);
     world.run_schedule(RapierSync);
-    world.run_schedule(RapierStep);
     world.run_schedule(RapierWriteback);
-    active(world, true);
-    swap_copy(world, &mut copy);
-    fresh_context(world);
+    // The writeback may round a pose through `GlobalTransform`: one more sync, still on the
+    // copies, so that the real sets' first sync does not take it for a teleport.
+    world.run_schedule(RapierSync);
+    put_sets(world, real);
     for (entity, body, collider, multibody, impulse) in handles {
         let mut e = world.entity_mut(entity);
         e.insert(body);

@@ -15,7 +15,10 @@ use super::value::Value;
 use super::{Demo, Recorder, Recovery, TrajectoryError, load};
 use crate::scene::Scene;
 use crate::session::{Session, SessionCommand, SessionEvent, SessionState};
-use crate::sim::{JointTargets, Sim, SimClock, SimScene, SimStep, SimSystems, SimWorld};
+use crate::sim::{
+    JointTargets, Sim, SimClock, SimModel, SimMut, SimRef, SimScene, SimStep, SimSystems, SimWorld,
+    install, sim_view, with_sim_mut,
+};
 use crate::state::{self, snapshot};
 
 /// An ongoing recording.
@@ -53,9 +56,9 @@ pub fn start_recording(world: &mut World, path: &Path, every: u32) -> Result<(),
         && world
             .get_resource::<Replay>()
             .is_none_or(|r| r.from_fresh_load);
-    let sim = &world.resource::<Sim>().0;
+    let sim = sim_view(world);
     let scene = world.resource::<SimScene>().0.clone();
-    let init = snapshot(sim).to_frame();
+    let init = snapshot(&sim).to_frame();
     let mut recorder = Recorder::create(path, &sim.robot.name, &init)?;
     recorder.set_extra(&demo_extra(&scene, every, fresh))?;
     info!(
@@ -94,15 +97,16 @@ pub fn finish_recording(world: &mut World) -> Option<Result<Recovery, String>> {
 
 pub use crate::state::{action_of, commands_of};
 
-fn record_step(mut rec: ResMut<Recording>, sim: Res<Sim>) {
+fn record_step(mut rec: ResMut<Recording>, sim: SimRef) {
     let Some(active) = rec.active.as_mut() else {
         return;
     };
+    let sim = sim.view();
     active.steps += 1;
-    let mut result = active.recorder.push_action(&action_of(&sim.0));
+    let mut result = active.recorder.push_action(&action_of(&sim));
     if result.is_ok() && active.steps % u64::from(active.every) == 0 {
         active.states += 1;
-        result = active.recorder.push_state(&snapshot(&sim.0).to_frame());
+        result = active.recorder.push_state(&snapshot(&sim).to_frame());
     }
     if let Err(e) = result {
         error!("recording stopped: {e}");
@@ -115,7 +119,7 @@ fn record_step(mut rec: ResMut<Recording>, sim: Res<Sim>) {
 fn new_demo_on_reset(
     mut events: MessageReader<SessionEvent>,
     mut rec: ResMut<Recording>,
-    sim: Res<Sim>,
+    sim: SimRef,
     scene: Res<SimScene>,
 ) {
     let resets = events
@@ -128,7 +132,7 @@ fn new_demo_on_reset(
     let Some(active) = rec.active.as_mut() else {
         return;
     };
-    let init = snapshot(&sim.0).to_frame();
+    let init = snapshot(&sim.view()).to_frame();
     let every = active.every;
     let result = active.recorder.new_demo(&init).and_then(|()| {
         active
@@ -306,7 +310,7 @@ impl From<state::StateError> for ReplayError {
 }
 
 /// The names in `states` that are neither the scene's robot nor one of its objects, sorted.
-fn unknown_bodies(sim: &SimWorld, states: &[super::StateFrame]) -> Vec<String> {
+fn unknown_bodies(sim: &SimModel, states: &[super::StateFrame]) -> Vec<String> {
     let known = |name: &str| name == sim.robot.name || sim.object_index(name).is_some();
     let names: std::collections::BTreeSet<&str> = states
         .iter()
@@ -353,12 +357,12 @@ pub fn start_replay(
     // Start where the recording started.
     let mut sim = SimWorld::new(&scene);
     if !fresh {
-        state::set_frame(&mut sim, &demo.init_state)?;
+        state::set_frame(&mut sim.view_mut(), &demo.init_state)?;
     }
     if demo.actions.is_empty() && demo.states.is_empty() {
         return Err(ReplayError::Empty { index });
     }
-    let unknown = unknown_bodies(&sim, &demo.states);
+    let unknown = unknown_bodies(&sim.model, &demo.states);
     if mode == ReplayMode::State {
         // Checked here, once, rather than as one warning per frame that leaves the world untouched.
         if demo.states.is_empty() {
@@ -384,7 +388,7 @@ pub fn start_replay(
             unknown.join(", ")
         );
     }
-    world.resource_mut::<Sim>().0 = sim;
+    install(world, sim);
     world.resource_mut::<SimClock>().reset();
     let hold = world.resource::<Sim>().0.commands().to_vec();
     world.resource_mut::<JointTargets>().commands = hold;
@@ -433,7 +437,7 @@ fn replay_adapt(replay: Option<ResMut<Replay>>, sim: Res<Sim>, mut targets: ResM
 /// After the step: state replay sets the recorded frame; action replay measures divergence.
 fn replay_publish(
     replay: Option<ResMut<Replay>>,
-    mut sim: ResMut<Sim>,
+    mut sim: SimMut,
     session: Res<Session>,
     mut commands: MessageWriter<SessionCommand>,
 ) {
@@ -449,7 +453,7 @@ fn replay_publish(
     {
         match replay.mode {
             ReplayMode::State => {
-                if let Err(e) = state::set_frame(&mut sim.0, &frame) {
+                if let Err(e) = state::set_frame(&mut sim.view_mut(), &frame) {
                     // Once, and the replay stops: the frames after it would fail the same way.
                     let why = format!("recorded state {} does not fit: {e}", step / every - 1);
                     error!("replay of {}: {why}", replay.path.display());
@@ -460,7 +464,7 @@ fn replay_publish(
                 }
             }
             ReplayMode::Action => {
-                let now = snapshot(&sim.0).to_frame();
+                let now = snapshot(&sim.view()).to_frame();
                 if let Some((obj, joint)) = divergence(&now, &frame) {
                     replay.compared_states += 1;
                     replay.max_object_error = replay.max_object_error.max(obj);
@@ -562,7 +566,7 @@ fn handle_commands(world: &mut World) {
                 else {
                     continue;
                 };
-                if let Err(e) = state::set_frame(&mut world.resource_mut::<Sim>().0, &frame) {
+                if let Err(e) = with_sim_mut(world, |sim| state::set_frame(sim, &frame)) {
                     warn!("replay: state {index} does not fit: {e}");
                     continue;
                 }

@@ -9,7 +9,7 @@ use super::Sexp;
 use crate::referee::LoggedEvent;
 use crate::referee::PlayMode;
 use crate::robot::RobotModel;
-use crate::sim::SimWorld;
+use crate::sim::SimView;
 use crate::sim::unit_quat;
 use crate::state::{TensorState, snapshot};
 
@@ -76,7 +76,7 @@ fn game_state(info: &GameInfo<'_>) -> Sexp {
 
 /// The joints, the end effector and every object, shared by perceptions and world frames; read
 /// from the state snapshot (joints in the robot's order, objects in the scene's).
-fn world_exprs(snap: &TensorState, world: &SimWorld, out: &mut Vec<Sexp>) {
+fn world_exprs(snap: &TensorState, world: &SimView<'_>, out: &mut Vec<Sexp>) {
     let robot = &world.robot;
     if let Some(r) = snap.robots.get(&robot.name) {
         let q = r.model_order(&r.joint_pos, robot);
@@ -117,7 +117,7 @@ fn referee_exprs(events: &[&LoggedEvent], out: &mut Vec<Sexp>) {
 
 /// An agent's perception: `(time (now t))(GS …)(HJ …)…(pos (n ee)…)(quat (n ee)…)`, every
 /// object's pose, and the referee's events since the last perception.
-pub fn perception(world: &SimWorld, info: &GameInfo<'_>) -> Vec<Sexp> {
+pub fn perception(world: &SimView<'_>, info: &GameInfo<'_>) -> Vec<Sexp> {
     let mut out = vec![
         Sexp::list([
             Sexp::atom("time"),
@@ -133,7 +133,7 @@ pub fn perception(world: &SimWorld, info: &GameInfo<'_>) -> Vec<Sexp> {
 }
 
 /// A monitor's world frame: like a perception plus the session state and the rule book.
-pub fn world_frame(world: &SimWorld, info: &GameInfo<'_>) -> Vec<Sexp> {
+pub fn world_frame(world: &SimView<'_>, info: &GameInfo<'_>) -> Vec<Sexp> {
     let mut out = vec![
         Sexp::list([
             Sexp::atom("time"),

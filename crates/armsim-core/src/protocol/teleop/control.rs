@@ -22,7 +22,7 @@ use crate::robot::kinematics::{
 };
 use crate::robot::{Pose, RobotModel};
 use crate::scene::{Aabb, Limits, OneEuroParams, Scene, VpAnchor};
-use crate::sim::{JointCommand, SIM_DT, SimWorld, Stamp, WORLD_HALF_EXTENT, gripper_commands};
+use crate::sim::{JointCommand, SIM_DT, SimView, Stamp, WORLD_HALF_EXTENT, gripper_commands};
 use crate::state::TensorState;
 
 /// The `frame_id` revA control frames must carry.
@@ -172,7 +172,7 @@ pub struct TeleopController {
 }
 
 impl TeleopController {
-    pub fn new(scene: &Scene, world: &SimWorld, filter: OneEuroParams) -> Self {
+    pub fn new(scene: &Scene, world: &SimView<'_>, filter: OneEuroParams) -> Self {
         let robot = world.robot.clone();
         let tool_axis = AxisTarget {
             local_axis: tool_axis(&robot),
@@ -456,7 +456,7 @@ impl CommandAdapter for TeleopController {
 /// in scene order and joints in the robot's order (CONNECTED's `joint_names`).
 pub fn state_payload(
     snap: &TensorState,
-    world: &SimWorld,
+    world: &SimView<'_>,
     sim_state: &'static str,
     stamp: Stamp,
     alerts: Vec<&'static str>,
@@ -512,7 +512,7 @@ pub fn state_payload(
 
 /// Every link's pose in the sim frame, by name (`extensions.link_poses`).
 pub fn link_poses(
-    world: &SimWorld,
+    world: &SimView<'_>,
 ) -> std::collections::BTreeMap<String, super::envelope::PoseOut> {
     world
         .robot
@@ -534,20 +534,21 @@ pub fn link_poses(
 mod tests {
     use super::*;
     use crate::scene::load_scene;
+    use crate::sim::SimWorld;
 
     fn controller() -> (TeleopController, SimWorld) {
         let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
             .join("../../assets/scenes/default_scene.json");
         let scene = load_scene(&path).expect("default scene loads");
         let world = SimWorld::new(&scene);
-        let c = TeleopController::new(&scene, &world, scene.config.control.filter.params);
+        let c = TeleopController::new(&scene, &world.view(), scene.config.control.filter.params);
         (c, world)
     }
 
     #[test]
     fn alerts_come_from_the_measured_arm_too() {
         let (mut c, world) = controller();
-        let q = world.joint_positions();
+        let q = world.view().joint_positions();
         let still = vec![0.0; q.len()];
         c.observe(&q, &still);
         assert_eq!(
@@ -579,7 +580,7 @@ mod tests {
     #[test]
     fn a_fast_target_moves_every_joint_by_one_factor() {
         let (mut c, world) = controller();
-        let q0 = world.joint_positions();
+        let q0 = world.view().joint_positions();
         let state = TeleopState {
             q: q0.clone(),
             qd: vec![0.0; q0.len()],

@@ -11,7 +11,7 @@ use serde::Serialize;
 use super::envelope::PoseOut;
 use crate::robot::{Geom, Pose, Shape};
 use crate::scene::{Aabb, GoalZone, ObjectShape, Scene};
-use crate::sim::SimWorld;
+use crate::sim::SimView;
 
 /// The table's colour in every view (the window draws it with the same RGB).
 pub const TABLE_RGBA: [f32; 4] = [0.55, 0.38, 0.22, 1.0];
@@ -139,7 +139,7 @@ fn visual(geom: &Geom) -> VisualInfo {
 }
 
 /// The document for `scene` as `world` (built from it) has it at start.
-pub fn scene_info(scene: &Scene, world: &SimWorld) -> SceneInfo {
+pub fn scene_info(scene: &Scene, world: &SimView<'_>) -> SceneInfo {
     let cfg = &scene.config;
     let robot = &world.robot;
     let links = robot
@@ -206,6 +206,7 @@ pub fn scene_info(scene: &Scene, world: &SimWorld) -> SceneInfo {
 mod tests {
     use super::*;
     use crate::scene::load_scene;
+    use crate::sim::SimWorld;
     use serde_json::Value;
 
     fn scene(name: &str) -> (Scene, SimWorld) {
@@ -220,7 +221,7 @@ mod tests {
     #[test]
     fn the_default_scene_describes_table_cubes_zone_workspace_and_arm() {
         let (scene, world) = scene("default_scene.json");
-        let doc = serde_json::to_value(scene_info(&scene, &world)).unwrap();
+        let doc = serde_json::to_value(scene_info(&scene, &world.view())).unwrap();
         assert_eq!(doc["scene_id"], "default_scene");
         assert_eq!(doc["ws_path"], "/ws");
         assert_eq!(doc["table"]["top_height_m"].as_f64(), Some(1.0));
@@ -278,11 +279,14 @@ mod tests {
     #[test]
     fn link_poses_follow_the_links() {
         let (_, world) = scene("gripper4.json");
-        let poses = super::super::control::link_poses(&world);
+        let poses = super::super::control::link_poses(&world.view());
         assert_eq!(poses.len(), world.robot.links.len());
         for (link, body) in world.robot.links.iter().zip(&world.link_bodies) {
             let p = &poses[&link.name];
-            assert_eq!(p.pos_m, world.body_pose(*body).translation.to_array());
+            assert_eq!(
+                p.pos_m,
+                world.view().body_pose(*body).translation.to_array()
+            );
         }
     }
 }
