@@ -27,8 +27,19 @@ use crate::trajectory::{Recovery, TrajectoryError};
 use crate::{SimOptions, headless_app};
 
 /// One simulated world driven by explicit calls: `step`, `reset`, targets.
+///
+/// Only these calls reach the world, so bevy_rapier's sync and writeback run when something
+/// can differ, not around every `step` call: its sync before the next steps once the ECS may
+/// have been changed (through [`EmbeddedSim::world_mut`], or a frame of the `Main` schedule),
+/// its writeback of `Transform` and `Velocity` when the ECS is looked at
+/// ([`EmbeddedSim::world`], `world_mut`) or a frame runs. A `step(1)` loop then costs what one
+/// `step(n)` does per step.
 pub struct EmbeddedSim {
     world: World,
+    /// The ECS may hold changes bevy_rapier has not synced into the sets yet.
+    ecs_changed: bool,
+    /// Steps (or a teleport) ran since the entities' `Transform`s were last written.
+    transforms_behind: bool,
 }
 
 impl EmbeddedSim {
@@ -48,6 +59,8 @@ impl EmbeddedSim {
         app.cleanup();
         let mut this = Self {
             world: std::mem::take(app.world_mut()),
+            ecs_changed: true,
+            transforms_behind: false,
         };
         this.session(&[SessionCommand::Start]);
         this
@@ -58,13 +71,25 @@ impl EmbeddedSim {
         &self.world.resource::<SimScene>().0
     }
 
-    /// The ECS world: the scene's entities, the resources, the schedules.
-    pub fn world(&self) -> &World {
+    /// The ECS world: the scene's entities (their `Transform`s written back first), the
+    /// resources, the schedules.
+    pub fn world(&mut self) -> &World {
+        self.write_back();
         &self.world
     }
 
+    /// The ECS world, to change: what you change is synced into the physics at the next step.
     pub fn world_mut(&mut self) -> &mut World {
+        self.write_back();
+        self.ecs_changed = true;
         &mut self.world
+    }
+
+    /// bevy_rapier's writeback, if steps ran since the last one.
+    fn write_back(&mut self) {
+        if std::mem::take(&mut self.transforms_behind) {
+            end_batch(&mut self.world);
+        }
     }
 
     /// The physics world (joint readings, poses, the state hash).
@@ -74,6 +99,7 @@ impl EmbeddedSim {
 
     /// Runs `f` on the physics world, to set a state from outside.
     pub fn with_sim_mut<R>(&mut self, f: impl FnOnce(&mut SimViewMut<'_>) -> R) -> R {
+        self.transforms_behind = true;
         with_sim_mut(&mut self.world, f)
     }
 
@@ -114,7 +140,9 @@ impl EmbeddedSim {
     /// stop (the steps ran; the recording's journal keeps what it had).
     pub fn step(&mut self, n: u64) -> Result<u64, String> {
         let recording = self.is_recording();
-        begin_batch(&mut self.world);
+        if std::mem::take(&mut self.ecs_changed) {
+            begin_batch(&mut self.world);
+        }
         let mut ran = 0;
         let mut stopped = None;
         while ran < n {
@@ -128,7 +156,7 @@ impl EmbeddedSim {
                 break;
             }
         }
-        end_batch(&mut self.world);
+        self.transforms_behind |= ran > 0;
         match stopped {
             Some(e) => Err(e),
             None => Ok(ran),
@@ -151,11 +179,14 @@ impl EmbeddedSim {
     /// Applies session commands with one frame of the `Main` schedule (no step runs: the clock
     /// is manual).
     fn session(&mut self, commands: &[SessionCommand]) {
+        self.write_back();
         for &c in commands {
             self.world.write_message(c);
         }
         self.world.run_schedule(Main);
         self.world.clear_trackers();
+        // The frame's systems may have changed the ECS (a reset respawns the scene's entities).
+        self.ecs_changed = true;
     }
 
     /// Starts an episode (the monitor's `(kickOff)`).

@@ -452,3 +452,38 @@ fn bevy_rapiers_context_holds_the_world_between_steps() {
         "joint 1's motor in the context drives to {target}, not 0.8"
     );
 }
+
+/// An embedded world syncs bevy_rapier lazily: the entities' `Transform`s are written back when
+/// the ECS is looked at, and a `Transform` changed through `world_mut` moves the body at the
+/// next step.
+#[test]
+fn an_embedded_world_syncs_the_ecs_when_it_is_looked_at_or_changed() {
+    use armsim_sim::embed::EmbeddedSim;
+
+    let mut a = EmbeddedSim::new(scene(), None);
+    for _ in 0..120 {
+        assert_eq!(a.step(1), Ok(1));
+    }
+    let (red, index, at) = {
+        let world = a.world_mut();
+        world
+            .query::<(Entity, &SceneObject, &Transform)>()
+            .iter(world)
+            .find(|(_, o, _)| o.name == "cube_red")
+            .map(|(e, o, t)| (e, o.index, t.translation))
+            .expect("the scene has cube_red")
+    };
+    let body = a.sim().objects[index].body;
+    assert_eq!(at, a.sim().body_pose(body).translation, "written back");
+    let goal = at + Vec3::new(0.0, 0.05, 0.1);
+    a.world_mut()
+        .get_mut::<Transform>(red)
+        .expect("cube_red has a Transform")
+        .translation = goal;
+    assert_eq!(a.step(1), Ok(1));
+    let pos = a.sim().body_pose(body).translation;
+    assert!(
+        pos.distance(goal) < 1e-3,
+        "cube_red is at {pos}, not near {goal}"
+    );
+}
