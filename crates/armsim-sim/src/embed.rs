@@ -1,5 +1,5 @@
 //! The simulation embedded in another program (the Python package): the world of a
-//! [`headless_app`](crate::headless_app), taken out of its `App` so that it can be held by a
+//! [`headless_app`], taken out of its `App` so that it can be held by a
 //! Python object and moved to a worker thread (`World` is `Send + Sync`; an `App` is neither).
 //!
 //! Nothing here is a second step path. A step is one run of the `SimStep` schedule, as in the

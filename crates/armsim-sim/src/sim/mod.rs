@@ -6,6 +6,7 @@
 //! as-fast-as-possible need the step count to be decided by inputs and budgets, not by virtual
 //! time, and a step must be able to wait for a client without holding up the frame.
 
+pub mod access;
 mod clock;
 pub mod physics;
 mod wake;
@@ -16,12 +17,13 @@ use std::time::Instant;
 use bevy::ecs::schedule::{ScheduleLabel, SingleThreadedExecutor};
 use bevy::prelude::*;
 
+pub use access::{SimMut, SimRef, install, sim_view, with_sim_mut};
 /// The Bevy-free world and commands (`armsim_core::sim`), re-exported.
 pub use armsim_core::sim::*;
 pub use clock::{ClockMode, SimClock, StepGate};
 pub use physics::{
     PhysicsContext, RapierStep, RapierSync, RapierWriteback, RobotJoint, RobotLink, SceneObject,
-    SimBody, SimMut, SimRef, Table, WithContext, install, sim_view, sync_entities, with_sim_mut,
+    SimBody, Table, WithContext, sync_entities,
 };
 pub use wake::SimWaker;
 
