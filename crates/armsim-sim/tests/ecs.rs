@@ -249,6 +249,16 @@ fn an_embedded_world_steps_the_apps_schedule() {
     assert_eq!(links, a.sim().robot.links.len());
 }
 
+/// `cube_red`'s entity and a point 30 cm above it, where a ray cast straight down starts.
+fn red_and_above(app: &mut App) -> (Entity, Vec3) {
+    app.world_mut()
+        .query::<(Entity, &SceneObject, &Transform)>()
+        .iter(app.world())
+        .find(|(_, o, _)| o.name == "cube_red")
+        .map(|(e, _, t)| (e, t.translation + Vec3::new(0.0, 0.0, 0.3)))
+        .expect("the scene has cube_red")
+}
+
 /// What a ray cast straight down onto `cube_red` hit, from a system in `WithContext`.
 #[derive(Resource, Default)]
 struct RayHit(Option<Entity>);
@@ -260,13 +270,7 @@ fn a_system_in_with_context_casts_rays_through_bevy_rapiers_context() {
     use armsim_sim::sim::{RapierStep, WithContext};
 
     let mut app = new_app();
-    let (red, above) = app
-        .world_mut()
-        .query::<(Entity, &SceneObject, &Transform)>()
-        .iter(app.world())
-        .find(|(_, o, _)| o.name == "cube_red")
-        .map(|(e, _, t)| (e, t.translation + Vec3::new(0.0, 0.0, 0.3)))
-        .expect("the scene has cube_red");
+    let (red, above) = red_and_above(&mut app);
     app.init_resource::<RayHit>();
     app.add_systems(
         RapierStep,
@@ -388,13 +392,7 @@ fn bevy_rapiers_context_holds_the_world_between_steps() {
     use armsim_sim::sim::{JointCommand, JointTargets};
 
     let mut app = new_app();
-    let (red, above) = app
-        .world_mut()
-        .query::<(Entity, &SceneObject, &Transform)>()
-        .iter(app.world())
-        .find(|(_, o, _)| o.name == "cube_red")
-        .map(|(e, _, t)| (e, t.translation + Vec3::new(0.0, 0.0, 0.3)))
-        .expect("the scene has cube_red");
+    let (red, above) = red_and_above(&mut app);
     app.init_resource::<Seen>();
     app.add_systems(
         Update,
