@@ -47,7 +47,6 @@ fn sets_mut<'a>(
     c: &'a mut RapierContextColliders,
     j: &'a mut RapierContextJoints,
 ) -> SetsMut<'a> {
-    let j = &mut *j;
     SetsMut {
         bodies: &mut b.bodies,
         colliders: &mut c.colliders,
@@ -123,16 +122,13 @@ impl SimMut<'_, '_> {
 /// The world to read, from an exclusive system or a `&World`.
 pub fn sim_view(world: &World) -> SimView<'_> {
     let context = world.resource::<PhysicsContext>().0;
-    let get = |_: ()| {
-        Some(sets(
-            world.get::<RapierRigidBodySet>(context)?,
-            world.get::<RapierContextColliders>(context)?,
-            world.get::<RapierContextJoints>(context)?,
-        ))
-    };
+    let (b, c, j) = world
+        .entity(context)
+        .get_components::<ContextSets>()
+        .expect(NO_CONTEXT);
     SimView {
         model: &world.resource::<Sim>().0,
-        physics: get(()).expect(NO_CONTEXT),
+        physics: sets(b, c, j),
     }
 }
 
