@@ -633,7 +633,7 @@ fn run() -> anyhow::Result<ExitCode> {
                 code = ExitCode::FAILURE;
             }
         }
-        // The determinism fingerprint of the final world (`SimWorld::state_hash`): equal hashes
+        // The determinism fingerprint of the final world (`SimView::state_hash`): equal hashes
         // mean bit-identical physical states, e.g. against the Python package stepping the same inputs.
         println!(
             "state hash {:016x}",

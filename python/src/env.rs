@@ -430,7 +430,7 @@ impl EnvCore {
             .collect()
     }
 
-    /// The bit-for-bit state hash of the world (`SimWorld::state_hash`).
+    /// The bit-for-bit state hash of the world (`SimView::state_hash`).
     fn state_hash(&self) -> u64 {
         self.env.app.sim().state_hash()
     }

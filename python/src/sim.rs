@@ -276,7 +276,7 @@ impl Sim {
     }
 
     /// The hash over every body's pose and velocity and every joint's coordinate and velocity,
-    /// bit for bit (`SimWorld::state_hash`, as the app's determinism tests and
+    /// bit for bit (`SimView::state_hash`, as the app's determinism tests and
     /// `armsim --headless` print it): equal hashes mean equal physical states.
     fn state_hash(&self) -> u64 {
         self.app.sim().state_hash()

@@ -288,7 +288,7 @@ fn a_system_in_with_context_casts_rays_through_bevy_rapiers_context() {
     );
     run_steps(&mut app, 2);
     assert_eq!(app.world().resource::<RayHit>().0, Some(red));
-    // Between steps the sets are the SimWorld's again: the step path still matches.
+    // The step path still matches the bare one bit for bit.
     let mut bare = SimWorld::new(&scene());
     for _ in 0..2 {
         bare.step();

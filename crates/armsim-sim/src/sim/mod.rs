@@ -49,7 +49,7 @@ pub struct JointTargets {
 
 impl JointTargets {
     /// Sets the target of joint `index` (robot joint order). Non-finite values are refused, as
-    /// `SimWorld::set_command` refuses them, so a bad input never reaches the motors.
+    /// `SimModel::set_command` refuses them, so a bad input never reaches the motors.
     pub fn set(&mut self, index: usize, cmd: JointCommand) -> Result<(), CommandError> {
         set_checked(&mut self.commands, index, cmd)
     }

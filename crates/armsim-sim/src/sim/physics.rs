@@ -101,7 +101,7 @@ pub struct RobotJoint {
     pub name: String,
 }
 
-/// Which `SimWorld` the scene's entities stand for (`SimWorld::instance`), and whether
+/// Which world the scene's entities stand for (`SimModel::instance`), and whether
 /// bevy_rapier's systems have seen them yet (`prime`).
 #[derive(Resource, Default)]
 struct SpawnedFor {
