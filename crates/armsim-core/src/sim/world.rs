@@ -244,11 +244,17 @@ impl SimWorld {
     pub fn step(&mut self) {
         self.view_mut().prepare_step();
         self.physics.step();
-        self.view_mut().finish_step();
+        self.model.finish_step();
     }
 }
 
 impl SimModel {
+    /// After a step: what the robot's joints keep between steps is brought up to date (the
+    /// model's own bookkeeping; the sets are not touched).
+    pub fn finish_step(&mut self) {
+        self.arm.stepped();
+    }
+
     pub fn joint_count(&self) -> usize {
         self.robot.joints.len()
     }
@@ -328,11 +334,6 @@ impl SimViewMut<'_> {
     /// link torques.
     pub fn prepare_step(&mut self) {
         self.apply_commands();
-    }
-
-    /// After a step: what the robot's joints keep between steps is brought up to date.
-    pub fn finish_step(&mut self) {
-        self.arm.stepped();
     }
 
     /// Pushes the commands into the joint motors and, for effort commands, the link torques.

@@ -209,8 +209,8 @@ fn push_commands(mut sim: SimMut) {
 }
 
 /// After bevy_rapier's step: what the robot's joints keep between steps is brought up to date.
-fn joints_stepped(mut sim: SimMut) {
-    sim.view_mut().finish_step();
+fn joints_stepped(mut sim: ResMut<Sim>) {
+    sim.0.finish_step();
 }
 
 /// Makes the scene's entities stand for the current world: nothing to do while it is the one
