@@ -51,6 +51,12 @@ struct Cli {
     #[arg(long, value_name = "PATH|NAME", global = true)]
     scene: Option<PathBuf>,
 
+    /// Where a robot file's `package://NAME/…` mesh paths point: NAME=DIR (repeatable). Tried
+    /// before the scene's `extensions.armsim.robot.package_paths` and before looking for a
+    /// folder named NAME above the robot file.
+    #[arg(long, value_name = "NAME=DIR", value_parser = parse_package_path, global = true)]
+    package_path: Vec<(String, PathBuf)>,
+
     /// Run without a window; prints steps, sim time, wall time and steps/s at exit.
     #[arg(long)]
     headless: bool,
@@ -361,6 +367,16 @@ fn render_profile(cli: &Cli) -> anyhow::Result<RenderProfile> {
     Ok(render)
 }
 
+/// `NAME=DIR` of `--package-path`.
+fn parse_package_path(s: &str) -> Result<(String, PathBuf), String> {
+    match s.split_once('=') {
+        Some((name, dir)) if !name.is_empty() && !dir.is_empty() => {
+            Ok((name.to_string(), PathBuf::from(dir)))
+        }
+        _ => Err(format!("expected NAME=DIR (a ROS package name and its folder), got `{s}`")),
+    }
+}
+
 fn main() -> ExitCode {
     match run() {
         Ok(code) => code,
@@ -382,7 +398,10 @@ fn run() -> anyhow::Result<ExitCode> {
         anyhow::bail!("--duration must be a positive number of seconds, got {d}");
     }
     let source = scene::SceneSource::choose(cli.scene.as_deref());
-    let scene = match source.load() {
+    let load_options = armsim::robot::LoadOptions {
+        package_paths: cli.package_path.clone(),
+    };
+    let scene = match source.load_with(&load_options) {
         Ok(s) => Arc::new(s),
         Err(errors) => {
             eprintln!(

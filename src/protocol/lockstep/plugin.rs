@@ -113,6 +113,9 @@ impl LockstepServer {
     }
 }
 
+/// Joints of spec 003's robot, the one its clients are written for.
+const SPEC_003_JOINTS: usize = 10;
+
 /// Starts the server for the app's robot and wires it into the step path. Returns the bound
 /// address (a port of 0 is resolved), or the bind error (e.g. port in use).
 pub fn add(
@@ -121,6 +124,17 @@ pub fn add(
     answer_timeout: std::time::Duration,
 ) -> io::Result<SocketAddr> {
     let joints = app.world().resource::<Sim>().0.joint_count();
+    // Spec 003 is the gripper project's 10-joint robot (gripper4); any other robot is served
+    // with its own joint count, which an unmodified spec-003 client cannot talk to.
+    if joints != SPEC_003_JOINTS {
+        let robot = app.world().resource::<Sim>().0.robot.name.clone();
+        warn!(
+            "lockstep: spec 003 clients drive the gripper project's {SPEC_003_JOINTS}-joint robot \
+             (--scene gripper4); this scene's robot `{robot}` has {joints} joints, so each frame \
+             carries {joints} angles and each answer must carry {joints} velocities: an unmodified \
+             spec-003 client will not work with it"
+        );
+    }
     let waker = app.world().resource::<SimWaker>().clone();
     let (addr, events) = server::start(LockstepConfig {
         addr,

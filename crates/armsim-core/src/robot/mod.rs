@@ -5,10 +5,12 @@
 //! so that a model that loads is one every consumer can rely on (tree order, limits, mimics).
 
 pub mod kinematics;
+pub mod mesh;
 pub mod mjcf;
 pub mod model;
 pub mod urdf;
 
+pub use mesh::{LoadOptions, MeshAsset};
 pub use model::*;
 
 use std::collections::HashSet;
@@ -43,20 +45,25 @@ pub fn default_motor_limits(kind: JointKind) -> (f32, f32) {
     }
 }
 
-/// Parses `xml` and checks that its root element is `<expected>`: the first step of both
-/// loaders, with syntax errors reported at their line and column.
-fn parse_xml<'x>(
-    xml: &'x str,
-    expected: &'static str,
-) -> Result<roxmltree::Document<'x>, RobotError> {
-    let doc = roxmltree::Document::parse(xml).map_err(|e| {
+/// Parses `xml` whatever its root element, with syntax errors at their line and column.
+fn parse_xml_any(xml: &str) -> Result<roxmltree::Document<'_>, RobotError> {
+    roxmltree::Document::parse(xml).map_err(|e| {
         let pos = e.pos();
         RobotError::Xml {
             line: pos.row,
             column: pos.col,
             message: e.to_string(),
         }
-    })?;
+    })
+}
+
+/// Parses `xml` and checks that its root element is `<expected>`: the first step of both
+/// loaders, with syntax errors reported at their line and column.
+fn parse_xml<'x>(
+    xml: &'x str,
+    expected: &'static str,
+) -> Result<roxmltree::Document<'x>, RobotError> {
+    let doc = parse_xml_any(xml)?;
     let found = doc.root_element().tag_name().name();
     if found != expected {
         return Err(RobotError::WrongRoot {
@@ -68,34 +75,92 @@ fn parse_xml<'x>(
 }
 
 /// Loads a robot file, choosing the format by extension: `.urdf` is URDF, `.xml` and `.mjcf`
-/// are MJCF.
+/// are MJCF. Mesh paths resolve against the file's folder (see [`load_robot_with`]).
 pub fn load_robot(path: &Path) -> Result<RobotModel, RobotError> {
-    let parse = parser_for(path)?;
+    load_robot_with(path, &LoadOptions::default())
+}
+
+/// [`load_robot`] with `package://` locations ([`LoadOptions`]); meshes are read and the hulls
+/// of collision meshes built here, once.
+pub fn load_robot_with(path: &Path, options: &LoadOptions) -> Result<RobotModel, RobotError> {
+    let format = format_of(path)?;
     let text = std::fs::read_to_string(path).map_err(|source| RobotError::Io {
         path: path.to_path_buf(),
         source,
     })?;
-    parse(&text)
+    match format {
+        Format::Urdf => urdf::parse_urdf_file(&text, Some(path), options),
+        Format::Mjcf => mjcf::parse_mjcf_file(&text, Some(path), options),
+    }
 }
 
 /// Parses a robot file's `text`, choosing the format by `path`'s extension (as [`load_robot`]).
+/// Nothing is read from disk, so a file with meshes or `<include>`s is refused: use
+/// [`load_robot_with`].
 pub fn parse_robot(path: &Path, text: &str) -> Result<RobotModel, RobotError> {
-    parser_for(path)?(text)
+    match format_of(path)? {
+        Format::Urdf => urdf::parse_urdf(text),
+        Format::Mjcf => mjcf::parse_mjcf(text),
+    }
 }
 
-type Parser = fn(&str) -> Result<RobotModel, RobotError>;
+enum Format {
+    Urdf,
+    Mjcf,
+}
 
-fn parser_for(path: &Path) -> Result<Parser, RobotError> {
+fn format_of(path: &Path) -> Result<Format, RobotError> {
     let ext = path
         .extension()
         .and_then(|e| e.to_str())
         .map(str::to_ascii_lowercase);
     match ext.as_deref() {
-        Some("urdf") => Ok(urdf::parse_urdf),
-        Some("xml" | "mjcf") => Ok(mjcf::parse_mjcf),
+        Some("urdf") => Ok(Format::Urdf),
+        Some("xml" | "mjcf") => Ok(Format::Mjcf),
         _ => Err(RobotError::UnknownFormat {
             path: path.to_path_buf(),
         }),
+    }
+}
+
+/// Builds the convex hulls of every mesh a collision geom uses, and returns the meshes shared.
+/// A part without a hull (flat, or fewer than four points) does not collide, and a note says so.
+pub(crate) fn finish_meshes(
+    links: &[Link],
+    mut table: mesh::MeshTable,
+    notes: &mut Vec<String>,
+) -> Vec<std::sync::Arc<MeshAsset>> {
+    let mut colliding = vec![false; table.assets.len()];
+    for geom in links.iter().flat_map(|l| &l.collisions) {
+        if let Shape::Mesh { mesh, .. } = geom.shape
+            && let Some(c) = colliding.get_mut(mesh)
+        {
+            *c = true;
+        }
+    }
+    for (asset, colliding) in table.assets.iter_mut().zip(colliding) {
+        if colliding {
+            let flat = asset.build_hulls();
+            if flat > 0 {
+                notes.push(format!(
+                    "{} of {} parts of {} have no volume and do not collide",
+                    flat,
+                    asset.parts.len(),
+                    asset.path.display()
+                ));
+            }
+        }
+    }
+    table.assets.into_iter().map(std::sync::Arc::new).collect()
+}
+
+/// The mesh shape for asset `mesh` of `table` at per-axis `scale`.
+pub(crate) fn mesh_shape(asset: &MeshAsset, mesh: usize, scale: Vec3) -> Shape {
+    let (lo, hi) = asset.bounds();
+    Shape::Mesh {
+        mesh,
+        scale,
+        half_extents: ((hi - lo) * scale.abs() * 0.5).max(Vec3::splat(1e-4)),
     }
 }
 
@@ -162,6 +227,14 @@ pub enum RobotError {
     InvalidTree(String),
     #[error("invalid mimic of joint `{joint}`: {reason}")]
     InvalidMimic { joint: String, reason: String },
+    #[error("cannot read mesh `{}`: {message}", path.display())]
+    Mesh { path: PathBuf, message: String },
+    #[error("mesh `{uri}` not found{hint}; tried: {}", tried.iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(", "))]
+    MeshNotFound {
+        uri: String,
+        tried: Vec<PathBuf>,
+        hint: String,
+    },
     /// A semantically wrong number that passed parsing: negative mass, zero axis, NaN...
     #[error("{context}: {reason}")]
     Invalid { context: String, reason: String },
@@ -260,6 +333,11 @@ pub fn validate(model: &RobotModel) -> Result<(), RobotError> {
         }
         for geom in link.collisions.iter().chain(&link.visuals) {
             check_geom(geom, &ctx)?;
+            if let Shape::Mesh { mesh, .. } = geom.shape
+                && mesh >= model.meshes.len()
+            {
+                return Err(invalid(ctx(), format!("mesh index {mesh} out of range")));
+            }
         }
     }
 
@@ -386,6 +464,15 @@ fn check_geom(geom: &Geom, ctx: &dyn Fn() -> String) -> Result<(), RobotError> {
             radius,
             half_length,
         } => positive(radius) && half_length.is_finite() && half_length >= 0.0,
+        Shape::Mesh {
+            scale,
+            half_extents,
+            ..
+        } => {
+            scale.is_finite()
+                && scale.abs().min_element() > 0.0
+                && half_extents.to_array().into_iter().all(positive)
+        }
     };
     if !ok {
         return Err(invalid(ctx(), "geometry sizes must be positive"));
@@ -461,7 +548,7 @@ pub(crate) fn topological_order(
 /// scaling and default masses.
 pub fn shape_inertia(shape: &Shape, mass: f32) -> Vec3 {
     match *shape {
-        Shape::Box { half_extents: h } => {
+        Shape::Box { half_extents: h } | Shape::Mesh { half_extents: h, .. } => {
             let s = h * 2.0;
             Vec3::new(
                 s.y * s.y + s.z * s.z,
@@ -491,6 +578,8 @@ pub fn shape_volume(shape: &Shape) -> f32 {
     use std::f32::consts::PI;
     match *shape {
         Shape::Box { half_extents: h } => 8.0 * h.x * h.y * h.z,
+        // A mesh's volume is not computed: half its bounding box is a fair guess for robot parts.
+        Shape::Mesh { half_extents: h, .. } => 4.0 * h.x * h.y * h.z,
         Shape::Sphere { radius } => 4.0 / 3.0 * PI * radius.powi(3),
         Shape::Cylinder {
             radius,
@@ -550,6 +639,10 @@ mod tests {
             mimics: vec![],
             ee_link: 0,
             ee_offset: Vec3::ZERO,
+            sites: vec![],
+            meshes: vec![],
+            home: None,
+            notes: vec![],
         };
         let e = validate(&model).unwrap_err();
         assert!(matches!(e, RobotError::NoLinks));

@@ -4,7 +4,11 @@
 //! unit-test. Frames follow URDF: a link's frame sits at its parent joint; `origin` is the pose of
 //! that frame in the parent link's frame at joint position zero.
 
+use std::sync::Arc;
+
 use glam::{Quat, Vec3};
+
+use super::mesh::MeshAsset;
 
 /// A rigid transform (translation then rotation), the pose of one frame in another.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -61,6 +65,14 @@ pub enum Shape {
     Sphere { radius: f32 },
     Capsule { radius: f32, half_length: f32 },
     Cylinder { radius: f32, half_length: f32 },
+    /// `RobotModel::meshes[mesh]`, its vertices scaled per axis. It collides as the convex hull
+    /// of each of its parts (MuJoCo's rule); `half_extents` is half the scaled mesh's bounding
+    /// box, which volume and inertia estimates use.
+    Mesh {
+        mesh: usize,
+        scale: Vec3,
+        half_extents: Vec3,
+    },
 }
 
 /// One shape attached to a link, posed in the link frame.
@@ -157,6 +169,15 @@ pub struct Mimic {
     pub offset: f32,
 }
 
+/// A named frame fixed to a link (MJCF `<site>`, or a massless URDF link fused into its parent).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Site {
+    pub name: String,
+    pub link: usize,
+    /// Pose in the link's frame.
+    pub pose: Pose,
+}
+
 #[derive(Clone, Debug, PartialEq)]
 pub struct RobotModel {
     /// Robot name (MJCF `<mujoco model=..>`, URDF `<robot name=..>`); used by the agent protocol.
@@ -169,6 +190,16 @@ pub struct RobotModel {
     /// Link carrying the end-effector point, and the point in that link's frame.
     pub ee_link: usize,
     pub ee_offset: Vec3,
+    /// Named frames fixed to links: MJCF `<site>`s, URDF links fused into their parent. The
+    /// scene's tool point (`extensions.armsim.robot.tool`) may name one.
+    pub sites: Vec<Site>,
+    /// Mesh files the geoms use (`Shape::Mesh::mesh` indexes here), shared, not copied, when the
+    /// model is cloned.
+    pub meshes: Vec<Arc<MeshAsset>>,
+    /// The file's own home pose, one value per joint (MJCF `<keyframe>`'s first key), if any.
+    pub home: Option<Vec<f32>>,
+    /// What the loader read but does not simulate (one line each), for the log.
+    pub notes: Vec<String>,
 }
 
 impl RobotModel {
@@ -185,6 +216,14 @@ impl RobotModel {
         self.joints
             .iter()
             .position(|j| j.actuator.as_ref().is_some_and(|a| a.name == name))
+    }
+
+    /// The frame called `name`: a site, else a link (its origin). `(link, pose in that link)`.
+    pub fn frame(&self, name: &str) -> Option<(usize, Pose)> {
+        if let Some(site) = self.sites.iter().find(|s| s.name == name) {
+            return Some((site.link, site.pose));
+        }
+        self.link_index(name).map(|l| (l, Pose::IDENTITY))
     }
 
     /// Joints that follow `leader` (directly), with their mimic relation.

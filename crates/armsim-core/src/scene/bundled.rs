@@ -103,8 +103,14 @@ impl SceneSource {
 
     /// Loads the scene.
     pub fn load(&self) -> Result<Scene, SceneErrors> {
+        self.load_with(&crate::robot::LoadOptions::default())
+    }
+
+    /// [`load`](Self::load) with where a robot file's `package://` names point
+    /// (`--package-path`); built-in scenes' robots have no meshes and ignore them.
+    pub fn load_with(&self, options: &crate::robot::LoadOptions) -> Result<Scene, SceneErrors> {
         match self {
-            Self::File(path) => super::config::load_scene(path),
+            Self::File(path) => super::config::load_scene_with(path, options),
             Self::Bundled(name) => {
                 load_bundled_scene(name).expect("SceneSource::Bundled names a bundled scene")
             }

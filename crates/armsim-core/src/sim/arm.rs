@@ -597,18 +597,20 @@ fn spawn_links(
         };
         let body = physics.bodies.insert(builder.pose(to_rapier(&world_pose)));
         for geom in &link.collisions {
-            let mut c = collider_for(&geom.shape, &geom.pose)
-                .friction(geom.friction.unwrap_or(DEFAULT_FRICTION))
-                .collision_groups(arm_only);
-            c = if link.inertial.is_some() {
-                // The link's explicit inertial wins; colliders contribute no mass.
-                c.density(0.0)
-            } else {
-                c.density(geom.density.unwrap_or(DEFAULT_LINK_DENSITY))
-            };
-            physics
-                .colliders
-                .insert_with_parent(c, body, &mut physics.bodies);
+            for c in colliders_for(&geom.shape, &geom.pose, &robot.meshes) {
+                let mut c = c
+                    .friction(geom.friction.unwrap_or(DEFAULT_FRICTION))
+                    .collision_groups(arm_only);
+                c = if link.inertial.is_some() {
+                    // The link's explicit inertial wins; colliders contribute no mass.
+                    c.density(0.0)
+                } else {
+                    c.density(geom.density.unwrap_or(DEFAULT_LINK_DENSITY))
+                };
+                physics
+                    .colliders
+                    .insert_with_parent(c, body, &mut physics.bodies);
+            }
         }
         if let Some(inertial) = link.inertial
             && link.parent.is_some()
@@ -701,7 +703,39 @@ pub(super) fn to_rapier(p: &Pose) -> rapier3d::math::Pose {
     rapier3d::math::Pose::from_parts(p.translation, p.rotation)
 }
 
-/// A collider for one model shape posed in its link's frame.
+/// The colliders of one model shape posed in its link's frame: one for a primitive, one convex
+/// hull per part for a mesh (parts the file splits stay separate shapes; the hulls were built at
+/// load, scaling them keeps them convex).
+pub(super) fn colliders_for(
+    shape: &Shape,
+    pose: &Pose,
+    meshes: &[std::sync::Arc<crate::robot::MeshAsset>],
+) -> Vec<ColliderBuilder> {
+    let Shape::Mesh { mesh, scale, .. } = *shape else {
+        return vec![collider_for(shape, pose)];
+    };
+    let Some(asset) = meshes.get(mesh) else {
+        return Vec::new();
+    };
+    asset
+        .parts
+        .iter()
+        .filter_map(|part| {
+            let hull = part.hull.as_ref()?;
+            let points: Vec<Vec3> = hull
+                .points
+                .iter()
+                .map(|p| Vec3::from_array(*p) * scale)
+                .collect();
+            ColliderBuilder::convex_mesh(points.clone(), &hull.triangles)
+                .or_else(|| ColliderBuilder::convex_hull(&points))
+        })
+        .map(|b| b.position(to_rapier(pose)))
+        .collect()
+}
+
+/// A collider for one primitive shape posed in its link's frame (a mesh gets its bounding box:
+/// use [`colliders_for`] for the hulls).
 pub(super) fn collider_for(shape: &Shape, pose: &Pose) -> ColliderBuilder {
     // Parry's cylinders run along Y, the model's along Z: turn them a quarter about X.
     let pose = match shape {
@@ -712,7 +746,9 @@ pub(super) fn collider_for(shape: &Shape, pose: &Pose) -> ColliderBuilder {
         _ => *pose,
     };
     let builder = match *shape {
-        Shape::Box { half_extents: e } => ColliderBuilder::cuboid(e.x, e.y, e.z),
+        Shape::Box { half_extents: e } | Shape::Mesh { half_extents: e, .. } => {
+            ColliderBuilder::cuboid(e.x, e.y, e.z)
+        }
         Shape::Sphere { radius } => ColliderBuilder::ball(radius),
         Shape::Capsule {
             radius,

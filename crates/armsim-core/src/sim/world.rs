@@ -589,7 +589,9 @@ fn spawn_object(physics: &mut PhysicsWorld, o: &ObjectConfig, friction: f32) -> 
         .colliders
         .insert_with_parent(collider, body, &mut physics.bodies);
     let half_extent = match shape {
-        Shape::Box { half_extents } => half_extents.max_element(),
+        Shape::Box { half_extents } | Shape::Mesh { half_extents, .. } => {
+            half_extents.max_element()
+        }
         Shape::Sphere { radius } => radius,
         Shape::Capsule {
             radius,

@@ -5,4 +5,5 @@
 pub mod control;
 pub mod envelope;
 pub mod filter;
+pub mod mesh_buffers;
 pub mod scene_info;

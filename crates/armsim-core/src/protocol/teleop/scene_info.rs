@@ -9,7 +9,8 @@ use std::collections::BTreeMap;
 use serde::Serialize;
 
 use super::envelope::PoseOut;
-use crate::robot::{Geom, Pose, Shape};
+use super::mesh_buffers;
+use crate::robot::{Geom, MeshAsset, Pose, Shape};
 use crate::scene::{Aabb, GoalZone, ObjectShape, Scene};
 use crate::sim::SimView;
 
@@ -63,10 +64,26 @@ pub struct ObjectInfo {
 #[derive(Clone, Copy, Debug, PartialEq, Serialize)]
 #[serde(tag = "type", rename_all = "lowercase")]
 pub enum ShapeInfo {
-    Box { size_m: [f32; 3] },
-    Sphere { radius_m: f32 },
-    Capsule { radius_m: f32, length_m: f32 },
-    Cylinder { radius_m: f32, length_m: f32 },
+    Box {
+        size_m: [f32; 3],
+    },
+    Sphere {
+        radius_m: f32,
+    },
+    Capsule {
+        radius_m: f32,
+        length_m: f32,
+    },
+    Cylinder {
+        radius_m: f32,
+        length_m: f32,
+    },
+    /// Mesh `mesh` of the robot (`robot.meshes[mesh]`: its parts, each served as a buffer at
+    /// `/meshes/<mesh>/<part>.bin`, see [`super::mesh_buffers`]), scaled per axis.
+    Mesh {
+        mesh: usize,
+        scale: [f32; 3],
+    },
 }
 
 impl From<Shape> for ShapeInfo {
@@ -90,6 +107,10 @@ impl From<Shape> for ShapeInfo {
                 radius_m: radius,
                 length_m: half_length * 2.0,
             },
+            Shape::Mesh { mesh, scale, .. } => ShapeInfo::Mesh {
+                mesh,
+                scale: scale.to_array(),
+            },
         }
     }
 }
@@ -106,6 +127,47 @@ pub struct RobotInfo {
     /// Each link's pose at start (sim frame), so a page can draw the arm before its first state
     /// frame.
     pub link_poses: BTreeMap<String, PoseOut>,
+    /// The mesh files the visuals' `mesh` shapes index, in `RobotModel::meshes` order.
+    pub meshes: Vec<MeshInfo>,
+}
+
+/// One mesh file: its parts, each drawn in its own colour.
+#[derive(Clone, Debug, Serialize)]
+pub struct MeshInfo {
+    pub parts: Vec<MeshPartInfo>,
+}
+
+/// One part of a mesh: where its buffer is and what it holds.
+#[derive(Clone, Debug, Serialize)]
+pub struct MeshPartInfo {
+    /// `/meshes/<mesh>/<part>.bin?v=TAG` (the page adds `&key=KEY`): the buffer's path, and a
+    /// hash of its bytes so that a cached buffer of another start is never taken for this one.
+    pub url: String,
+    pub vertices: usize,
+    pub triangles: usize,
+    /// The part's own colour (linear RGBA) where its file gives one: it is drawn in the geom's
+    /// `rgba` times this, component by component; else in the geom's `rgba`.
+    pub color: Option<[f32; 4]>,
+}
+
+fn mesh_info(mesh: usize, asset: &MeshAsset) -> MeshInfo {
+    MeshInfo {
+        parts: asset
+            .parts
+            .iter()
+            .enumerate()
+            .map(|(i, part)| MeshPartInfo {
+                url: format!(
+                    "{}?v={}",
+                    mesh_buffers::path(mesh, i),
+                    mesh_buffers::tag(part)
+                ),
+                vertices: part.positions.len(),
+                triangles: part.triangles.len(),
+                color: part.color,
+            })
+            .collect(),
+    }
 }
 
 #[derive(Clone, Debug, Serialize)]
@@ -198,6 +260,12 @@ pub fn scene_info(scene: &Scene, world: &SimView<'_>) -> SceneInfo {
             joint_names: robot.joints.iter().map(|j| j.name.clone()).collect(),
             links,
             link_poses: super::control::link_poses(world),
+            meshes: robot
+                .meshes
+                .iter()
+                .enumerate()
+                .map(|(i, m)| mesh_info(i, m))
+                .collect(),
         },
     }
 }
@@ -252,6 +320,59 @@ mod tests {
         let base = &poses[links[0]["name"].as_str().unwrap()]["pos_m"];
         assert!((base[2].as_f64().unwrap() - 1.0).abs() < 1e-4, "{base}");
         assert!(links[0]["parent"].is_null() && links[1]["parent"].is_string());
+    }
+
+    #[test]
+    fn meshes_list_their_parts_with_urls_counts_and_colours() {
+        use crate::robot::mesh::MeshPart;
+        let (scene, mut world) = scene("default_scene.json");
+        let doc = serde_json::to_value(scene_info(&scene, &world.view())).unwrap();
+        assert_eq!(
+            doc["robot"]["meshes"],
+            serde_json::json!([]),
+            "no meshes, empty"
+        );
+        let part = |n: usize, color| MeshPart {
+            name: String::new(),
+            positions: vec![[0.0; 3]; n],
+            triangles: vec![[0, 1, 2]; n - 2],
+            color,
+            hull: None,
+        };
+        let asset = MeshAsset {
+            path: "/somewhere/link0.obj".into(),
+            parts: vec![part(3, None), part(5, Some([0.1, 0.2, 0.3, 1.0]))],
+        };
+        world.model.robot.meshes = vec![std::sync::Arc::new(asset.clone()); 2];
+        let doc = serde_json::to_value(scene_info(&scene, &world.view())).unwrap();
+        let meshes = doc["robot"]["meshes"].as_array().unwrap();
+        assert_eq!(meshes.len(), 2);
+        let parts = meshes[1]["parts"].as_array().unwrap();
+        assert_eq!(parts.len(), 2);
+        let url = parts[1]["url"].as_str().unwrap();
+        let tag = mesh_buffers::tag(&asset.parts[1]);
+        assert_eq!(url, format!("/meshes/1/1.bin?v={tag}"));
+        assert_eq!(
+            (
+                parts[1]["vertices"].as_u64(),
+                parts[1]["triangles"].as_u64()
+            ),
+            (Some(5), Some(3))
+        );
+        assert!(parts[0]["color"].is_null());
+        assert!((parts[1]["color"][2].as_f64().unwrap() - 0.3).abs() < 1e-6);
+        // The file's path stays on the server.
+        assert!(!doc.to_string().contains("somewhere"));
+        let shape = serde_json::to_value(ShapeInfo::from(Shape::Mesh {
+            mesh: 1,
+            scale: glam::Vec3::new(1.0, 2.0, 3.0),
+            half_extents: glam::Vec3::ONE,
+        }))
+        .unwrap();
+        assert_eq!(
+            shape,
+            serde_json::json!({"type": "mesh", "mesh": 1, "scale": [1.0, 2.0, 3.0]})
+        );
     }
 
     #[test]

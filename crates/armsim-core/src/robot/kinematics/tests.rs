@@ -53,6 +53,10 @@ fn two_link() -> RobotModel {
         mimics: vec![],
         ee_link: 2,
         ee_offset: Vec3::X,
+        sites: vec![],
+        meshes: vec![],
+        home: None,
+        notes: vec![],
     }
 }
 
@@ -329,10 +333,11 @@ fn tool_axis_points_out_of_the_gripper() {
     assert!(out.dot(Vec3::NEG_Z) > 0.9999, "home tool axis {out}");
     assert!((ee - flange).normalize().dot(out) > 0.9999);
 
-    // gripper4's tool link has no offset: its origin leads on from the palm along +Z, which
-    // at q = 0 (arm straight up) points up.
+    // gripper4's massless `ee` link is fused into the palm: the tool point is 0.12 m out along
+    // the palm's +Z, which at q = 0 (arm straight up) points up.
     let g = crate::robot::urdf::parse_urdf(GRIPPER4).expect("gripper4 loads");
-    assert_eq!(g.ee_offset, Vec3::ZERO);
+    assert_eq!(g.links[g.ee_link].name, "palm");
+    assert_eq!(g.ee_offset, Vec3::new(0.0, 0.0, 0.12));
     assert_eq!(tool_axis(&g), Vec3::Z);
     let up = forward_kinematics(&g, &[])[g.ee_link].rotation * tool_axis(&g);
     assert!(up.dot(Vec3::Z) > 0.9999, "{up}");

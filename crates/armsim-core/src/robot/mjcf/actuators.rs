@@ -21,37 +21,82 @@ impl<'a, 'input> Parser<'a, 'input> {
             })
     }
 
+    /// `<tendon><fixed>`: which joints a tendon sums, with their coefficients.
+    pub(super) fn tendons(&mut self, node: Node<'a, 'input>) -> Result<(), RobotError> {
+        for t in node.children().filter(Node::is_element) {
+            let el = self.el(t, "main")?;
+            if el.tag() != "fixed" {
+                self.ignored.insert(format!("<tendon><{}>", el.tag()));
+                continue;
+            }
+            let name = el.own("name").ok_or_else(|| el.missing("name"))?.to_string();
+            let mut joints = Vec::new();
+            for j in t.children().filter(|n| n.has_tag_name("joint")) {
+                let jel = self.el(j, "main")?;
+                let index = self.joint_ref(&jel, "joint", &format!("tendon `{name}`"))?;
+                joints.push((index, jel.f32("coef")?.unwrap_or(1.0)));
+            }
+            self.tendons.insert(name, joints);
+        }
+        Ok(())
+    }
+
     pub(super) fn actuators(
-        &self,
+        &mut self,
         node: Node<'a, 'input>,
         actuated: &mut [Option<ActuatorSpec>],
+        mimics: &mut Vec<Mimic>,
     ) -> Result<(), RobotError> {
         for child in node.children().filter(Node::is_element) {
             let el = self.el(child, "main")?;
-            let kind = match el.tag() {
-                "position" => ActuatorKind::Position,
-                "velocity" => ActuatorKind::Velocity,
-                "motor" => ActuatorKind::Motor,
+            // `<general>` is what the shortcuts expand to: an affine bias with a position term
+            // is a position servo (kp = -biasprm[1], kv = -biasprm[2]), one with only a velocity
+            // term a velocity servo, no bias a motor.
+            let (kind, general_gains) = match el.tag() {
+                "position" => (ActuatorKind::Position, None),
+                "velocity" => (ActuatorKind::Velocity, None),
+                "motor" => (ActuatorKind::Motor, None),
+                "general" => {
+                    let bias = el.floats("biasprm", 1, 10)?.unwrap_or_default();
+                    let b = |i: usize| bias.get(i).copied().unwrap_or(0.0);
+                    match el.get("biastype").unwrap_or("none") {
+                        "affine" if b(1) < 0.0 => {
+                            (ActuatorKind::Position, Some((Some(-b(1)), Some(-b(2)))))
+                        }
+                        "affine" if b(2) < 0.0 => (ActuatorKind::Velocity, Some((None, Some(-b(2))))),
+                        "none" | "affine" => (ActuatorKind::Motor, Some((None, None))),
+                        other => {
+                            return Err(el.unsupported(format!(
+                                "actuator biastype `{other}` (only none and affine)"
+                            )));
+                        }
+                    }
+                }
                 other => {
                     return Err(el.unsupported(format!(
-                        "actuator <{other}> (only position, velocity and motor)"
+                        "actuator <{other}> (only general, position, velocity and motor)"
                     )));
                 }
             };
-            if el.own("joint").is_none() {
-                for t in ["tendon", "site", "body", "jointinparent", "cranksite"] {
-                    if el.own(t).is_some() {
-                        return Err(
-                            el.unsupported(format!("actuator transmission `{t}` (only joint)"))
-                        );
-                    }
-                }
-            }
             let referrer = match el.own("name") {
                 Some(n) => format!("actuator `{n}`"),
                 None => format!("line {}: <{}>", el.line, el.tag()),
             };
-            let j = self.joint_ref(&el, "joint", &referrer)?;
+            // The joint it drives, and how far that joint moves per unit of what the actuator
+            // pulls (a tendon's length).
+            let (j, ratio) = match (el.own("joint"), el.own("tendon")) {
+                (Some(_), _) => (self.joint_ref(&el, "joint", &referrer)?, 1.0),
+                (None, Some(tendon)) => self.tendon_leader(tendon, &referrer, mimics)?,
+                (None, None) => {
+                    let t = ["site", "body", "jointinparent", "cranksite"]
+                        .into_iter()
+                        .find(|t| el.own(t).is_some())
+                        .unwrap_or("none");
+                    return Err(el.unsupported(format!(
+                        "actuator transmission `{t}` (only joint and fixed tendon)"
+                    )));
+                }
+            };
             if let Some(prev) = &actuated[j] {
                 return Err(el.unsupported(format!(
                     "a second actuator on joint `{}` (already driven by `{}`)",
@@ -68,27 +113,36 @@ impl<'a, 'input> Parser<'a, 'input> {
             };
             let gear = el.floats("gear", 1, 6)?.map_or(1.0, |g| g[0]);
             let max_abs = |(lo, hi): (f32, f32)| lo.abs().max(hi.abs());
-            let max_effort = forcerange.map(max_abs).or(match kind {
+            let max_effort = forcerange.map(|r| max_abs(r) * ratio.abs()).or(match kind {
                 ActuatorKind::Motor => ctrlrange.map(|r| max_abs(r) * gear.abs()),
                 _ => None,
             });
             let max_velocity = match kind {
-                ActuatorKind::Velocity => ctrlrange.map(max_abs),
+                ActuatorKind::Velocity if general_gains.is_none() => ctrlrange.map(max_abs),
                 _ => None,
             };
+            // A gain on a tendon's length is ratio² on the joint.
+            let (kp, kv) = match general_gains {
+                Some(g) => g,
+                None => (
+                    match kind {
+                        ActuatorKind::Position => el.f32("kp")?,
+                        _ => None,
+                    },
+                    match kind {
+                        ActuatorKind::Motor => None,
+                        _ => el.f32("kv")?,
+                    },
+                ),
+            };
+            let squared = ratio * ratio;
             actuated[j] = Some(ActuatorSpec {
                 name: el
                     .own("name")
                     .map_or_else(|| self.joints[j].name.clone(), str::to_string),
                 kind,
-                kp: match kind {
-                    ActuatorKind::Position => el.f32("kp")?,
-                    _ => None,
-                },
-                kv: match kind {
-                    ActuatorKind::Motor => None,
-                    _ => el.f32("kv")?,
-                },
+                kp: kp.map(|k| k * squared),
+                kv: kv.map(|k| k * squared),
                 max_effort,
                 max_velocity,
             });
@@ -96,15 +150,95 @@ impl<'a, 'input> Parser<'a, 'input> {
         Ok(())
     }
 
+    /// The joint a tendon actuator drives: the tendon's joint that the others follow (by
+    /// `<equality joint>`), with d(length)/d(joint). Tendon joints that follow nothing are made
+    /// to follow it one to one, and a note says so.
+    fn tendon_leader(
+        &mut self,
+        tendon: &str,
+        referrer: &str,
+        mimics: &mut Vec<Mimic>,
+    ) -> Result<(usize, f32), RobotError> {
+        let joints = self
+            .tendons
+            .get(tendon)
+            .cloned()
+            .ok_or_else(|| RobotError::UnknownReference {
+                kind: "tendon",
+                name: tendon.to_string(),
+                referrer: referrer.to_string(),
+            })?;
+        let follows = |j: usize, mimics: &[Mimic]| mimics.iter().find(|m| m.joint == j).cloned();
+        let Some(&(leader, _)) = joints.iter().find(|(j, _)| follows(*j, mimics).is_none())
+        else {
+            return Err(RobotError::Unsupported {
+                what: format!("{referrer}: every joint of tendon `{tendon}` follows another"),
+                line: None,
+            });
+        };
+        let mut ratio = 0.0;
+        for &(j, coef) in &joints {
+            let m = match follows(j, mimics) {
+                Some(m) if m.leader == leader => m.multiplier,
+                Some(_) => {
+                    return Err(RobotError::Unsupported {
+                        what: format!(
+                            "{referrer}: joint `{}` of tendon `{tendon}` follows a joint outside it",
+                            self.joints[j].name
+                        ),
+                        line: None,
+                    });
+                }
+                None if j == leader => 1.0,
+                None => {
+                    self.notes.push(format!(
+                        "tendon `{tendon}`: joint `{}` has no <equality> with `{}`; it follows it \
+                         one to one",
+                        self.joints[j].name, self.joints[leader].name
+                    ));
+                    mimics.push(Mimic {
+                        joint: j,
+                        leader,
+                        multiplier: 1.0,
+                        offset: 0.0,
+                    });
+                    1.0
+                }
+            };
+            ratio += coef * m;
+        }
+        if ratio.abs() < 1e-6 {
+            return Err(RobotError::Unsupported {
+                what: format!("{referrer}: tendon `{tendon}` does not move with its joints"),
+                line: None,
+            });
+        }
+        Ok((leader, ratio))
+    }
+
     pub(super) fn equalities(
-        &self,
+        &mut self,
         node: Node<'a, 'input>,
         mimics: &mut Vec<Mimic>,
     ) -> Result<(), RobotError> {
         for child in node.children().filter(Node::is_element) {
             let el = self.el(child, "main")?;
+            if el.tag() == "connect" || el.tag() == "weld" {
+                // A kinematic loop (the xArm7's gripper linkage): the tree simulates without it.
+                self.notes.push(format!(
+                    "WARNING: equality <{}> `{}` (line {}) closes a kinematic loop, which armsim \
+                     does not simulate: the linkage moves as an open tree",
+                    el.tag(),
+                    el.own("name").unwrap_or("unnamed"),
+                    el.line
+                ));
+                continue;
+            }
             if el.tag() != "joint" {
-                return Err(el.unsupported(format!("equality <{}> (only joint)", el.tag())));
+                return Err(el.unsupported(format!(
+                    "equality <{}> (only joint, connect and weld)",
+                    el.tag()
+                )));
             }
             if el.tristate("active")? == Some(false) {
                 continue;

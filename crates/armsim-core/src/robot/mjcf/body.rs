@@ -9,10 +9,20 @@ impl<'a, 'input> Parser<'a, 'input> {
         if self.degrees { v.to_radians() } else { v }
     }
 
-    /// The element's own orientation (MuJoCo allows exactly one of the five forms).
+    /// The element's orientation (MuJoCo allows exactly one of the five forms). The element's
+    /// own form wins; without one, its class default's (geoms and sites of Menagerie files carry
+    /// `quat` in defaults).
     pub(super) fn orientation(&self, el: &El) -> Result<Quat, RobotError> {
         let forms = ["quat", "euler", "axisangle", "xyaxes", "zaxis"];
-        let given: Vec<&str> = forms.into_iter().filter(|f| el.own(f).is_some()).collect();
+        let own: Vec<&str> = forms.into_iter().filter(|f| el.own(f).is_some()).collect();
+        let given: Vec<&str> = if own.is_empty() {
+            forms
+                .into_iter()
+                .filter(|f| el.defaults.contains_key(*f))
+                .collect()
+        } else {
+            own
+        };
         if given.len() > 1 {
             return Err(el.unsupported(format!(
                 "more than one orientation ({}) on <{}>",
@@ -23,19 +33,19 @@ impl<'a, 'input> Parser<'a, 'input> {
         let q = match given.first().copied() {
             None => Quat::IDENTITY,
             Some("quat") => {
-                let v = el.own_floats("quat", 4, 4)?.unwrap_or_default();
+                let v = el.floats("quat", 4, 4)?.unwrap_or_default();
                 let q = Quat::from_xyzw(v[1], v[2], v[3], v[0]);
                 if q.length() < 1e-9 {
                     return Err(el.invalid(
                         "quat",
-                        el.own("quat").unwrap_or(""),
+                        el.get("quat").unwrap_or(""),
                         "zero quaternion",
                     ));
                 }
                 q.normalize()
             }
             Some("euler") => {
-                let v = el.own_floats("euler", 3, 3)?.unwrap_or_default();
+                let v = el.floats("euler", 3, 3)?.unwrap_or_default();
                 // MuJoCo: a lowercase axis rotates with the frame (post-multiply), an uppercase
                 // one is fixed in the parent (pre-multiply).
                 let mut q = Quat::IDENTITY;
@@ -51,30 +61,30 @@ impl<'a, 'input> Parser<'a, 'input> {
                 q
             }
             Some("axisangle") => {
-                let v = el.own_floats("axisangle", 4, 4)?.unwrap_or_default();
+                let v = el.floats("axisangle", 4, 4)?.unwrap_or_default();
                 let axis = Vec3::new(v[0], v[1], v[2]);
                 if axis.length() < 1e-9 {
-                    let raw = el.own("axisangle").unwrap_or("");
+                    let raw = el.get("axisangle").unwrap_or("");
                     return Err(el.invalid("axisangle", raw, "zero axis"));
                 }
                 Quat::from_axis_angle(axis.normalize(), self.angle(v[3]))
             }
             Some("xyaxes") => {
-                let v = el.own_floats("xyaxes", 6, 6)?.unwrap_or_default();
+                let v = el.floats("xyaxes", 6, 6)?.unwrap_or_default();
                 let x = Vec3::new(v[0], v[1], v[2]).normalize_or_zero();
                 let y = Vec3::new(v[3], v[4], v[5]);
                 let y = (y - x * x.dot(y)).normalize_or_zero();
                 let z = x.cross(y);
                 if z.length() < 0.5 {
-                    let raw = el.own("xyaxes").unwrap_or("");
+                    let raw = el.get("xyaxes").unwrap_or("");
                     return Err(el.invalid("xyaxes", raw, "axes are parallel or zero"));
                 }
                 Quat::from_mat3(&Mat3::from_cols(x, y, z)).normalize()
             }
             Some(_) => {
-                let z = el.own_vec3("zaxis")?.unwrap_or(Vec3::Z);
+                let z = el.vec3("zaxis")?.unwrap_or(Vec3::Z);
                 if z.length() < 1e-9 {
-                    let raw = el.own("zaxis").unwrap_or("");
+                    let raw = el.get("zaxis").unwrap_or("");
                     return Err(el.invalid("zaxis", raw, "zero axis"));
                 }
                 Quat::from_rotation_arc(Vec3::Z, z.normalize())
@@ -83,9 +93,10 @@ impl<'a, 'input> Parser<'a, 'input> {
         Ok(q)
     }
 
+    /// Position and orientation, from the element or its class defaults (bodies have none).
     pub(super) fn pose(&self, el: &El) -> Result<Pose, RobotError> {
         Ok(Pose::new(
-            el.own_vec3("pos")?.unwrap_or(Vec3::ZERO),
+            el.vec3("pos")?.unwrap_or(Vec3::ZERO),
             self.orientation(el)?,
         ))
     }
@@ -157,11 +168,19 @@ impl<'a, 'input> Parser<'a, 'input> {
                 }
                 "site" => {
                     let cel = self.el(child, &class)?;
-                    if cel.own("name") == Some("ee") {
-                        self.ee = Some((index, cel.own_vec3("pos")?.unwrap_or(Vec3::ZERO)));
+                    if let Some(site) = cel.own("name") {
+                        let pose = self.pose(&cel)?;
+                        self.sites.push(Site {
+                            name: site.to_string(),
+                            link: index,
+                            pose,
+                        });
                     }
                 }
-                "body" => {}
+"body" => {}
+                "camera" | "light" => {
+                    self.ignored.insert(format!("<{tag}>"));
+                }
                 "frame" | "replicate" | "attach" | "composite" | "flexcomp" | "plugin" => {
                     return Err(RobotError::Unsupported {
                         what: format!("<{tag}> in body `{name}`"),
@@ -238,7 +257,10 @@ impl<'a, 'input> Parser<'a, 'input> {
     }
 
     pub(super) fn geom(&mut self, el: &El, link: usize) -> Result<(), RobotError> {
-        let ty = el.get("type").unwrap_or("sphere");
+        // A geom naming a mesh is a mesh unless it says otherwise.
+        let ty = el
+            .get("type")
+            .unwrap_or(if el.get("mesh").is_some() { "mesh" } else { "sphere" });
         let size = el.floats("size", 1, 3)?;
         let size_at = |i: usize| -> Result<f32, RobotError> {
             match &size {
@@ -291,14 +313,18 @@ impl<'a, 'input> Parser<'a, 'input> {
                     }
                 }
             }
-            "box" | "sphere" => {
+            "mesh" if fromto.is_none() => {
+                let name = el.get("mesh").ok_or_else(|| el.missing("mesh"))?.to_string();
+                self.mesh(&name, el)?
+            }
+            "box" | "sphere" | "mesh" => {
                 return Err(
                     el.unsupported(format!("fromto on a {ty} geom (only capsule and cylinder)"))
                 );
             }
             other => {
                 return Err(el.unsupported(format!(
-                    "geom type `{other}` (only box, sphere, capsule and cylinder)"
+                    "geom type `{other}` (only box, sphere, capsule, cylinder and mesh)"
                 )));
             }
         };
@@ -332,13 +358,22 @@ impl<'a, 'input> Parser<'a, 'input> {
             friction,
             density,
         };
-        let contype = el.f32("contype")?.unwrap_or(1.0);
-        let conaffinity = el.f32("conaffinity")?.unwrap_or(1.0);
+        // MuJoCo's contact filter against the world's geoms (the table and the objects, which
+        // have contype = conaffinity = 1): a geom touches them when `contype & 1` or
+        // `conaffinity & 1`. Visual classes (0/0) and pads parked on another bit do not collide.
+        let bits = |name: &str| -> Result<u32, RobotError> {
+            Ok(el.f32(name)?.map_or(1, |v| v.max(0.0) as u32))
+        };
+        let collides = (bits("contype")? | bits("conaffinity")?) & 1 != 0;
+        let drawn = el.f32("group")?.unwrap_or(0.0) < 3.0;
         let l = &mut self.links[link];
-        if contype != 0.0 || conaffinity != 0.0 {
+        if collides {
             l.collisions.push(geom.clone());
         }
-        l.visuals.push(geom);
+        // Like MuJoCo's viewer, groups 3 and up (Menagerie's collision classes) are not drawn.
+        if drawn {
+            l.visuals.push(geom);
+        }
         Ok(())
     }
 

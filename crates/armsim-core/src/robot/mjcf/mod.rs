@@ -43,26 +43,58 @@
 
 mod actuators;
 mod body;
+mod include;
 
-use std::collections::HashMap;
+use std::collections::{BTreeSet, HashMap};
+use std::path::{Path, PathBuf};
 
 use glam::{Mat3, Quat, Vec3};
 use roxmltree::{Document, Node};
 
+use super::mesh::{LoadOptions, MeshTable, resolve_mesh_path};
 use super::{
     Actuator, ActuatorKind, Geom, Inertial, Joint, JointKind, Link, Mimic, Pose, RobotError,
-    RobotModel, Shape, default_gains, default_motor_limits, kinematics, shape_inertia,
-    shape_volume, validate,
+    RobotModel, Shape, Site, default_gains, default_motor_limits, finish_meshes, kinematics,
+    mesh_shape, shape_inertia, shape_volume, validate,
 };
 
 use actuators::{ActuatorSpec, JointExtra, apply_actuators};
 
 const DEFAULT_RGBA: [f32; 4] = [0.5, 0.5, 0.5, 1.0];
+/// Sites that mark a tool point in robot files, in the order they are looked for.
+const TOOL_SITES: [&str; 6] = [
+    "ee",
+    "gripperframe",
+    "pinch_site",
+    "link_tcp",
+    "tcp",
+    "attachment_site",
+];
 /// MuJoCo's default geom density (water), used only to estimate inertia for gain scaling.
 const MUJOCO_DENSITY: f32 = 1000.0;
 
-/// Parses MJCF text into a validated [`RobotModel`].
+/// Parses MJCF text into a validated [`RobotModel`]. Nothing is read from disk: a model with
+/// meshes or `<include>`s needs [`parse_mjcf_file`].
 pub fn parse_mjcf(xml: &str) -> Result<RobotModel, RobotError> {
+    parse_mjcf_file(xml, None, &LoadOptions::default())
+}
+
+/// Parses the MJCF text of the file at `path`: `<include>`s, `meshdir`/`assetdir` and mesh
+/// files resolve against the file's folder, as MuJoCo does.
+pub fn parse_mjcf_file(
+    xml: &str,
+    path: Option<&Path>,
+    options: &LoadOptions,
+) -> Result<RobotModel, RobotError> {
+    let dir = path.and_then(Path::parent).map(Path::to_path_buf);
+    let expanded;
+    let xml = match &dir {
+        Some(dir) => {
+            expanded = include::expand(xml, dir, 0)?;
+            expanded.as_str()
+        }
+        None => xml,
+    };
     let doc = super::parse_xml(xml, "mujoco")?;
     let root = doc.root_element();
     let mut p = Parser {
@@ -75,8 +107,16 @@ pub fn parse_mjcf(xml: &str) -> Result<RobotModel, RobotError> {
         links: Vec::new(),
         joints: Vec::new(),
         extra: Vec::new(),
-        ee: None,
         unnamed: 0,
+        dir,
+        meshdir: None,
+        options,
+        mesh_files: HashMap::new(),
+        meshes: MeshTable::default(),
+        sites: Vec::new(),
+        tendons: HashMap::new(),
+        ignored: BTreeSet::new(),
+        notes: Vec::new(),
     };
     p.classes.insert("main".into(), Defaults::default());
     p.parse(root)
@@ -97,8 +137,21 @@ struct Parser<'a, 'input> {
     joints: Vec<Joint>,
     /// Per joint, what MJCF says that the model does not keep.
     extra: Vec<JointExtra>,
-    ee: Option<(usize, Vec3)>,
     unnamed: usize,
+    /// The model file's folder; `None` when parsing text that has no file.
+    dir: Option<PathBuf>,
+    /// `<compiler meshdir>` (or `assetdir`), relative to `dir` unless absolute.
+    meshdir: Option<PathBuf>,
+    options: &'a LoadOptions,
+    /// `<asset><mesh>` name → (file as written, per-axis scale).
+    mesh_files: HashMap<String, (String, Vec3)>,
+    meshes: MeshTable,
+    sites: Vec<Site>,
+    /// `<tendon><fixed>` name → its joints and coefficients.
+    tendons: HashMap<String, Vec<(usize, f32)>>,
+    /// Elements read and not simulated, listed once in the model's notes.
+    ignored: BTreeSet<String>,
+    notes: Vec<String>,
 }
 
 /// One element with its class defaults resolved.
@@ -257,11 +310,24 @@ impl<'a, 'input> Parser<'a, 'input> {
                 "asset" => self.assets(node)?,
                 "include" => {
                     return Err(RobotError::Unsupported {
-                        what: "<include> (put the whole model in one file)".into(),
+                        what: "<include> in MJCF text without a file (load the file itself)"
+                            .into(),
                         line: Some(self.line(node)),
                     });
                 }
-                _ => {}
+                tag @ ("option" | "visual" | "statistic" | "size" | "extension" | "custom"
+                | "sensor" | "keyframe" | "contact" | "tendon" | "equality" | "actuator"
+                | "worldbody") => {
+                    if !matches!(
+                        tag,
+                        "keyframe" | "contact" | "tendon" | "equality" | "actuator" | "worldbody"
+                    ) {
+                        self.ignored.insert(format!("<{tag}>"));
+                    }
+                }
+                other => {
+                    self.ignored.insert(format!("<{other}>"));
+                }
             }
         }
 
@@ -285,7 +351,9 @@ impl<'a, 'input> Parser<'a, 'input> {
                             line: Some(self.line(node)),
                         });
                     }
-                    _ => {}
+                    other => {
+                        self.ignored.insert(format!("<{other}> in <worldbody>"));
+                    }
                 }
             }
         }
@@ -296,26 +364,60 @@ impl<'a, 'input> Parser<'a, 'input> {
 
         let mut actuated: Vec<Option<ActuatorSpec>> = vec![None; self.joints.len()];
         let mut mimics = Vec::new();
-        for node in root.children().filter(Node::is_element) {
-            match node.tag_name().name() {
-                "actuator" => self.actuators(node, &mut actuated)?,
-                "equality" => self.equalities(node, &mut mimics)?,
-                _ => {}
+        // Tendons before actuators (an actuator may drive one), equalities before actuators
+        // (a tendon's actuator drives the joint the others follow).
+        for tag in ["tendon", "equality", "actuator", "contact", "keyframe"] {
+            for node in root.children().filter(|n| n.has_tag_name(tag)) {
+                match tag {
+                    "tendon" => self.tendons(node)?,
+                    "equality" => self.equalities(node, &mut mimics)?,
+                    "actuator" => self.actuators(node, &mut actuated, &mut mimics)?,
+                    "contact" => self.contacts(node),
+                    _ => {}
+                }
             }
         }
+        let home = self.keyframe(root)?;
 
-        let (ee_link, ee_offset) = self.ee.unwrap_or((self.links.len() - 1, Vec3::ZERO));
+        let (ee_link, ee_offset) = self.default_tool();
+        let links = std::mem::take(&mut self.links);
+        let mut notes = std::mem::take(&mut self.notes);
+        let meshes = finish_meshes(&links, std::mem::take(&mut self.meshes), &mut notes);
+        if !self.ignored.is_empty() {
+            let list: Vec<&str> = self.ignored.iter().map(String::as_str).collect();
+            notes.push(format!("ignored (not simulated): {}", list.join(", ")));
+        }
         let mut model = RobotModel {
             name,
-            links: std::mem::take(&mut self.links),
+            links,
             joints: std::mem::take(&mut self.joints),
             mimics,
             ee_link,
             ee_offset,
+            sites: std::mem::take(&mut self.sites),
+            meshes,
+            home,
+            notes,
         };
         apply_actuators(&mut model, &actuated, &self.extra);
         validate(&model)?;
         Ok(model)
+    }
+
+    /// The tool point when the file has no `ee` site: a site that robot files use for it
+    /// (`gripperframe` on the SO-101, `pinch_site` on the Gen3, `link_tcp` on the xArm7,
+    /// `attachment_site` on arms without a hand), else the Panda's `hand` body 0.1034 m along
+    /// its Z (Franka's flange-to-fingertip distance), else the last body.
+    fn default_tool(&self) -> (usize, Vec3) {
+        for name in TOOL_SITES {
+            if let Some(site) = self.sites.iter().find(|s| s.name == name) {
+                return (site.link, site.pose.translation);
+            }
+        }
+        if let Some(hand) = self.links.iter().position(|l| l.name == "hand") {
+            return (hand, Vec3::new(0.0, 0.0, 0.1034));
+        }
+        (self.links.len() - 1, Vec3::ZERO)
     }
 
     fn compiler(&mut self, node: Node<'a, 'input>) -> Result<(), RobotError> {
@@ -333,6 +435,10 @@ impl<'a, 'input> Parser<'a, 'input> {
                 return Err(el.invalid("eulerseq", seq, "expected three of x, y, z, X, Y, Z"));
             }
             self.eulerseq.copy_from_slice(seq.as_bytes());
+        }
+        // `meshdir` wins over `assetdir` for meshes, as in MuJoCo; both are relative to the file.
+        if let Some(d) = el.own("meshdir").or_else(|| el.own("assetdir")) {
+            self.meshdir = Some(PathBuf::from(d));
         }
         if let Some(v) = el.own("autolimits") {
             self.autolimits = match v {
@@ -369,6 +475,27 @@ impl<'a, 'input> Parser<'a, 'input> {
     }
 
     fn assets(&mut self, node: Node<'a, 'input>) -> Result<(), RobotError> {
+        for m in node.children().filter(|n| n.has_tag_name("mesh")) {
+            let el = self.el(m, "main")?;
+            let file = el.own("file").ok_or_else(|| el.missing("file"))?;
+            // MuJoCo names an unnamed mesh after its file's stem.
+            let name = match el.own("name") {
+                Some(n) => n.to_string(),
+                None => Path::new(file)
+                    .file_stem()
+                    .and_then(|s| s.to_str())
+                    .unwrap_or(file)
+                    .to_string(),
+            };
+            let scale = el.vec3("scale")?.unwrap_or(Vec3::ONE);
+            self.mesh_files.insert(name, (file.to_string(), scale));
+        }
+        for t in node
+            .children()
+            .filter(|n| n.is_element() && !n.has_tag_name("mesh") && !n.has_tag_name("material"))
+        {
+            self.ignored.insert(format!("<asset><{}>", t.tag_name().name()));
+        }
         for m in node.children().filter(|n| n.has_tag_name("material")) {
             let el = self.el(m, "main")?;
             let name = el.own("name").ok_or_else(|| el.missing("name"))?;
@@ -379,6 +506,67 @@ impl<'a, 'input> Parser<'a, 'input> {
             self.materials.insert(name.to_string(), rgba);
         }
         Ok(())
+    }
+
+    /// The mesh asset called `name`, read (once per file) from where the file says.
+    fn mesh(&mut self, name: &str, el: &El) -> Result<Shape, RobotError> {
+        let (file, scale) =
+            self.mesh_files
+                .get(name)
+                .cloned()
+                .ok_or_else(|| RobotError::UnknownReference {
+                    kind: "mesh",
+                    name: name.to_string(),
+                    referrer: format!("line {}: <geom>", el.line),
+                })?;
+        let Some(dir) = &self.dir else {
+            return Err(el.unsupported(format!(
+                "mesh `{name}` in MJCF text without a file (load the file so `{file}` can be found)"
+            )));
+        };
+        let base = match &self.meshdir {
+            Some(m) => dir.join(m),
+            None => dir.clone(),
+        };
+        let path = resolve_mesh_path(&file, &base, None, self.options)?;
+        let index = self.meshes.get_or_load(&path)?;
+        Ok(mesh_shape(&self.meshes.assets[index], index, scale))
+    }
+
+    /// `<contact><exclude>` pairs: the robot's links never collide with each other in armsim
+    /// (one collision group for the whole arm), so every exclusion already holds.
+    fn contacts(&mut self, node: Node<'a, 'input>) {
+        for c in node.children().filter(Node::is_element) {
+            if !c.has_tag_name("exclude") {
+                self.ignored.insert(format!("<contact><{}>", c.tag_name().name()));
+            }
+        }
+    }
+
+    /// The first `<keyframe><key qpos>`: the file's home pose, one value per joint.
+    fn keyframe(&mut self, root: Node<'a, 'input>) -> Result<Option<Vec<f32>>, RobotError> {
+        let Some(key) = root
+            .children()
+            .filter(|n| n.has_tag_name("keyframe"))
+            .flat_map(|k| k.children())
+            .find(|n| n.has_tag_name("key"))
+        else {
+            return Ok(None);
+        };
+        let el = self.el(key, "main")?;
+        let Some(qpos) = el.floats("qpos", 1, usize::MAX)? else {
+            return Ok(None);
+        };
+        if qpos.len() != self.joints.len() {
+            self.notes.push(format!(
+                "keyframe `{}` has {} qpos values for {} joints: not used as the home pose",
+                el.own("name").unwrap_or("0"),
+                qpos.len(),
+                self.joints.len()
+            ));
+            return Ok(None);
+        }
+        Ok(Some(qpos))
     }
 }
 

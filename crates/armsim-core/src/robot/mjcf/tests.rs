@@ -290,10 +290,16 @@ fn error_unsupported_geoms() {
     let xml = r#"<mujoco><worldbody><body name="r">
             <geom type="mesh" mesh="m"/></body></worldbody></mujoco>"#;
     let e = parse_mjcf(xml).unwrap_err();
-    assert_eq!(
-        e.to_string(),
-        "line 2: unsupported geom type `mesh` (only box, sphere, capsule and cylinder)"
-    );
+    assert_eq!(e.to_string(), "line 2: <geom> references unknown mesh `m`");
+    // A mesh needs a file to be found from: text alone says so.
+    let xml = r#"<mujoco><asset><mesh file="m.stl"/></asset><worldbody><body name="r">
+            <geom mesh="m"/></body></worldbody></mujoco>"#;
+    let e = parse_mjcf(xml).unwrap_err();
+    assert!(e.to_string().contains("without a file"), "{e}");
+    let xml = r#"<mujoco><worldbody><body name="r">
+            <geom type="hfield" size="1"/></body></worldbody></mujoco>"#;
+    let e = parse_mjcf(xml).unwrap_err();
+    assert!(e.to_string().contains("geom type `hfield`"), "{e}");
     let xml = r#"<mujoco><worldbody><body name="r">
             <geom type="box" size="1 1 1" fromto="0 0 0 1 0 0"/></body></worldbody></mujoco>"#;
     let e = parse_mjcf(xml).unwrap_err();
@@ -366,10 +372,16 @@ fn error_unknown_joints_in_actuator_and_equality() {
 fn error_unsupported_actuators_and_equalities() {
     let e = parse_mjcf(&one_joint(
         r#"<joint name="j"/>"#,
-        r#"<actuator><general joint="j"/></actuator>"#,
+        r#"<actuator><muscle joint="j"/></actuator>"#,
     ))
     .unwrap_err();
-    assert!(e.to_string().contains("actuator <general>"), "{e}");
+    assert!(e.to_string().contains("actuator <muscle>"), "{e}");
+    let e = parse_mjcf(&one_joint(
+        r#"<joint name="j"/>"#,
+        r#"<actuator><general joint="j" biastype="user"/></actuator>"#,
+    ))
+    .unwrap_err();
+    assert!(e.to_string().contains("biastype `user`"), "{e}");
     let e = parse_mjcf(&one_joint(
         r#"<joint name="j"/>"#,
         r#"<actuator><motor joint="j"/><position joint="j"/></actuator>"#,
@@ -379,12 +391,23 @@ fn error_unsupported_actuators_and_equalities() {
         e.to_string().contains("second actuator on joint `j`"),
         "{e}"
     );
+    // A loop-closing equality loads with a warning in the notes.
+    let m = parse_mjcf(&one_joint(
+        r#"<joint name="j"/>"#,
+        r#"<equality><connect name="loop" body1="arm" body2="base" anchor="0 0 0"/></equality>"#,
+    ))
+    .unwrap();
+    assert!(
+        m.notes.iter().any(|n| n.contains("WARNING") && n.contains("`loop`")),
+        "{:?}",
+        m.notes
+    );
     let e = parse_mjcf(&one_joint(
         r#"<joint name="j"/>"#,
-        r#"<equality><weld body1="arm"/></equality>"#,
+        r#"<equality><tendon tendon1="t"/></equality>"#,
     ))
     .unwrap_err();
-    assert!(e.to_string().contains("equality <weld>"), "{e}");
+    assert!(e.to_string().contains("equality <tendon>"), "{e}");
     let e = parse_mjcf(&one_joint(
         r#"<joint name="j"/>"#,
         r#"<equality><joint joint1="j" joint2="j" polycoef="0 1 0.5"/></equality>"#,
@@ -428,4 +451,39 @@ fn error_self_mimic() {
     ))
     .unwrap_err();
     assert!(matches!(e, RobotError::InvalidMimic { .. }), "{e:?}");
+}
+
+#[test]
+fn general_affine_actuators_and_class_defaults_with_poses() {
+    let xml = r#"<mujoco><compiler angle="radian"/>
+        <default><default class="c">
+            <general biastype="affine" forcerange="-9 9"/>
+            <geom type="box" size="0.1 0.2 0.3" pos="1 2 3" quat="1 1 0 0" contype="0" conaffinity="0"/>
+        </default></default>
+        <worldbody><body name="r">
+          <body name="a" euler="0 0 1.5707963"><joint name="a"/><geom class="c"/>
+            <inertial mass="1" diaginertia="0.1 0.1 0.1"/>
+            <geom class="c" pos="0 0 0" euler="0 0 0"/></body>
+        </body></worldbody>
+        <actuator><general class="c" name="servo" joint="a" gainprm="40" biasprm="0 -40 -4"/></actuator>
+        <keyframe><key name="home" qpos="0.25"/></keyframe></mujoco>"#;
+    let m = parse_mjcf(xml).unwrap();
+    let a = &m.joints[0];
+    assert_eq!(a.actuator.as_ref().unwrap().kind, ActuatorKind::Position);
+    assert_eq!(a.max_effort, 9.0);
+    // kv/kp = 4/40 survives the scaling by inertia.
+    assert!((a.kd / a.kp - 0.1).abs() < 1e-5, "{} {}", a.kp, a.kd);
+    // euler in radians; the un-normalised class quat, normalised; pos from the class.
+    let q = m.links[1].origin.rotation;
+    assert!((q * glam::Vec3::X - glam::Vec3::Y).length() < 1e-5);
+    let g = &m.links[1].visuals[0];
+    assert_eq!(g.pose.translation, glam::Vec3::new(1.0, 2.0, 3.0));
+    assert!((g.pose.rotation * glam::Vec3::Y - glam::Vec3::Z).length() < 1e-5);
+    // The geom's own pos and orientation win over the class's.
+    let own = &m.links[1].visuals[1];
+    assert_eq!(own.pose.translation, glam::Vec3::ZERO);
+    assert!((own.pose.rotation.w - 1.0).abs() < 1e-6);
+    // contype = conaffinity = 0: drawn, not collided.
+    assert!(m.links[1].collisions.is_empty());
+    assert_eq!(m.home, Some(vec![0.25]));
 }

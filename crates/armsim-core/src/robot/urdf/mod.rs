@@ -6,47 +6,88 @@
 //!   (`Link::joint = None`); `floating`, `planar` and `spherical` are rejected.
 //! - Links are reordered parents-first with the root at index 0, otherwise keeping file order,
 //!   so a joint may be listed before the joint of its parent link.
-//! - Geometry: box, sphere, cylinder (along Z, full `length`) and capsule (along Z, `length` is
-//!   the cylindrical part, caps excluded). Meshes are rejected, naming the link.
+//! - Geometry: box, sphere, cylinder (along Z, full `length`), capsule (along Z, `length` is
+//!   the cylindrical part, caps excluded) and `<mesh filename scale>` (STL, OBJ, COLLADA, the
+//!   extension in any case; see [`mesh`](super::mesh)). `scale` is three numbers, or one for all
+//!   three axes (urdf-rs reads only the first form: a single number is written out before it
+//!   parses). Collision meshes collide as the convex hulls of their parts, built once at load;
+//!   each file is read once however many geoms use it.
+//! - Mesh paths need the robot file's path ([`parse_urdf_file`]; [`parse_urdf`] refuses
+//!   meshes). `package://NAME/rest` resolves to, in order: `DIR/rest` for an explicit
+//!   `NAME=DIR` of [`LoadOptions::package_paths`]; then, walking up from the URDF's folder, a
+//!   folder named NAME (or whose `package.xml` names it), and `NAME/rest` under each folder on
+//!   the way. `file://` and absolute paths are taken as they are, anything else is relative to
+//!   the URDF's folder. A mesh not found is an error listing every path tried.
 //! - Visual colour: the visual's inline `<color>`, else the robot-level `<material>` of that
-//!   name, else grey. Collisions get no friction/density: the simulator's defaults apply.
+//!   name, else grey for primitives and white for meshes (the renderer multiplies the geom
+//!   colour into the colours a COLLADA/OBJ file gives its parts, so white shows them unchanged).
+//!   Collisions get no friction/density: the simulator's defaults apply.
 //! - Inertial: mass, the inertial origin's xyz as centre of mass and the diagonal `ixx iyy izz`
 //!   as principal moments (off-diagonal terms and the inertial rpy are ignored). A zero mass means
-//!   "no inertial": the simulator derives mass from the collision shapes.
+//!   "no inertial". A link without one that a `fixed` joint attaches (a frame such as
+//!   `panda_link8` or a tool point) is **fused** into its parent: its geoms move into the
+//!   nearest kept ancestor with their poses composed, its children re-parent there with their
+//!   origins composed, it leaves `links` and becomes a [`Site`](super::Site) of that ancestor
+//!   (so [`RobotModel::frame`] still finds it), and a note lists the fused links. The root is
+//!   never fused. A moving link without one keeps it `None` (the simulator derives its mass
+//!   from its collision shapes) and a note names it.
 //! - Limits: `effort` → max effort, `velocity` → max velocity, `lower/upper` → limits
 //!   (`continuous` → unlimited); `<dynamics damping>` → damping. URDF has no gains, so every joint
 //!   gets [`default_gains`](super::default_gains).
 //! - `<mimic joint multiplier offset>` → [`Mimic`].
 //! - Actuators: URDF has none, but a ROS `<transmission>` naming a joint and a
 //!   `Position/Velocity/EffortJointInterface` hardware interface sets the joint's actuator kind
-//!   (effort → motor), named after the transmission's `<actuator>`. Joints without a
-//!   transmission have no actuator.
+//!   (effort → motor), named after the transmission's `<actuator>`. In a file with no
+//!   transmission at all, every joint that is not a `<mimic>` follower is a position actuator
+//!   named after the joint; otherwise joints without a transmission have no actuator.
 //! - End effector: the first link named `tool`, `ee`, `ee_link` or `tcp` (in that priority);
-//!   otherwise the last link in parents-first order (the tip of a serial chain). The offset is
-//!   always zero: add a fixed `ee` link to place the point elsewhere.
+//!   otherwise the last link in parents-first order (the tip of a serial chain), both chosen
+//!   before fusing. A fused end-effector link becomes its kept ancestor, with the fused link's
+//!   origin in it as `ee_offset`; otherwise the offset is zero.
+//!
+//! Files: this one reads the document and builds joints and links; `geometry.rs` shapes, meshes
+//! and colours; `fuse.rs` the fusing of massless fixed links.
+
+mod fuse;
+mod geometry;
 
 use std::collections::HashMap;
+use std::path::Path;
 
-use glam::{EulerRot, Quat, Vec3};
+use glam::Vec3;
 
+use super::mesh::LoadOptions;
 use super::{
     Actuator, ActuatorKind, Geom, Inertial, Joint, JointKind, Link, Mimic, Pose, RobotError,
-    RobotModel, Shape, default_gains, topological_order, validate,
+    RobotModel, default_gains, finish_meshes, topological_order, validate,
 };
+use geometry::{DEFAULT_RGBA, MESH_RGBA, Meshes, expand_uniform_scales, pose, vec3, visual_rgba};
 
 /// Link names that mark the end effector, highest priority first.
 const EE_LINK_NAMES: [&str; 4] = ["tool", "ee", "ee_link", "tcp"];
-const DEFAULT_RGBA: [f32; 4] = [0.7, 0.7, 0.7, 1.0];
 
-/// Parses URDF text into a validated [`RobotModel`].
+/// Parses URDF text into a validated [`RobotModel`]. Nothing is read from disk, so a mesh
+/// geometry is an error: use [`parse_urdf_file`].
 pub fn parse_urdf(xml: &str) -> Result<RobotModel, RobotError> {
+    parse_urdf_file(xml, None, &LoadOptions::default())
+}
+
+/// Parses the URDF text of the file at `path` (`None`: no file, meshes refused), reading the
+/// meshes it names, resolved against the file's folder and `options` (see the module doc).
+pub fn parse_urdf_file(
+    xml: &str,
+    path: Option<&Path>,
+    options: &LoadOptions,
+) -> Result<RobotModel, RobotError> {
     // roxmltree first: it reports syntax errors with a line, which urdf-rs does not, and it sees
     // what urdf-rs drops (missing <limit>, transmissions, element lines).
     let doc = super::parse_xml(xml, "robot")?;
     let root = doc.root_element();
     let raw = RawInfo::collect(&doc, root)?;
-    let robot = urdf_rs::read_from_string(xml).map_err(|e| RobotError::Urdf(e.to_string()))?;
-    build(&robot, &raw)
+    let expanded = expand_uniform_scales(xml, &doc);
+    let robot = urdf_rs::read_from_string(expanded.as_deref().unwrap_or(xml))
+        .map_err(|e| RobotError::Urdf(e.to_string()))?;
+    build(&robot, &raw, Meshes::new(path, options))
 }
 
 /// What we read straight from the XML because urdf-rs does not keep it.
@@ -147,7 +188,11 @@ fn parse_transmission(node: roxmltree::Node, line: u32) -> Result<Transmission, 
     })
 }
 
-fn build(robot: &urdf_rs::Robot, raw: &RawInfo) -> Result<RobotModel, RobotError> {
+fn build(
+    robot: &urdf_rs::Robot,
+    raw: &RawInfo,
+    mut meshes: Meshes,
+) -> Result<RobotModel, RobotError> {
     if robot.links.is_empty() {
         return Err(RobotError::NoLinks);
     }
@@ -319,6 +364,19 @@ fn build(robot: &urdf_rs::Robot, raw: &RawInfo) -> Result<RobotModel, RobotError
             kind: t.kind,
         });
     }
+    // Most descriptions ship no transmissions (ros2_control lives elsewhere): then each joint
+    // that follows no other is its own position actuator, named after the joint, so a scene
+    // names the gripper by its joint (`panda_finger_joint1`).
+    if raw.transmissions.is_empty() {
+        for (j, joint) in joints.iter_mut().enumerate() {
+            if !mimics.iter().any(|m: &Mimic| m.joint == j) {
+                joint.actuator = Some(Actuator {
+                    name: joint.name.clone(),
+                    kind: ActuatorKind::Position,
+                });
+            }
+        }
+    }
 
     let materials: HashMap<&str, &urdf_rs::Material> = robot
         .materials
@@ -337,7 +395,7 @@ fn build(robot: &urdf_rs::Robot, raw: &RawInfo) -> Result<RobotModel, RobotError
         for c in &src.collision {
             collisions.push(Geom {
                 name: c.name.clone(),
-                shape: shape(&c.geometry, &src.name, line)?,
+                shape: meshes.shape(&c.geometry, &src.name, line)?,
                 pose: pose(&c.origin),
                 rgba: DEFAULT_RGBA,
                 friction: None,
@@ -346,11 +404,15 @@ fn build(robot: &urdf_rs::Robot, raw: &RawInfo) -> Result<RobotModel, RobotError
         }
         let mut visuals = Vec::new();
         for v in &src.visual {
+            let fallback = match v.geometry {
+                urdf_rs::Geometry::Mesh { .. } => MESH_RGBA,
+                _ => DEFAULT_RGBA,
+            };
             visuals.push(Geom {
                 name: v.name.clone(),
-                shape: shape(&v.geometry, &src.name, line)?,
+                shape: meshes.shape(&v.geometry, &src.name, line)?,
                 pose: pose(&v.origin),
-                rgba: visual_rgba(v.material.as_ref(), &materials, &src.name)?,
+                rgba: visual_rgba(v.material.as_ref(), &materials, &src.name)?.unwrap_or(fallback),
                 friction: None,
                 density: None,
             });
@@ -376,86 +438,28 @@ fn build(robot: &urdf_rs::Robot, raw: &RawInfo) -> Result<RobotModel, RobotError
         });
     }
 
-    let ee_link = EE_LINK_NAMES
+    // The end effector is chosen on the file's tree, then follows its link if that is fused.
+    let ee = EE_LINK_NAMES
         .iter()
         .find_map(|n| links.iter().position(|l| l.name == *n))
         .unwrap_or(links.len() - 1);
+    let mut notes = Vec::new();
+    let fused = fuse::fuse_massless(links, &mut joints, ee, &mut notes);
+    let meshes = finish_meshes(&fused.links, meshes.table, &mut notes);
     let model = RobotModel {
         name: robot.name.clone(),
-        links,
+        links: fused.links,
         joints,
         mimics,
-        ee_link,
-        ee_offset: Vec3::ZERO,
+        ee_link: fused.ee_link,
+        ee_offset: fused.ee_offset,
+        sites: fused.sites,
+        meshes,
+        home: None,
+        notes,
     };
     validate(&model)?;
     Ok(model)
-}
-
-fn vec3(v: &urdf_rs::Vec3) -> Vec3 {
-    Vec3::new(v[0] as f32, v[1] as f32, v[2] as f32)
-}
-
-/// URDF rpy is fixed-axis roll about X, then pitch about Y, then yaw about Z: R = Rz·Ry·Rx.
-fn pose(p: &urdf_rs::Pose) -> Pose {
-    let rpy = vec3(&p.rpy);
-    Pose::new(
-        vec3(&p.xyz),
-        Quat::from_euler(EulerRot::ZYX, rpy.z, rpy.y, rpy.x).normalize(),
-    )
-}
-
-fn shape(g: &urdf_rs::Geometry, link: &str, line: Option<u32>) -> Result<Shape, RobotError> {
-    Ok(match g {
-        urdf_rs::Geometry::Box { size } => Shape::Box {
-            half_extents: vec3(size) * 0.5,
-        },
-        urdf_rs::Geometry::Sphere { radius } => Shape::Sphere {
-            radius: *radius as f32,
-        },
-        urdf_rs::Geometry::Cylinder { radius, length } => Shape::Cylinder {
-            radius: *radius as f32,
-            half_length: *length as f32 * 0.5,
-        },
-        urdf_rs::Geometry::Capsule { radius, length } => Shape::Capsule {
-            radius: *radius as f32,
-            half_length: *length as f32 * 0.5,
-        },
-        urdf_rs::Geometry::Mesh { filename, .. } => {
-            return Err(RobotError::Unsupported {
-                what: format!(
-                    "mesh geometry `{filename}` on link `{link}` (only box, sphere, cylinder \
-                     and capsule)"
-                ),
-                line,
-            });
-        }
-    })
-}
-
-fn visual_rgba(
-    material: Option<&urdf_rs::Material>,
-    materials: &HashMap<&str, &urdf_rs::Material>,
-    link: &str,
-) -> Result<[f32; 4], RobotError> {
-    let Some(m) = material else {
-        return Ok(DEFAULT_RGBA);
-    };
-    let color = match (&m.color, m.name.as_str()) {
-        (Some(c), _) => Some(c),
-        (None, "") => None,
-        (None, name) => {
-            let named = materials
-                .get(name)
-                .ok_or_else(|| RobotError::UnknownReference {
-                    kind: "material",
-                    name: name.to_string(),
-                    referrer: format!("a visual of link `{link}`"),
-                })?;
-            named.color.as_ref()
-        }
-    };
-    Ok(color.map_or(DEFAULT_RGBA, |c| c.rgba.0.map(|v| v as f32)))
 }
 
 #[cfg(test)]

@@ -57,7 +57,18 @@ fn gripper4_joints_in_spec_003_order() {
     for (i, l) in m.links.iter().enumerate().skip(1) {
         assert!(l.parent.unwrap() < i);
     }
-    assert_eq!(m.links[m.ee_link].name, "ee");
+    // The massless `ee` link is fused into the palm: the tool point sits 0.12 m along its +Z.
+    assert_eq!(m.links.len(), 11);
+    assert!(m.link_index("ee").is_none());
+    assert_eq!(m.links[m.ee_link].name, "palm");
+    assert_eq!(m.ee_offset, Vec3::new(0.0, 0.0, 0.12));
+    let (link, pose) = m.frame("ee").expect("the fused link is a site");
+    assert_eq!((link, pose.translation), (m.ee_link, m.ee_offset));
+    assert!(
+        m.notes.iter().any(|n| n.contains("ee→palm")),
+        "{:?}",
+        m.notes
+    );
     // Every moving link has mass.
     for l in &m.links[1..] {
         if l.name != "ee" {
@@ -123,9 +134,11 @@ fn geometry_materials_inertial_and_fixed_joints() {
           </robot>"#;
     let m = parse_urdf(xml).unwrap();
     assert!(m.joints.is_empty());
-    assert_eq!(m.links[1].joint, None);
-    assert_eq!(m.links[1].origin.translation, Vec3::new(0.0, 0.0, 0.5));
-    assert_eq!(m.ee_link, 1);
+    // The massless fixed `tool` is fused into `base` and stays the end effector, as a point.
+    assert_eq!(m.links.len(), 1);
+    assert_eq!(m.ee_link, 0);
+    assert_eq!(m.ee_offset, Vec3::new(0.0, 0.0, 0.5));
+    assert_eq!(m.frame("tool").unwrap().1.translation, m.ee_offset);
     let base = &m.links[0];
     assert_eq!(
         base.visuals[0].shape,
@@ -224,7 +237,7 @@ fn error_mesh_names_link() {
     let e = parse_urdf(xml).unwrap_err();
     let msg = e.to_string();
     assert!(
-        msg.contains("mesh geometry") && msg.contains("link `shell`"),
+        msg.contains("mesh geometry") && msg.contains("link `shell`") && msg.contains("file path"),
         "{msg}"
     );
     assert!(msg.starts_with("line 1: "), "{msg}");
@@ -377,4 +390,365 @@ fn error_mimic_of_itself_and_chain() {
         "invalid mimic of joint `jc`: its leader `jb` itself follows another joint (chains \
              are not supported)"
     );
+}
+
+// ---- Files: meshes, package paths, scale, fusing ----
+
+use std::path::{Path, PathBuf};
+
+use crate::robot::kinematics::ee_position;
+use crate::robot::{LoadOptions, Shape, load_robot_with};
+
+/// A tetrahedron spanning the unit cube's corner, ASCII STL.
+const TETRA_STL: &str = "solid t
+facet normal 0 0 -1
+outer loop
+vertex 0 0 0
+vertex 0 1 0
+vertex 1 0 0
+endloop
+endfacet
+facet normal 0 -1 0
+outer loop
+vertex 0 0 0
+vertex 1 0 0
+vertex 0 0 1
+endloop
+endfacet
+facet normal -1 0 0
+outer loop
+vertex 0 0 0
+vertex 0 0 1
+vertex 0 1 0
+endloop
+endfacet
+facet normal 1 1 1
+outer loop
+vertex 1 0 0
+vertex 0 1 0
+vertex 0 0 1
+endloop
+endfacet
+endsolid t
+";
+
+/// A scratch folder of its own for one test, removed when dropped.
+struct Scratch(PathBuf);
+
+impl Scratch {
+    fn new(name: &str) -> Scratch {
+        let dir = std::env::temp_dir().join(format!("armsim-urdf-{}-{name}", std::process::id()));
+        std::fs::remove_dir_all(&dir).ok();
+        std::fs::create_dir_all(&dir).unwrap();
+        Scratch(dir)
+    }
+
+    /// Writes `text` at `rel`, creating folders, and returns the full path.
+    fn write(&self, rel: &str, text: &str) -> PathBuf {
+        let path = self.0.join(rel);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(&path, text).unwrap();
+        path
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        std::fs::remove_dir_all(&self.0).ok();
+    }
+}
+
+/// A one-link robot whose link shows and collides with the mesh at `uri`.
+fn mesh_robot(uri: &str, scale: &str) -> String {
+    format!(
+        r#"<robot name="m">
+             <link name="shell">
+               <inertial><mass value="1"/><inertia ixx="1" ixy="0" ixz="0" iyy="1" iyz="0" izz="1"/></inertial>
+               <visual><geometry><mesh filename="{uri}" {scale}/></geometry></visual>
+               <collision><geometry><mesh filename="{uri}" {scale}/></geometry></collision>
+             </link>
+           </robot>"#
+    )
+}
+
+fn mesh_of(g: &Geom) -> (usize, Vec3, Vec3) {
+    match g.shape {
+        Shape::Mesh {
+            mesh,
+            scale,
+            half_extents,
+        } => (mesh, scale, half_extents),
+        other => panic!("not a mesh: {other:?}"),
+    }
+}
+
+fn near(a: Vec3, b: Vec3) -> bool {
+    (a - b).abs().max_element() < 1e-5
+}
+
+#[test]
+fn package_uri_resolves_by_walking_up_to_the_package_folder() {
+    let s = Scratch::new("walk");
+    s.write("share/my_pkg/meshes/Part.STL", TETRA_STL);
+    let urdf = s.write(
+        "share/my_pkg/urdf/r.urdf",
+        &mesh_robot("package://my_pkg/meshes/Part.STL", ""),
+    );
+    let m = load_robot_with(&urdf, &LoadOptions::default()).unwrap();
+    let link = &m.links[0];
+    // Visual and collision name one file: it is read once.
+    assert_eq!(m.meshes.len(), 1, "{:?}", m.meshes);
+    let (mesh, scale, half) = mesh_of(&link.visuals[0]);
+    assert_eq!((mesh, scale), (0, Vec3::ONE));
+    assert!(near(half, Vec3::splat(0.5)), "{half}");
+    assert_eq!(mesh_of(&link.collisions[0]).0, 0);
+    let asset = &m.meshes[0];
+    assert!(asset.path.ends_with("share/my_pkg/meshes/Part.STL"));
+    // STL repeats each facet's vertices.
+    assert_eq!(asset.counts(), (12, 4));
+    // A collision mesh gets its hull at load.
+    assert!(asset.parts.iter().all(|p| p.hull.is_some()), "{asset:?}");
+    // No colour in the file: white, so the mesh's own part colours show.
+    assert_eq!(link.visuals[0].rgba, [1.0; 4]);
+}
+
+#[test]
+fn package_uri_resolves_through_an_explicit_package_path() {
+    let s = Scratch::new("map");
+    let elsewhere = s.0.join("vendor/meshes_here");
+    s.write("vendor/meshes_here/part.stl", TETRA_STL);
+    let urdf = s.write(
+        "robot/r.urdf",
+        &mesh_robot("package://far_pkg/part.stl", ""),
+    );
+    let e = load_robot_with(&urdf, &LoadOptions::default()).unwrap_err();
+    assert!(matches!(e, RobotError::MeshNotFound { .. }), "{e:?}");
+    assert!(e.to_string().contains("--package-path far_pkg=DIR"), "{e}");
+
+    let options = LoadOptions {
+        package_paths: vec![("far_pkg".into(), elsewhere.clone())],
+    };
+    let m = load_robot_with(&urdf, &options).unwrap();
+    assert_eq!(
+        m.meshes[0].path,
+        elsewhere.join("part.stl").canonicalize().unwrap()
+    );
+}
+
+#[test]
+fn missing_mesh_reports_every_path_tried_and_the_link() {
+    let s = Scratch::new("missing");
+    let pkg_map = s.0.join("mapped");
+    let urdf = s.write(
+        "pkg/urdf/r.urdf",
+        &mesh_robot("package://pkg/meshes/gone.stl", ""),
+    );
+    let options = LoadOptions {
+        package_paths: vec![("pkg".into(), pkg_map.clone())],
+    };
+    let e = load_robot_with(&urdf, &options).unwrap_err();
+    let RobotError::MeshNotFound { tried, .. } = &e else {
+        panic!("{e:?}");
+    };
+    let msg = e.to_string();
+    assert!(
+        msg.contains("package://pkg/meshes/gone.stl") && msg.contains("link `shell`"),
+        "{msg}"
+    );
+    // The explicit map first, then the folder named like the package on the way up.
+    assert_eq!(tried[0], pkg_map.join("meshes/gone.stl"));
+    assert!(
+        tried.contains(&s.0.join("pkg/meshes/gone.stl")),
+        "{tried:?}"
+    );
+    for p in tried {
+        assert!(msg.contains(&p.display().to_string()), "{msg}");
+    }
+
+    // A relative path: the one candidate, next to the URDF.
+    std::fs::write(&urdf, mesh_robot("meshes/gone.STL", "")).unwrap();
+    let e = load_robot_with(&urdf, &LoadOptions::default()).unwrap_err();
+    let want = s.0.join("pkg/urdf/meshes/gone.STL");
+    assert!(e.to_string().contains(&want.display().to_string()), "{e}");
+}
+
+#[test]
+fn mesh_scale_of_one_or_three_numbers() {
+    let s = Scratch::new("scale");
+    s.write(
+        "r/m.obj",
+        "v 0 0 0\nv 1 0 0\nv 0 1 0\nv 0 0 1\nf 1 2 3\nf 1 2 4\nf 1 3 4\nf 2 3 4\n",
+    );
+    for (attr, want) in [
+        (r#"scale="0.001""#, Vec3::splat(0.001)),
+        (r#"scale=" 2 ""#, Vec3::splat(2.0)),
+        (r#"scale="1 2 3""#, Vec3::new(1.0, 2.0, 3.0)),
+        ("", Vec3::ONE),
+    ] {
+        let urdf = s.write("r/r.urdf", &mesh_robot("m.obj", attr));
+        let m = load_robot_with(&urdf, &LoadOptions::default()).unwrap();
+        for g in m.links[0].visuals.iter().chain(&m.links[0].collisions) {
+            let (_, scale, half) = mesh_of(g);
+            assert_eq!(scale, want, "{attr}");
+            assert!(near(half, want * 0.5), "{attr}: {half}");
+        }
+    }
+    // Two numbers are neither form.
+    let urdf = s.write("r/r.urdf", &mesh_robot("m.obj", r#"scale="1 2""#));
+    let e = load_robot_with(&urdf, &LoadOptions::default()).unwrap_err();
+    assert!(matches!(e, RobotError::Urdf(_)), "{e:?}");
+}
+
+#[test]
+fn mesh_visual_colour_from_the_file_wins() {
+    let s = Scratch::new("colour");
+    s.write("m.stl", TETRA_STL);
+    let urdf = s.write(
+        "r.urdf",
+        r#"<robot name="c"><link name="a">
+             <visual><geometry><mesh filename="m.stl"/></geometry>
+               <material name="red"><color rgba="1 0 0 1"/></material></visual>
+             <visual><geometry><box size="1 1 1"/></geometry></visual>
+           </link></robot>"#,
+    );
+    let m = load_robot_with(&urdf, &LoadOptions::default()).unwrap();
+    assert_eq!(m.links[0].visuals[0].rgba, [1.0, 0.0, 0.0, 1.0]);
+    assert_eq!(m.links[0].visuals[1].rgba, DEFAULT_RGBA);
+    // A visual-only mesh builds no hull.
+    assert!(m.meshes[0].parts.iter().all(|p| p.hull.is_none()));
+}
+
+const INERTIAL: &str = r#"<inertial><mass value="1"/><inertia ixx="0.1" ixy="0" ixz="0" iyy="0.1" iyz="0" izz="0.1"/></inertial>"#;
+
+#[test]
+fn massless_fixed_links_fuse_into_their_parent_with_composed_poses() {
+    let xml = format!(
+        r#"<robot name="f">
+             <link name="base">{INERTIAL}</link>
+             <link name="mount">
+               <collision><origin xyz="1 0 0"/><geometry><box size="0.1 0.2 0.3"/></geometry></collision>
+             </link>
+             <link name="plate">
+               <inertial><mass value="0"/><inertia ixx="0" ixy="0" ixz="0" iyy="0" iyz="0" izz="0"/></inertial>
+               <visual><origin xyz="0 0 0.1"/><geometry><sphere radius="0.05"/></geometry></visual>
+             </link>
+             <link name="arm">{INERTIAL}</link>
+             <link name="weight">{INERTIAL}</link>
+             <link name="spinner"/>
+             <joint name="j_mount" type="fixed"><parent link="base"/><child link="mount"/>
+               <origin xyz="0 0 1" rpy="0 0 1.5707963267948966"/></joint>
+             <joint name="j_plate" type="fixed"><parent link="mount"/><child link="plate"/>
+               <origin xyz="0 0 0.5"/></joint>
+             <joint name="hinge" type="revolute"><parent link="plate"/><child link="arm"/>
+               <origin xyz="0.2 0 0"/><axis xyz="0 1 0"/>{LIMIT}</joint>
+             <joint name="j_weight" type="fixed"><parent link="arm"/><child link="weight"/>
+               <origin xyz="0 0 0.3"/></joint>
+             <joint name="spin" type="continuous"><parent link="weight"/><child link="spinner"/></joint>
+           </robot>"#
+    );
+    let m = parse_urdf(&xml).unwrap();
+    let names: Vec<&str> = m.links.iter().map(|l| l.name.as_str()).collect();
+    // `weight` has mass: a fixed link with mass stays a body.
+    assert_eq!(names, ["base", "arm", "weight", "spinner"]);
+    let joints: Vec<&str> = m.joints.iter().map(|j| j.name.as_str()).collect();
+    assert_eq!(joints, ["hinge", "spin"]);
+    assert_eq!((m.joints[0].link, m.joints[1].link), (1, 3));
+    assert_eq!((m.links[1].joint, m.links[3].joint), (Some(0), Some(1)));
+    assert_eq!(m.links[1].parent, Some(0));
+    assert_eq!(m.links[2].parent, Some(1));
+
+    let base = &m.links[0];
+    // mount's box: 1 m along mount's X, which is base's Y, 1 m up.
+    assert_eq!(base.collisions.len(), 1);
+    assert!(near(
+        base.collisions[0].pose.translation,
+        Vec3::new(0.0, 1.0, 1.0)
+    ));
+    let x = base.collisions[0].pose.rotation * Vec3::X;
+    assert!(near(x, Vec3::Y), "{x}");
+    // plate's sphere: two levels down, 1.5 m + 0.1 m up.
+    assert_eq!(base.visuals.len(), 1);
+    assert!(near(
+        base.visuals[0].pose.translation,
+        Vec3::new(0.0, 0.0, 1.6)
+    ));
+    // arm hangs on base now: plate's frame then 0.2 m along plate's X (base's Y).
+    let arm = m.links[1].origin;
+    assert!(near(arm.translation, Vec3::new(0.0, 0.2, 1.5)), "{arm:?}");
+    assert!(near(arm.rotation * Vec3::X, Vec3::Y));
+    // The hinge still turns about the arm's own Y, so the kinematics is unchanged.
+    assert_eq!(m.joints[0].axis, Vec3::Y);
+    assert_eq!(m.link_index("mount"), None);
+    let (l, p) = m.frame("plate").unwrap();
+    assert_eq!(l, 0);
+    assert!(near(p.translation, Vec3::new(0.0, 0.0, 1.5)));
+
+    assert!(
+        m.notes
+            .iter()
+            .any(|n| n == "fused massless links into their parents: mount→base, plate→base"),
+        "{:?}",
+        m.notes
+    );
+    assert!(
+        m.notes
+            .iter()
+            .any(|n| n.contains("without <inertial>") && n.ends_with(": spinner")),
+        "{:?}",
+        m.notes
+    );
+    // No tool/ee name: the last link of the file's tree, `spinner`, kept.
+    assert_eq!(m.ee_link, 3);
+    assert_eq!(m.ee_offset, Vec3::ZERO);
+}
+
+#[test]
+fn end_effector_follows_a_fused_tool_link() {
+    let xml = format!(
+        r#"<robot name="e">
+             <link name="base"/>
+             <link name="arm">{INERTIAL}</link>
+             <link name="flange"/>
+             <link name="tool"/>
+             <link name="finger">{INERTIAL}</link>
+             <joint name="hinge" type="revolute"><parent link="base"/><child link="arm"/>
+               <origin xyz="0 0 0.1"/><axis xyz="0 1 0"/>{LIMIT}</joint>
+             <joint name="j_flange" type="fixed"><parent link="arm"/><child link="flange"/>
+               <origin xyz="0 0 0.4" rpy="0 1.5707963267948966 0"/></joint>
+             <joint name="j_tool" type="fixed"><parent link="flange"/><child link="tool"/>
+               <origin xyz="-0.05 0 0"/></joint>
+             <joint name="slide" type="prismatic"><parent link="arm"/><child link="finger"/>
+               <axis xyz="1 0 0"/><limit lower="0" upper="0.1" effort="1" velocity="1"/></joint>
+           </robot>"#
+    );
+    let m = parse_urdf(&xml).unwrap();
+    // The root without an inertial stays (it is fixed anyway).
+    let names: Vec<&str> = m.links.iter().map(|l| l.name.as_str()).collect();
+    assert_eq!(names, ["base", "arm", "finger"]);
+    // `tool` by name, through two fused levels: pitched 90°, flange's X is the arm's -Z, so
+    // -0.05 m along it is 0.05 m further out: 0.45 m along the arm.
+    assert_eq!(m.links[m.ee_link].name, "arm");
+    assert!(
+        near(m.ee_offset, Vec3::new(0.0, 0.0, 0.45)),
+        "{}",
+        m.ee_offset
+    );
+    let q = [0.3, 0.0];
+    let ee = ee_position(&m, &q);
+    let arm = crate::robot::kinematics::forward_kinematics(&m, &q)[1];
+    assert!(near(ee, arm.transform_point(Vec3::new(0.0, 0.0, 0.45))));
+    assert_eq!(m.frame("tool").unwrap().0, 1);
+}
+
+#[test]
+fn mesh_paths_without_a_file_fail_and_bundled_robots_have_none() {
+    let e = parse_urdf(&mesh_robot("m.stl", "")).unwrap_err();
+    assert!(e.to_string().contains("file path"), "{e}");
+    let m = parse_urdf_file(
+        GRIPPER4,
+        Some(Path::new("/nowhere/gripper4.urdf")),
+        &LoadOptions::default(),
+    )
+    .unwrap();
+    assert!(m.meshes.is_empty());
 }

@@ -279,14 +279,24 @@ pub(super) fn compact(v: &Value) -> String {
 // Cross-field checks
 // ---------------------------------------------------------------------------------------------------------------
 
+/// `~/rest` → `$HOME/rest`, so scenes can point where users keep their robot files.
+pub(super) fn expand_home(path: &Path) -> PathBuf {
+    match (path.strip_prefix("~"), std::env::var_os("HOME")) {
+        (Ok(rest), Some(home)) => PathBuf::from(home).join(rest),
+        _ => path.to_path_buf(),
+    }
+}
+
 /// Finds the robot file (scene directory first, then the current directory) and loads it.
 pub(super) fn load_robot_file(
     c: &mut Checker,
     mjcf_path: &str,
     base_dir: &Path,
+    options: &LoadOptions,
 ) -> Option<(RobotModel, PathBuf)> {
     const P: &str = "$.robot.mjcf_path";
-    let rel = Path::new(mjcf_path);
+    let expanded = expand_home(Path::new(mjcf_path));
+    let rel = expanded.as_path();
     // A bundled scene's robot comes from the bundled files, never from the disk.
     if let Some(loaded) = super::super::bundled::robot_at(&base_dir.join(rel)) {
         return match loaded {
@@ -316,7 +326,7 @@ pub(super) fn load_robot_file(
         );
         return None;
     };
-    match load_robot(found) {
+    match load_robot_with(found, options) {
         Ok(model) => Some((model, found.clone())),
         Err(e) => {
             c.err(P, format!("cannot load robot {}: {e}", found.display()));

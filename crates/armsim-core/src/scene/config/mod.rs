@@ -30,7 +30,7 @@ use serde::Serialize;
 use serde::ser::{SerializeMap, Serializer};
 use serde_json::{Map, Value};
 
-use crate::robot::load_robot;
+use crate::robot::{LoadOptions, load_robot_with};
 use crate::robot::model::{Joint, JointKind, Pose, RobotModel, Shape};
 
 /// The only `schema_version` this build understands.
@@ -107,10 +107,11 @@ pub struct Scene {
 }
 
 impl Scene {
-    /// Index of the joint the gripper actuator drives (validated to exist at load).
+    /// Index of the joint the gripper actuator drives (validated to exist at load); `None`
+    /// for a robot without a gripper.
     pub fn gripper_joint(&self) -> Option<usize> {
-        self.robot
-            .actuator_joint(&self.config.robot.gripper.actuator_name)
+        let gripper = self.config.robot.gripper.as_ref()?;
+        self.robot.actuator_joint(&gripper.actuator_name)
     }
 
     /// The gripper actuator's joint and all its (transitive) mimic followers, leader first.
@@ -189,6 +190,12 @@ fn gripper_joint_set(robot: &RobotModel, leader: usize) -> Vec<usize> {
 
 /// Reads, validates and loads the scene at `path`, robot included.
 pub fn load_scene(path: &Path) -> Result<Scene, SceneErrors> {
+    load_scene_with(path, &LoadOptions::default())
+}
+
+/// [`load_scene`] with where `package://` names point (`--package-path`), ahead of the scene's
+/// own `extensions.armsim.robot.package_paths`.
+pub fn load_scene_with(path: &Path, options: &LoadOptions) -> Result<Scene, SceneErrors> {
     let text = std::fs::read_to_string(path).map_err(|e| {
         SceneErrors::single(
             "$",
@@ -196,25 +203,50 @@ pub fn load_scene(path: &Path) -> Result<Scene, SceneErrors> {
         )
     })?;
     let base_dir = path.parent().unwrap_or(Path::new("."));
-    let mut scene = parse_scene(&text, base_dir)?;
+    let mut scene = parse_scene_with(&text, base_dir, options)?;
     scene.path = path.to_path_buf();
     Ok(scene)
 }
 
 /// Validates scene JSON and loads its robot; relative robot paths resolve against `base_dir` first.
 pub fn parse_scene(json: &str, base_dir: &Path) -> Result<Scene, SceneErrors> {
+    parse_scene_with(json, base_dir, &LoadOptions::default())
+}
+
+/// [`parse_scene`] with [`LoadOptions`] for the robot file.
+pub fn parse_scene_with(
+    json: &str,
+    base_dir: &Path,
+    options: &LoadOptions,
+) -> Result<Scene, SceneErrors> {
     let root: Value = serde_json::from_str(json)
         .map_err(|e| SceneErrors::single("$", format!("invalid JSON: {e}")))?;
     let mut c = Checker::default();
-    let parsed = parse_root(&mut c, &root, base_dir);
+    let parsed = parse_root(&mut c, &root, base_dir, options);
     match parsed {
-        Some((config, robot, robot_path)) if c.errors.is_empty() => Ok(Scene {
-            config,
-            robot,
-            path: base_dir.to_path_buf(),
-            robot_path,
-            notes: c.notes.iter().map(ToString::to_string).collect(),
-        }),
+        Some((config, mut robot, robot_path)) if c.errors.is_empty() => {
+            let mut notes: Vec<String> = c.notes.iter().map(ToString::to_string).collect();
+            notes.extend(
+                robot
+                    .notes
+                    .iter()
+                    .map(|n| format!("robot {}: {n}", robot_path.display())),
+            );
+            // The scene's tool point wins over the file's (checked to exist above).
+            if let Some(tool) = &config.extensions.armsim.robot.tool
+                && let Some((link, pose)) = robot.frame(&tool.frame)
+            {
+                robot.ee_link = link;
+                robot.ee_offset = pose.transform_point(Vec3::from_array(tool.offset_m));
+            }
+            Ok(Scene {
+                config,
+                robot,
+                path: base_dir.to_path_buf(),
+                robot_path,
+                notes,
+            })
+        }
         _ if c.errors.is_empty() => Err(SceneErrors::single(
             "$",
             "scene could not be built (internal: no specific error was recorded)",

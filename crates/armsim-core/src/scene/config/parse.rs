@@ -32,6 +32,7 @@ pub(super) fn parse_root(
     c: &mut Checker,
     root: &Value,
     base_dir: &Path,
+    options: &LoadOptions,
 ) -> Option<(SceneConfig, RobotModel, PathBuf)> {
     let m = c.object(root, "$", &TOP_FIELDS)?;
     let p = "$";
@@ -64,12 +65,31 @@ pub(super) fn parse_root(
     };
 
     // Cross-field checks, each run with whatever parts parsed.
+    let mut load_options = options.clone();
+    if let Some(ext) = &extensions {
+        for (name, dir) in &ext.armsim.robot.package_paths {
+            load_options
+                .package_paths
+                .push((name.clone(), base_dir.join(expand_home(dir))));
+        }
+    }
     let loaded = robot
         .mjcf_path
         .as_deref()
-        .and_then(|mjcf| load_robot_file(c, mjcf, base_dir));
+        .and_then(|mjcf| load_robot_file(c, mjcf, base_dir, &load_options));
     if let Some((model, _)) = &loaded {
         check_robot(c, model, &robot);
+        if let Some(tool) = extensions.as_ref().and_then(|e| e.armsim.robot.tool.as_ref())
+            && model.frame(&tool.frame).is_none()
+        {
+            c.err(
+                "$.extensions.armsim.robot.tool.frame",
+                format!(
+                    "robot \"{}\" has no site or link named \"{}\"",
+                    model.name, tool.frame
+                ),
+            );
+        }
     }
     if let (Some(top), Some(base)) = (top, &robot.base_pose) {
         let z = base.pos_m[2];
@@ -88,9 +108,9 @@ pub(super) fn parse_root(
         mjcf_path: robot.mjcf_path?,
         base_pose: robot.base_pose?,
         home_q: robot.home_q?,
-        gripper: GripperConfig {
-            actuator_name: robot.actuator_name?,
-        },
+        gripper: robot
+            .actuator_name
+            .map(|actuator_name| GripperConfig { actuator_name }),
     };
     let (model, robot_path) = loaded?;
     let config = SceneConfig {
@@ -258,7 +278,7 @@ pub(super) fn parse_robot(c: &mut Checker, v: &Value, p: &str) -> Option<RobotPa
     let mjcf_path = c.non_empty(mjcf_path, &key(p, "mjcf_path"));
     let base_pose = c.req(m, p, "base_pose", Checker::pose);
     let home_q = c.req(m, p, "home_q", Checker::f32_vec);
-    let actuator_name = c.req(m, p, "gripper", |c, v, p| {
+    let actuator_name = c.opt(m, p, "gripper", |c, v, p| {
         let m = c.object(v, p, &["actuator_name"])?;
         let name = c.req(m, p, "actuator_name", Checker::string);
         c.non_empty(name, &key(p, "actuator_name"))
@@ -625,6 +645,8 @@ pub(super) fn parse_armsim(c: &mut Checker, v: &Value, p: &str) -> Option<Armsim
         })
     });
 
+    let robot = c.opt(m, p, "robot", parse_robot_ext);
+
     (c.errors.len() == before).then(|| ArmsimExtensions {
         table_size_m: size.unwrap_or(defaults.table_size_m),
         table_center_xy_m: center.unwrap_or(defaults.table_center_xy_m),
@@ -632,8 +654,35 @@ pub(super) fn parse_armsim(c: &mut Checker, v: &Value, p: &str) -> Option<Armsim
         episode_time_limit_s: limit,
         physics: physics.unwrap_or_default(),
         controller_grace_s: grace.unwrap_or(defaults.controller_grace_s),
+        robot: robot.unwrap_or_default(),
         raw: m.clone(),
     })
+}
+
+/// `extensions.armsim.robot`: `package_paths` (`{"NAME": "DIR"}`) and `tool` (`{"frame",
+/// "offset_m"}`). Folders stay as written; the loader resolves them against the scene's folder.
+pub(super) fn parse_robot_ext(c: &mut Checker, v: &Value, p: &str) -> Option<RobotExt> {
+    let m = c.loose_object(v, p)?;
+    let mut ext = RobotExt::default();
+    if let Some(paths) = m.get("package_paths") {
+        let pp = key(p, "package_paths");
+        let paths = c.loose_object(paths, &pp)?;
+        for (name, dir) in paths {
+            let dir = c.string(dir, &key(&pp, name))?;
+            ext.package_paths.push((name.clone(), PathBuf::from(dir)));
+        }
+    }
+    ext.tool = c.opt(m, p, "tool", |c, v, p| {
+        let m = c.loose_object(v, p)?;
+        let frame = c.req(m, p, "frame", Checker::string);
+        let frame = c.non_empty(frame, &key(p, "frame"));
+        let offset = c.opt(m, p, "offset_m", Checker::f32_array::<3>);
+        Some(ToolConfig {
+            frame: frame?,
+            offset_m: offset.unwrap_or([0.0; 3]),
+        })
+    });
+    Some(ext)
 }
 
 /// The optional count `k` of `m`, which must lie in `range` (the physics iteration keys).

@@ -82,7 +82,26 @@ pub struct RobotConfig {
     /// Either one value per arm joint (every joint but the gripper actuator's joint and its mimic followers) or
     /// one per joint; see `Scene::home_q_full`.
     pub home_q: Vec<f32>,
-    pub gripper: GripperConfig,
+    /// Absent for an arm without a gripper (Menagerie's UR5e): nothing closes then.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub gripper: Option<GripperConfig>,
+}
+
+/// `extensions.armsim.robot`.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct RobotExt {
+    /// `package_paths`: `{"NAME": "DIR"}`, DIR relative to the scene file. `--package-path`
+    /// entries come first.
+    pub package_paths: Vec<(String, PathBuf)>,
+    /// `tool`: `{"frame": "site or link", "offset_m": [x, y, z]}`, the point teleop IK drives;
+    /// without it, the robot file's own (see the loaders).
+    pub tool: Option<ToolConfig>,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct ToolConfig {
+    pub frame: String,
+    pub offset_m: [f32; 3],
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -254,12 +273,16 @@ pub struct ArmsimExtensions {
     /// Seconds a teleop controller may stay in NET_TIMEOUT before it is demoted (and an
     /// observer promoted); default 10.
     pub controller_grace_s: f32,
+    /// `extensions.armsim.robot`: where a robot file's `package://` names point, and its tool
+    /// point.
+    pub robot: RobotExt,
     /// `extensions.armsim` as read, typed keys included; unknown keys survive a write-back.
     pub raw: Map<String, Value>,
 }
 
 impl ArmsimExtensions {
-    const TYPED: [&'static str; 6] = [
+    const TYPED: [&'static str; 7] = [
+        "robot",
         "table_size_m",
         "table_center_xy_m",
         "goal_zone",
@@ -281,6 +304,7 @@ impl Default for ArmsimExtensions {
             episode_time_limit_s: None,
             physics: PhysicsExt::default(),
             controller_grace_s: Self::DEFAULT_CONTROLLER_GRACE_S,
+            robot: RobotExt::default(),
             raw: Map::new(),
         }
     }
