@@ -145,6 +145,21 @@ pub fn gzip_if_smaller(raw: &[u8]) -> Option<Vec<u8>> {
     (zipped.len() < raw.len()).then_some(zipped)
 }
 
+/// Un-gzips a buffer as a browser does for `Content-Encoding: gzip` (the reference reader of the
+/// gzipped form, for tests and tools); refuses more than `limit` bytes of output.
+pub fn gunzip(bytes: &[u8], limit: usize) -> Result<Vec<u8>, String> {
+    use std::io::Read;
+    let mut out = Vec::new();
+    flate2::read::GzDecoder::new(bytes)
+        .take((limit as u64).saturating_add(1))
+        .read_to_end(&mut out)
+        .map_err(|e| format!("not gzip: {e}"))?;
+    if out.len() > limit {
+        return Err(format!("un-gzips to more than {limit} bytes"));
+    }
+    Ok(out)
+}
+
 /// One part's buffer, as served.
 #[derive(Clone, Debug)]
 pub struct MeshBuffer {
@@ -226,7 +241,6 @@ impl MeshBuffers {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::io::Read;
 
     fn part(vertices: usize, triangles: usize) -> MeshPart {
         let positions = (0..vertices)
@@ -307,11 +321,12 @@ mod tests {
         let b = MeshBuffer::new(&part(2000, 3000));
         let z = b.gzip.as_ref().expect("a regular mesh compresses");
         assert!(z.len() < b.raw.len());
-        let mut unzipped = Vec::new();
-        flate2::read::GzDecoder::new(z.as_slice())
-            .read_to_end(&mut unzipped)
-            .unwrap();
-        assert_eq!(unzipped, b.raw);
+        assert_eq!(gunzip(z, b.raw.len()).unwrap(), b.raw);
+        assert!(gunzip(z, b.raw.len() - 1).is_err(), "the limit holds");
+        assert!(
+            gunzip(&b.raw, usize::MAX).is_err(),
+            "raw bytes are not gzip"
+        );
         assert_eq!(b.body(true), (z.as_slice(), true));
         assert_eq!(b.body(false), (b.raw.as_slice(), false));
         // Random bytes, and tiny buffers, do not: they are served as they are.

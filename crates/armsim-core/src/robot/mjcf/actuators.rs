@@ -344,7 +344,7 @@ pub(super) fn apply_actuators(
 /// Mass (slide) or moment of inertia about the axis (hinge) of everything joint `j` moves, at
 /// q = 0. Links without an inertial count their collision geoms at their density (MuJoCo's
 /// default when unset).
-pub(super) fn effective_inertia(model: &RobotModel, j: usize) -> f32 {
+pub(crate) fn effective_inertia(model: &RobotModel, j: usize) -> f32 {
     let joint = &model.joints[j];
     let poses = kinematics::forward_kinematics(model, &[]);
     let axis = poses[joint.link].rotation * joint.axis;

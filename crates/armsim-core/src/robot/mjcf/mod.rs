@@ -43,6 +43,8 @@
 
 mod actuators;
 mod body;
+
+pub(crate) use actuators::effective_inertia;
 mod include;
 
 use std::collections::{BTreeSet, HashMap};
@@ -71,7 +73,7 @@ const TOOL_SITES: [&str; 6] = [
     "attachment_site",
 ];
 /// MuJoCo's default geom density (water), used only to estimate inertia for gain scaling.
-const MUJOCO_DENSITY: f32 = 1000.0;
+pub(crate) const MUJOCO_DENSITY: f32 = 1000.0;
 
 /// Parses MJCF text into a validated [`RobotModel`]. Nothing is read from disk: a model with
 /// meshes or `<include>`s needs [`parse_mjcf_file`].

@@ -446,7 +446,7 @@ fn build(
     let mut notes = Vec::new();
     let fused = fuse::fuse_massless(links, &mut joints, ee, &mut notes);
     let meshes = finish_meshes(&fused.links, meshes.table, &mut notes);
-    let model = RobotModel {
+    let mut model = RobotModel {
         name: robot.name.clone(),
         links: fused.links,
         joints,
@@ -458,8 +458,41 @@ fn build(
         home: None,
         notes,
     };
+    stiffen_against_weight(&mut model);
     validate(&model)?;
     Ok(model)
+}
+
+/// Sag the default PD may show under the robot's own weight, at most (radians or metres).
+const HOLD_SAG: f32 = 1e-3;
+/// Stiffest default gain (1/s²): 100 rad/s, well inside what a 240 Hz step keeps stable.
+const MAX_KP: f32 = 10_000.0;
+
+/// URDF gives no gains, and the default PD's stiffness (50 rad/s) lets a light link on a long
+/// lever (the SO-101's jaw) sag by several mrad. Each joint's gain is raised, never lowered, to
+/// hold the worst gravity load of its subtree (gravity along any base axis, at q = 0) within
+/// [`HOLD_SAG`], up to [`MAX_KP`], critically damped.
+fn stiffen_against_weight(model: &mut RobotModel) {
+    let density = super::mjcf::MUJOCO_DENSITY;
+    let loads: Vec<Vec<f32>> = [Vec3::X, Vec3::Y, Vec3::Z]
+        .into_iter()
+        .map(|axis| {
+            super::kinematics::gravity_compensation(model, &[], axis * 9.81, density)
+        })
+        .collect();
+    for j in 0..model.joints.len() {
+        let load = loads.iter().map(|l| l[j].abs()).fold(0.0, f32::max);
+        let inertia = super::mjcf::effective_inertia(model, j);
+        if !(inertia > 1e-9 && load.is_finite()) {
+            continue;
+        }
+        let joint = &mut model.joints[j];
+        let needed = (load / (inertia * HOLD_SAG)).min(MAX_KP);
+        if needed > joint.kp {
+            joint.kp = needed;
+            joint.kd = 2.0 * needed.sqrt();
+        }
+    }
 }
 
 #[cfg(test)]

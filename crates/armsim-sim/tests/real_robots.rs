@@ -1,0 +1,137 @@
+//! Real robots in the simulation: each arm of issue 26, loaded from its own file through a scene
+//! of `assets/scenes/`, holds its home pose on the table in the ECS app stepped by bevy_rapier.
+//! The files come from PyPI (`scripts/robot-fixtures`, cached under `target/`).
+
+#[path = "../../armsim-core/tests/fixtures/mod.rs"]
+mod fixtures;
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Instant;
+
+use armsim_sim::scene::{Scene, parse_scene};
+use armsim_sim::sim::{ClockMode, run_steps, sim_view};
+use armsim_sim::{SimOptions, headless_app};
+
+/// `assets/scenes/<scene>.json` with its robot file replaced by `robot`, loaded.
+fn scene_with(scene: &str, robot: &Path, edit: impl FnOnce(&mut serde_json::Value)) -> Scene {
+    let assets = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../assets/scenes");
+    let text = std::fs::read_to_string(assets.join(format!("{scene}.json"))).unwrap();
+    let mut json: serde_json::Value = serde_json::from_str(&text).unwrap();
+    json["robot"]["mjcf_path"] = robot.display().to_string().into();
+    edit(&mut json);
+    let start = Instant::now();
+    let loaded = parse_scene(&json.to_string(), &assets)
+        .unwrap_or_else(|e| panic!("{scene} with {}: {e}", robot.display()));
+    eprintln!(
+        "{scene} with {}: scene and robot loaded in {:.0} ms",
+        robot.display(),
+        start.elapsed().as_secs_f64() * 1e3
+    );
+    loaded
+}
+
+/// The URDF Panda's names and home: example-robot-data's file, joints `panda_joint1..7`.
+fn urdf_panda(json: &mut serde_json::Value) {
+    json["robot"]["gripper"]["actuator_name"] = "panda_finger_joint1".into();
+    json["extensions"]["armsim"]["robot"]["tool"] =
+        serde_json::json!({"frame": "panda_hand_tcp"});
+}
+
+/// Steps `scene` for 2 s of sim time with nobody in control (IDLE: the arm holds its home) and
+/// checks that it held: every joint within 5 mrad (or 5 mm) of home, no body faster than 1 cm/s.
+fn holds_its_home_pose(scene: Scene) {
+    let name = scene.robot.name.clone();
+    let home = scene.home_q_full();
+    let mut app = headless_app(
+        Arc::new(scene),
+        &SimOptions {
+            clock: ClockMode::Manual,
+        },
+    );
+    app.finish();
+    app.cleanup();
+    app.update();
+    let start = Instant::now();
+    run_steps(&mut app, 480);
+    let wall = start.elapsed().as_secs_f64();
+    let sim = sim_view(app.world());
+    let q = sim.joint_positions();
+    let worst = q
+        .iter()
+        .zip(&home)
+        .enumerate()
+        .map(|(j, (a, b))| (j, (a - b).abs()))
+        .fold((0, 0.0_f32), |w, x| if x.1 > w.1 { x } else { w });
+    let fastest = sim
+        .bodies()
+        .map(|(role, h)| (role, sim.body_velocity(h).0.length()))
+        .fold((None, 0.0_f32), |w, (role, v)| {
+            if v > w.1 { (Some(role), v) } else { w }
+        });
+    eprintln!(
+        "{name}: 480 steps in {:.0} ms ({:.1} µs/step, debug build); worst joint error {:.2} mrad \
+         on `{}`; fastest body {:.4} m/s ({:?})",
+        wall * 1e3,
+        wall * 1e6 / 480.0,
+        worst.1 * 1e3,
+        sim.robot.joints[worst.0].name,
+        fastest.1,
+        fastest.0
+    );
+    assert!(
+        worst.1 <= 5e-3,
+        "{name}: joint `{}` is {:.2} mrad from home ({q:?} vs {home:?})",
+        sim.robot.joints[worst.0].name,
+        worst.1 * 1e3
+    );
+    assert!(
+        fastest.1 <= 0.01,
+        "{name}: {:?} moves at {} m/s after 2 s",
+        fastest.0,
+        fastest.1
+    );
+}
+
+fn menagerie_panda() -> PathBuf {
+    fixtures::menagerie_panda_dir().join("panda.xml")
+}
+
+#[test]
+fn menagerie_panda_holds_its_home_pose() {
+    holds_its_home_pose(scene_with("panda", &menagerie_panda(), |_| {}));
+}
+
+#[test]
+fn urdf_panda_holds_its_home_pose() {
+    let urdf = fixtures::example_robot_data().join("panda_description/urdf/panda.urdf");
+    holds_its_home_pose(scene_with("panda", &urdf, urdf_panda));
+}
+
+#[test]
+fn so101_mjcf_holds_its_home_pose() {
+    let mjcf = fixtures::so101_dir().join("so101_new_calib.xml");
+    holds_its_home_pose(scene_with("so101", &mjcf, |_| {}));
+}
+
+#[test]
+fn so101_urdf_holds_its_home_pose() {
+    let urdf = fixtures::so101_dir().join("so101_new_calib.urdf");
+    holds_its_home_pose(scene_with("so101", &urdf, |json| {
+        // Its transmissions name the gripper's motor.
+        json["robot"]["gripper"]["actuator_name"] = "motor6".into();
+        json["extensions"]["armsim"]["robot"]["tool"] =
+            serde_json::json!({"frame": "gripper_frame_link"});
+    }));
+}
+
+#[test]
+fn an_arm_without_a_gripper_loads_and_holds() {
+    // The scene leaves `robot.gripper` out: the Panda's fingers are then arm joints like any
+    // other, held at the keyframe's home.
+    holds_its_home_pose(scene_with("panda", &menagerie_panda(), |json| {
+        json["robot"].as_object_mut().unwrap().remove("gripper");
+        json["robot"]["home_q"] =
+            serde_json::json!([0.0, 0.0, 0.0, -1.57079, 0.0, 1.57079, -0.7853, 0.04, 0.04]);
+    }));
+}
