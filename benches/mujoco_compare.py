@@ -10,9 +10,16 @@ position actuators kp 400 / kv 40 holding home_q, and times S steps (median of 5
 model, one thread). It prints both rates and the ratio armsim / MuJoCo. Absolute rates differ
 from host to host and with load; the ratio is measured in one run.
 
+With --robot FILE (a MuJoCo Menagerie MJCF such as franka_emika_panda/panda.xml, with a scene
+made for it such as assets/scenes/panda.json), the robot is that file, driven in MuJoCo by the
+file's own actuators from its first keyframe (armsim drives it by the same actuators, see the
+README's "Your robot"), and the load time is compared too: `armsim bench load` (scene, robot
+file, meshes and convex hulls) against MuJoCo's MjModel.from_xml_path of the robot file alone
+(median of 5 each).
+
 Usage (from anywhere):
     benches/mujoco_compare.py [--scene assets/scenes/default_scene.json] [--cubes 3 10 50]
-                              [--steps 24000] [--armsim target/release/armsim]
+                              [--steps 24000] [--armsim target/release/armsim] [--robot FILE]
 
 It creates benches/.venv with MuJoCo from PyPI when missing, and builds target/release/armsim
 with `cargo build --release` when no binary is given and none is there.
@@ -57,11 +64,12 @@ def armsim_binary(given):
     return path
 
 
-def scene_with_cubes(scene_path, n):
+def scene_with_cubes(scene_path, n, robot_file=None):
     """The scene with exactly n cubes: its own first, then a grid at the table's far end."""
     sc = json.load(open(scene_path))
     sc = copy.deepcopy(sc)
-    robot = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(scene_path)), sc["robot"]["mjcf_path"]))
+    given = robot_file or os.path.expanduser(sc["robot"]["mjcf_path"])
+    robot = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(scene_path)), given))
     sc["robot"]["mjcf_path"] = robot
     top = sc["table"]["top_height_m"]
     own = sc["objects"][:n]
@@ -95,13 +103,15 @@ def run_armsim(binary, scene_file, steps):
     return ecs, bare
 
 
-def mujoco_model(sc):
+def mujoco_model(sc, own_actuators):
     import mujoco
 
     arm = mujoco.MjSpec.from_file(sc["robot"]["mjcf_path"])
+    gripper = sc["robot"].get("gripper", {}).get("actuator_name")
     for a in arm.actuators:
-        # armsim drives the arm joints with its own position gains; the gripper keeps the file's.
-        if a.name != sc["robot"]["gripper"]["actuator_name"]:
+        # armsim drives arm6's joints with its own position gains, and a real robot's by the
+        # file's actuators; the gripper keeps the file's.
+        if not own_actuators and a.name != gripper:
             a.set_to_position(kp=400, kv=40)
     spec = mujoco.MjSpec()
     spec.option.timestep = 1 / 240
@@ -127,15 +137,23 @@ def mujoco_model(sc):
     return model, home
 
 
-def run_mujoco(sc, steps):
+def run_mujoco(sc, steps, own_actuators=False):
     import mujoco
 
-    model, home = mujoco_model(sc)
+    model, home = mujoco_model(sc, own_actuators)
     times = []
     for _ in range(ROUNDS):
         data = mujoco.MjData(model)
-        data.qpos[: len(home)] = home
-        data.ctrl[: len(home)] = home
+        if own_actuators and model.nkey > 0:
+            mujoco.mj_resetDataKeyframe(model, data, 0)
+            # The cubes' free joints come after the arm: put them back where the scene says.
+            for i, o in enumerate(sc["objects"]):
+                adr = model.jnt_qposadr[model.body(f"cube{i}").jntadr[0]]
+                qx, qy, qz, qw = o["pose"].get("quat_xyzw", [0, 0, 0, 1])
+                data.qpos[adr:adr + 7] = [*o["pose"]["pos_m"], qw, qx, qy, qz]
+        else:
+            data.qpos[: len(home)] = home
+            data.ctrl[: len(home)] = home
         t0 = time.perf_counter()
         for _ in range(steps):
             mujoco.mj_step(model, data)
@@ -152,18 +170,37 @@ def main():
     ap.add_argument("--cubes", type=int, nargs="+", default=[3, 10, 50])
     ap.add_argument("--steps", type=int, default=24000)
     ap.add_argument("--armsim", help="armsim binary (default: target/release/armsim, built if missing)")
+    ap.add_argument("--robot", help="a real robot's MJCF file, in place of the scene's robot")
     args = ap.parse_args()
     binary = armsim_binary(args.armsim)
+    robot = os.path.abspath(os.path.expanduser(args.robot)) if args.robot else None
     print(f"$ {' '.join([sys.executable, *sys.argv])}")
     print(f"MuJoCo {mujoco.__version__}, {args.steps} steps per round, median of {ROUNDS} rounds each")
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
+        if robot:
+            sc = scene_with_cubes(args.scene, len(json.load(open(args.scene))["objects"]), robot)
+            path = os.path.join(tmp, "scene_load.json")
+            json.dump(sc, open(path, "w"), indent=1)
+            cmd = [binary, "bench", "load", "--scene", path]
+            print("$ " + " ".join(cmd), flush=True)
+            out = subprocess.run(cmd, capture_output=True, text=True, check=True).stdout
+            ours = float(re.search(r"load_ms ([\d.]+)", out).group(1))
+            times = []
+            for _ in range(ROUNDS):
+                t0 = time.perf_counter()
+                mujoco.MjModel.from_xml_path(robot)
+                times.append(time.perf_counter() - t0)
+            theirs = statistics.median(times) * 1e3
+            print(out.strip())
+            print(f"  load: armsim {ours:.1f} ms (scene + robot + meshes + hulls), MuJoCo {theirs:.1f} ms "
+                  f"(MjModel.from_xml_path): armsim / MuJoCo = {ours / theirs:.2f}x", flush=True)
         for n in args.cubes:
-            sc = scene_with_cubes(args.scene, n)
+            sc = scene_with_cubes(args.scene, n, robot)
             path = os.path.join(tmp, f"scene_{n}.json")
             json.dump(sc, open(path, "w"), indent=1)
             ecs, bare = run_armsim(binary, path, args.steps)
-            mj, nv = run_mujoco(sc, args.steps)
+            mj, nv = run_mujoco(sc, args.steps, own_actuators=robot is not None)
             rows.append((n, ecs, bare, mj))
             print(f"  {n} cubes: armsim ECS {ecs:.0f} steps/s, bare Rapier {bare:.0f}, MuJoCo {mj:.0f} (nv {nv}): "
                   f"armsim / MuJoCo = {ecs / mj:.2f}x", flush=True)

@@ -314,6 +314,9 @@ enum BenchKind {
     /// Process CPU time while idle in real time and while waiting on a silent lockstep client
     /// or sync agent, against the physics alone.
     Idle,
+    /// How long the scene takes to load (robot file, meshes, convex hulls; median of 5 loads)
+    /// and the loaded robot's size.
+    Load,
     /// What watchers cost: process CPU per observer (--n of them on --protocol), the frames each
     /// receives per second and the real-time factor, against the same run with nobody connected.
     Observers,
@@ -484,6 +487,10 @@ fn run() -> anyhow::Result<ExitCode> {
                     bench::quality::run(scene, &settings).context("quality benchmark failed")?;
                 println!("{report}");
             }
+            BenchKind::Load => match bench::load::run(&source, &load_options) {
+                Ok(report) => println!("{report}"),
+                Err(errors) => anyhow::bail!("scene {} is not valid:\n{errors}", source.describe()),
+            },
             BenchKind::Idle => {
                 let report = bench::idle::run(scene, std::time::Duration::from_secs_f64(seconds))
                     .context("idle benchmark failed")?;

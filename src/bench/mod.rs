@@ -4,6 +4,7 @@
 
 pub mod agent;
 pub mod idle;
+pub mod load;
 pub mod lockstep;
 pub mod observers;
 pub mod quality;

@@ -135,3 +135,75 @@ fn an_arm_without_a_gripper_loads_and_holds() {
             serde_json::json!([0.0, 0.0, 0.0, -1.57079, 0.0, 1.57079, -0.7853, 0.04, 0.04]);
     }));
 }
+
+/// A MetaSim v2 demo as MetaSim writes Franka demos: robot `franka`, joints `panda_joint1..7`,
+/// `panda_finger_joint1/2`. Joint 1 turns to 0.3 rad over 0.5 s, then holds for 0.5 s; a state
+/// is recorded every step.
+fn franka_demo(dir: &Path) -> PathBuf {
+    let home = [0.0, 0.0, 0.0, -1.57079, 0.0, 1.57079, -0.7853, 0.04, 0.04];
+    let joints = |t: usize| {
+        let mut q = home;
+        q[0] = 0.3 * (t.min(120) as f64 / 120.0);
+        let mut m = serde_json::Map::new();
+        for (i, v) in q.iter().enumerate() {
+            let name = match i {
+                7 => "panda_finger_joint1".to_string(),
+                8 => "panda_finger_joint2".to_string(),
+                _ => format!("panda_joint{}", i + 1),
+            };
+            m.insert(name, (*v).into());
+        }
+        serde_json::Value::Object(m)
+    };
+    let frame = |t: usize| {
+        serde_json::json!({"franka": {"pos": [0.0, 0.0, 1.0], "rot": [1.0, 0.0, 0.0, 0.0],
+                                      "dof_pos": joints(t)}})
+    };
+    let demo = serde_json::json!({
+        "init_state": frame(0),
+        "actions": (1..=240).map(|t| serde_json::json!({"dof_pos_target": joints(t)})).collect::<Vec<_>>(),
+        "states": (1..=240).map(frame).collect::<Vec<_>>(),
+    });
+    let path = dir.join("franka_demo.json");
+    std::fs::write(&path, serde_json::json!({ "franka": [demo] }).to_string()).unwrap();
+    path
+}
+
+/// Replays the Franka demo on `scene` by state and by action; joint 1 must end at 0.3 rad.
+fn replays_franka_demo(scene: Scene, joint1: &str) {
+    use armsim_sim::trajectory::plugin::{self as traj, Replay, ReplayMode};
+    let dir = std::env::temp_dir().join(format!("armsim-franka-{}-{joint1}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = franka_demo(&dir);
+    let scene = Arc::new(scene);
+    for mode in [ReplayMode::State, ReplayMode::Action] {
+        let mut app = headless_app(
+            scene.clone(),
+            &SimOptions {
+                clock: ClockMode::Manual,
+            },
+        );
+        app.finish();
+        app.cleanup();
+        app.update();
+        traj::start_replay(app.world_mut(), &path, mode, 0)
+            .unwrap_or_else(|e| panic!("{mode:?}: {e}"));
+        app.update();
+        run_steps(&mut app, 240);
+        let replay = app.world().resource::<Replay>();
+        assert!(replay.finished, "{mode:?}: {}", replay.report());
+        let sim = sim_view(app.world());
+        let j = sim.robot.joint_index(joint1).unwrap();
+        let q = sim.joint_positions()[j];
+        eprintln!("{mode:?} on `{joint1}`: {q:.4} rad; {}", replay.report());
+        assert!((q - 0.3).abs() < 0.01, "{mode:?}: `{joint1}` at {q}");
+    }
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+#[test]
+fn franka_demos_replay_on_the_menagerie_and_the_urdf_panda() {
+    replays_franka_demo(scene_with("panda", &menagerie_panda(), |_| {}), "joint1");
+    let urdf = fixtures::example_robot_data().join("panda_description/urdf/panda.urdf");
+    replays_franka_demo(scene_with("panda", &urdf, urdf_panda), "panda_joint1");
+}

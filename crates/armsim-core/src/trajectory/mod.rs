@@ -2,6 +2,7 @@
 //! file name, and crash-safe recording. Pure data and files: no Bevy, no physics, so the
 //! formats can be tested (and used by tools) on their own.
 
+pub mod adapt;
 mod de;
 mod demo;
 mod format;

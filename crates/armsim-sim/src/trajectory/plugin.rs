@@ -331,7 +331,12 @@ pub fn start_replay(
     let trajectories = load(path)?;
     let scene: std::sync::Arc<Scene> = world.resource::<SimScene>().0.clone();
     let robot = scene.robot.name.clone();
-    let Some(demos) = trajectories.demos(&robot) else {
+    // A file for another name of the same arm (MetaSim's `franka` on a Panda) is replayed with
+    // its robot and joints renamed.
+    let picked = armsim_core::trajectory::adapt::pick_robot(&trajectories, &scene.robot);
+    let Some((demos, map)) = picked.and_then(|(name, map)| {
+        trajectories.demos(name).map(|d| (d, map.map(|m| (name.to_string(), m))))
+    }) else {
         return Err(ReplayError::NoRobot {
             path: path.display().to_string(),
             robot,
@@ -343,12 +348,31 @@ pub fn start_replay(
                 .join(", "),
         });
     };
-    let demo = demos.get(index).cloned().ok_or(ReplayError::NoDemo {
+    let mut demo = demos.get(index).cloned().ok_or(ReplayError::NoDemo {
         path: path.display().to_string(),
         robot: robot.clone(),
         count: demos.len(),
         index,
     })?;
+    if let Some((from, map)) = &map {
+        let mut renamed: Vec<String> = map
+            .iter()
+            .filter(|(a, b)| a != b)
+            .map(|(a, b)| format!("{a}→{b}"))
+            .collect();
+        renamed.sort();
+        info!(
+            "replay: {} has no demos for `{robot}`; replaying `{from}`'s, whose joints map onto \
+             this robot's{}",
+            path.display(),
+            if renamed.is_empty() {
+                String::new()
+            } else {
+                format!(" (renamed: {})", renamed.join(", "))
+            }
+        );
+        demo = armsim_core::trajectory::adapt::adapt(&demo, from, &robot, map);
+    }
     let extra = |key: &str| demo.extra.as_ref().and_then(|e| e.get(key)).cloned();
     let every = extra("state_every")
         .and_then(|v| v.as_f64())
