@@ -376,7 +376,9 @@ fn parse_package_path(s: &str) -> Result<(String, PathBuf), String> {
         Some((name, dir)) if !name.is_empty() && !dir.is_empty() => {
             Ok((name.to_string(), PathBuf::from(dir)))
         }
-        _ => Err(format!("expected NAME=DIR (a ROS package name and its folder), got `{s}`")),
+        _ => Err(format!(
+            "expected NAME=DIR (a ROS package name and its folder), got `{s}`"
+        )),
     }
 }
 

@@ -2,9 +2,13 @@
 //! on loopback, a real TLS client (rustls, trusting only the certificate armsim generated, so
 //! its names are checked too). The key guards the page, `/scene.json` and the wss upgrade; a
 //! refusal reaches the alert log; a wss session joins the same sessions as a plain ws one; state
-//! frames on both carry `extensions.link_poses`.
+//! frames on both carry `extensions.link_poses`. With a real robot (MuJoCo Menagerie's Panda,
+//! from `scripts/robot-fixtures`), its mesh buffers are served as `/scene.json` describes them,
+//! gzipped or not.
 
 mod common;
+#[path = "../crates/armsim-core/tests/fixtures/mod.rs"]
+mod fixtures;
 
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpStream};
@@ -59,10 +63,21 @@ fn tls(addr: SocketAddr, config: &Arc<ClientConfig>, name: &str) -> Tls {
 
 /// One HTTPS GET: the status and the body.
 fn get(addr: SocketAddr, config: &Arc<ClientConfig>, target: &str) -> (u16, Vec<u8>) {
+    let (status, _, body) = get_with(addr, config, target, "");
+    (status, body)
+}
+
+/// One HTTPS GET with `headers` (lines ended by CRLF): the status, the head and the body.
+fn get_with(
+    addr: SocketAddr,
+    config: &Arc<ClientConfig>,
+    target: &str,
+    headers: &str,
+) -> (u16, String, Vec<u8>) {
     let mut s = tls(addr, config, "localhost");
     write!(
         s,
-        "GET {target} HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n"
+        "GET {target} HTTP/1.1\r\nHost: localhost\r\n{headers}Connection: close\r\n\r\n"
     )
     .unwrap();
     let mut bytes = Vec::new();
@@ -74,7 +89,28 @@ fn get(addr: SocketAddr, config: &Arc<ClientConfig>, target: &str) -> (u16, Vec<
         .expect("a head");
     let head = String::from_utf8_lossy(&bytes[..split]).to_string();
     let status = head[9..12].parse().unwrap();
-    (status, bytes[split + 4..].to_vec())
+    (status, head, bytes[split + 4..].to_vec())
+}
+
+/// The value of header `name` in a response head.
+fn header<'a>(head: &'a str, name: &str) -> Option<&'a str> {
+    head.lines().find_map(|l| {
+        let (n, v) = l.split_once(':')?;
+        n.eq_ignore_ascii_case(name).then(|| v.trim())
+    })
+}
+
+/// `assets/scenes/panda.json` with its robot at the Menagerie Panda of the fixture cache
+/// (`scripts/robot-fixtures` fetches it from PyPI once), written into `dir`.
+fn panda_scene(dir: &Path) -> Arc<armsim::scene::Scene> {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mjcf = fixtures::menagerie_panda_dir().join("panda.xml");
+    let text = std::fs::read_to_string(root.join("assets/scenes/panda.json")).unwrap();
+    let mut scene: Value = serde_json::from_str(&text).unwrap();
+    scene["robot"]["mjcf_path"] = json!(mjcf.to_str().unwrap());
+    let path = dir.join("panda.json");
+    std::fs::write(&path, scene.to_string()).unwrap();
+    Arc::new(armsim::scene::load_scene(&path).expect("the Panda scene loads"))
 }
 
 fn wss(addr: SocketAddr, config: &Arc<ClientConfig>, key: &str) -> Result<WebSocket<Tls>, String> {
@@ -336,5 +372,153 @@ fn the_binary_logs_the_url_fingerprint_and_adb_line_and_refuses_a_bad_key() {
         "{url}"
     );
     assert!(dir.join("xr-cert.pem").exists() && dir.join("xr-key.pem").exists());
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn the_pandas_mesh_buffers_are_served_as_scene_json_describes_them() {
+    use armsim_core::protocol::teleop::mesh_buffers;
+    let dir = temp_dir();
+    let mut app = common::headless(panda_scene(&dir), ClockMode::RealTime { speed: 1.0 });
+    common::teleop::add_teleop(&mut app);
+    let info = xr::add(
+        &mut app,
+        XrOptions {
+            bind: [127, 0, 0, 1].into(),
+            port: 0,
+            key: KEY.into(),
+            cert: CertSource::Generated { dir: dir.clone() },
+        },
+    )
+    .expect("the page's listener starts");
+    finish_setup(&mut app);
+    let addr = info.addr;
+    let config = client_config(&dir);
+    let client = std::thread::spawn(move || {
+        let (status, body) = get(addr, &config, &format!("/scene.json?key={KEY}"));
+        assert_eq!(status, 200);
+        let scene: Value = serde_json::from_slice(&body).unwrap();
+        let meshes = scene["robot"]["meshes"].as_array().expect("robot.meshes");
+        assert!(
+            meshes.len() >= 10,
+            "the Panda's mesh files: {}",
+            meshes.len()
+        );
+        // Every mesh a visual names is listed, with parts.
+        let visuals: Vec<&Value> = scene["robot"]["links"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .flat_map(|l| l["visuals"].as_array().unwrap())
+            .filter(|v| v["shape"]["type"] == "mesh")
+            .collect();
+        assert!(visuals.len() >= 10, "the Panda is drawn from meshes");
+        for v in &visuals {
+            let mesh = v["shape"]["mesh"].as_u64().unwrap() as usize;
+            assert!(!meshes[mesh]["parts"].as_array().unwrap().is_empty());
+            assert_eq!(v["shape"]["scale"].as_array().unwrap().len(), 3);
+        }
+        let parts: Vec<(usize, usize, &Value)> = meshes
+            .iter()
+            .enumerate()
+            .flat_map(|(m, mesh)| {
+                let parts = mesh["parts"].as_array().unwrap();
+                parts.iter().enumerate().map(move |(p, part)| (m, p, part))
+            })
+            .collect();
+        let (mut raw_total, mut sent_total, mut gzipped) = (0, 0, 0);
+        for &(m, p, part) in &parts {
+            let url = part["url"].as_str().unwrap();
+            assert!(url.starts_with(&format!("/meshes/{m}/{p}.bin?v=")), "{url}");
+            let (v, t) = (
+                part["vertices"].as_u64().unwrap(),
+                part["triangles"].as_u64().unwrap(),
+            );
+            assert!(v >= 3 && t >= 1, "{url}: {v} vertices, {t} triangles");
+            assert!(part["color"].is_null() || part["color"].as_array().unwrap().len() == 4);
+            // Without gzip: the raw buffer, its header the counts of /scene.json.
+            let (status, head, raw) = get_with(addr, &config, &format!("{url}&key={KEY}"), "");
+            assert_eq!(status, 200, "{url}");
+            assert_eq!(header(&head, "content-encoding"), None, "{head}");
+            assert!(
+                header(&head, "cache-control")
+                    .unwrap()
+                    .contains("immutable")
+            );
+            assert_eq!(
+                header(&head, "content-type"),
+                Some("application/octet-stream")
+            );
+            assert_eq!(u32::from_le_bytes(raw[0..4].try_into().unwrap()) as u64, v);
+            assert_eq!(u32::from_le_bytes(raw[4..8].try_into().unwrap()) as u64, t);
+            let (positions, triangles) = mesh_buffers::decode(&raw).expect("a whole buffer");
+            assert_eq!((positions.len() as u64, triangles.len() as u64), (v, t));
+            assert!(triangles.iter().flatten().all(|&i| (i as u64) < v));
+            // With gzip: gzipped where that is smaller (a real mesh always is, but a tiny part
+            // may not be), the same bytes once un-gzipped.
+            let (status, head, body) = get_with(
+                addr,
+                &config,
+                &format!("{url}&key={KEY}"),
+                "Accept-Encoding: gzip, deflate, br\r\n",
+            );
+            assert_eq!(status, 200);
+            assert_eq!(
+                header(&head, "content-length"),
+                Some(body.len().to_string().as_str())
+            );
+            if header(&head, "content-encoding") == Some("gzip") {
+                assert!(body.len() < raw.len(), "{url}: gzip only when smaller");
+                assert_eq!(mesh_buffers::gunzip(&body, raw.len()).unwrap(), raw);
+                gzipped += 1;
+            } else {
+                assert_eq!(body, raw, "{url}: {head}");
+            }
+            raw_total += raw.len();
+            sent_total += body.len();
+        }
+        eprintln!(
+            "the Panda's meshes: {} files, {} parts ({gzipped} sent gzipped), {raw_total} bytes \
+             raw, {sent_total} with gzip",
+            meshes.len(),
+            parts.len()
+        );
+        assert!(
+            gzipped * 2 > parts.len() && sent_total * 2 < raw_total,
+            "gzip pays on real meshes"
+        );
+        // The key guards the buffers as it guards /scene.json; unknown meshes and parts are 404.
+        let (m, p, _) = parts[0];
+        assert_eq!(get(addr, &config, &format!("/meshes/{m}/{p}.bin")).0, 403);
+        assert_eq!(
+            get(
+                addr,
+                &config,
+                &format!("/meshes/{m}/{p}.bin?key=wrong-key-99")
+            )
+            .0,
+            403
+        );
+        assert_eq!(
+            get(addr, &config, &format!("/meshes/{m}/{p}.bin?key={KEY}")).0,
+            200
+        );
+        for missing in [
+            format!("/meshes/{}/0.bin", meshes.len()),
+            format!(
+                "/meshes/{m}/{}.bin",
+                meshes[m]["parts"].as_array().unwrap().len()
+            ),
+            format!("/meshes/{m}/{p}"),
+            "/meshes/".to_string(),
+        ] {
+            assert_eq!(
+                get(addr, &config, &format!("{missing}?key={KEY}")).0,
+                404,
+                "{missing}"
+            );
+        }
+    });
+    common::drive(&mut app, client, Duration::from_millis(1));
     let _ = std::fs::remove_dir_all(&dir);
 }

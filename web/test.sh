@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The headset page's tests: node's test runner on the page's pure logic (mapping, clutch, jump
-# guard, envelopes, heartbeats, latency), then the browser test (web/test/browser.mjs): a headless
-# armsim, Debian's chromium through playwright-core, IWER as the Quest 3. node_modules comes from
+# guard, envelopes, heartbeats, latency, mesh buffers), then the browser tests: web/test/browser.mjs
+# (a headless armsim, Debian's chromium through playwright-core, IWER as the Quest 3) and
+# web/test/browser-panda.mjs (the Menagerie Panda drawn from its meshes). node_modules comes from
 # the committed lockfile (npm ci) when it is missing or older than the lockfile.
 # ARMSIM_BIN overrides the binary (default: target/debug/armsim, which `cargo test` builds).
 set -euo pipefail
@@ -29,3 +30,7 @@ fi
 start=$SECONDS
 ARMSIM_BIN=$(realpath "$bin") node test/browser.mjs
 echo "web/test.sh: browser test took $((SECONDS - start)) s"
+# A real robot drawn from its meshes: the Menagerie Panda (scripts/robot-fixtures caches it).
+start=$SECONDS
+ARMSIM_BIN=$(realpath "$bin") node test/browser-panda.mjs
+echo "web/test.sh: Panda browser test took $((SECONDS - start)) s"

@@ -4,17 +4,23 @@
 //! a mesh made from its collider's shape. bevy_rapier writes each body's pose into its
 //! `Transform` and Bevy's transform propagation carries it to the meshes: nothing here copies
 //! poses. A reset despawns the scene's entities with their meshes and spawns new ones, which
-//! are drawn in the same frame.
+//! are drawn in the same frame. A robot's mesh files become one Bevy mesh per part, built once
+//! and kept across resets ([`MeshCache`]).
 
+use std::collections::HashMap;
 use std::f32::consts::FRAC_PI_2;
+use std::sync::Arc;
 
+use bevy::asset::RenderAssetUsages;
 use bevy::light::CascadeShadowConfigBuilder;
+use bevy::mesh::{Indices, PrimitiveTopology};
 use bevy::prelude::*;
 use bevy_rapier3d::geometry::ColliderView;
 use bevy_rapier3d::prelude::Collider;
 use bevy_rapier3d::rapier::parry::shape::TypedShape;
 
-use crate::robot::{Geom, Shape};
+use crate::robot::mesh::MeshPart;
+use crate::robot::{Geom, MeshAsset, Shape};
 use crate::sim::{BodyRole, ClockSystems, Sim, SimBody};
 
 /// An entity the window has drawn (its meshes are its children), or one it must leave alone:
@@ -31,7 +37,8 @@ struct DrawnFromCollider;
 struct ColliderMesh;
 
 pub(super) fn plugin(app: &mut App) {
-    app.add_systems(Startup, spawn_lights_and_floor)
+    app.init_resource::<MeshCache>()
+        .add_systems(Startup, spawn_lights_and_floor)
         .add_systems(
             Update,
             (
@@ -87,15 +94,21 @@ fn spawn_lights_and_floor(
 }
 
 /// Gives each scene body not drawn yet (at start, and after every reset) its visual geoms as
-/// child meshes.
+/// child meshes: a primitive as one mesh, a mesh file as one mesh per part, each part in its own
+/// colour (the geom's rgba times the part's, where the file gives one).
 fn draw_scene_bodies(
     mut commands: Commands,
     sim: Res<Sim>,
     bodies: Query<(Entity, &SimBody), Without<Drawn>>,
     mut meshes: ResMut<Assets<Mesh>>,
     mut materials: ResMut<Assets<StandardMaterial>>,
+    mut cache: ResMut<MeshCache>,
 ) {
+    if bodies.is_empty() {
+        return;
+    }
     let world = &sim.0;
+    cache.prune();
     for (entity, &SimBody(role)) in &bodies {
         let geoms: Vec<Geom> = match role {
             BodyRole::Table => {
@@ -125,25 +138,138 @@ fn draw_scene_bodies(
         let mut body = commands.entity(entity);
         body.insert((Drawn, Visibility::default()));
         for geom in geoms {
-            let (mesh, turn) = mesh_for(&geom.shape);
-            let [r, g, b, a] = geom.rgba;
-            body.with_child((
-                Mesh3d(meshes.add(mesh)),
-                MeshMaterial3d(materials.add(StandardMaterial {
-                    base_color: Color::srgba(r, g, b, a),
-                    perceptual_roughness: 0.6,
-                    alpha_mode: if a < 1.0 {
-                        AlphaMode::Blend
-                    } else {
-                        AlphaMode::Opaque
-                    },
-                    ..default()
-                })),
-                Transform::from_translation(geom.pose.translation)
-                    .with_rotation(geom.pose.rotation * turn),
-            ));
+            let parts: Vec<(Handle<Mesh>, [f32; 4], Quat)> = match geom.shape {
+                Shape::Mesh { mesh, scale, .. } if mesh < world.robot.meshes.len() => cache
+                    .parts(&world.robot.meshes[mesh], scale, &mut meshes)
+                    .into_iter()
+                    .map(|(handle, color)| (handle, part_rgba(geom.rgba, color), Quat::IDENTITY))
+                    .collect(),
+                shape => {
+                    if let Shape::Mesh { mesh, .. } = shape {
+                        warn!("geom {:?}: no mesh {mesh}; drawn as its box", geom.name);
+                    }
+                    let (m, turn) = mesh_for(&shape);
+                    vec![(meshes.add(m), geom.rgba, turn)]
+                }
+            };
+            for (mesh, [r, g, b, a], turn) in parts {
+                body.with_child((
+                    Mesh3d(mesh),
+                    MeshMaterial3d(materials.add(StandardMaterial {
+                        base_color: Color::srgba(r, g, b, a),
+                        perceptual_roughness: 0.6,
+                        alpha_mode: if a < 1.0 {
+                            AlphaMode::Blend
+                        } else {
+                            AlphaMode::Opaque
+                        },
+                        ..default()
+                    })),
+                    Transform::from_translation(geom.pose.translation)
+                        .with_rotation(geom.pose.rotation * turn),
+                ));
+            }
         }
     }
+}
+
+/// A mesh part's colour: the geom's rgba times the part's own colour where the file gives one.
+fn part_rgba(geom: [f32; 4], part: Option<[f32; 4]>) -> [f32; 4] {
+    match part {
+        Some(c) => std::array::from_fn(|i| geom[i] * c[i]),
+        None => geom,
+    }
+}
+
+/// The Bevy meshes of the robot's mesh files, one per part and scale, built the first time a
+/// geom uses them and kept across resets (which spawn the bodies again, not their meshes), so a
+/// file that several geoms or links use is uploaded once.
+#[derive(Resource, Default)]
+pub(crate) struct MeshCache {
+    /// Keyed by the asset's address. Each entry holds the asset, so no other asset can take its
+    /// address while it is cached; one that only the cache still holds (the scene that used it
+    /// is gone) is dropped by [`MeshCache::prune`].
+    entries: HashMap<usize, CachedMesh>,
+}
+
+/// One part's mesh (none for a part without triangles) and its own colour.
+type CachedPart = (Option<Handle<Mesh>>, Option<[f32; 4]>);
+
+struct CachedMesh {
+    asset: Arc<MeshAsset>,
+    /// Its parts at each scale used, by the scale's bits.
+    scales: HashMap<[u32; 3], Vec<CachedPart>>,
+}
+
+impl MeshCache {
+    /// The meshes of `asset`'s parts at `scale`, with each part's colour, built on first use.
+    fn parts(
+        &mut self,
+        asset: &Arc<MeshAsset>,
+        scale: Vec3,
+        meshes: &mut Assets<Mesh>,
+    ) -> Vec<(Handle<Mesh>, Option<[f32; 4]>)> {
+        let entry = self
+            .entries
+            .entry(Arc::as_ptr(asset) as usize)
+            .or_insert_with(|| CachedMesh {
+                asset: asset.clone(),
+                scales: HashMap::new(),
+            });
+        let parts = entry
+            .scales
+            .entry(scale.to_array().map(f32::to_bits))
+            .or_insert_with(|| {
+                asset
+                    .parts
+                    .iter()
+                    .map(|part| (part_mesh(part, scale).map(|m| meshes.add(m)), part.color))
+                    .collect()
+            });
+        parts
+            .iter()
+            .filter_map(|(mesh, color)| mesh.clone().map(|m| (m, *color)))
+            .collect()
+    }
+
+    /// Forgets the meshes of files no scene uses any more.
+    fn prune(&mut self) {
+        self.entries.retain(|_, e| Arc::strong_count(&e.asset) > 1);
+    }
+}
+
+/// A Bevy mesh of one part of a mesh file: its triangles (any that index past its vertices left
+/// out), its vertices scaled by `scale`, and smooth normals (the lite profile's flat material
+/// shades by them too). The normals are weighted by area: Bevy's angle-weighted
+/// `compute_smooth_normals` skips corners whose edges' squared lengths multiply to less than
+/// `f32::EPSILON`, which leaves every vertex of a finely meshed part in metres (edges of a few
+/// millimetres) without a normal. A scale that mirrors (negative determinant) turns the triangles inside
+/// out, so their order is flipped to keep them facing out. `None` for a part without triangles.
+fn part_mesh(part: &MeshPart, scale: Vec3) -> Option<Mesh> {
+    let n = part.positions.len() as u32;
+    let mirrored = scale.x * scale.y * scale.z < 0.0;
+    let indices: Vec<u32> = part
+        .triangles
+        .iter()
+        .filter(|t| t.iter().all(|&i| i < n))
+        .flat_map(|&[a, b, c]| if mirrored { [a, c, b] } else { [a, b, c] })
+        .collect();
+    if indices.is_empty() {
+        return None;
+    }
+    let positions: Vec<[f32; 3]> = part
+        .positions
+        .iter()
+        .map(|&p| (Vec3::from(p) * scale).to_array())
+        .collect();
+    let mut mesh = Mesh::new(
+        PrimitiveTopology::TriangleList,
+        RenderAssetUsages::default(),
+    )
+    .with_inserted_attribute(Mesh::ATTRIBUTE_POSITION, positions)
+    .with_inserted_indices(Indices::U32(indices));
+    mesh.compute_area_weighted_normals();
+    Some(mesh)
 }
 
 /// A body the user spawned: its collider, its own material if any, its name if any.
@@ -310,12 +436,13 @@ fn plain_geom(shape: Shape, rgba: [f32; 4]) -> Geom {
     }
 }
 
-/// A mesh for a model shape and the rotation that aligns it: Bevy's capsules and cylinders run
-/// along Y, the model's along Z.
+/// A mesh for a primitive model shape and the rotation that aligns it: Bevy's capsules and
+/// cylinders run along Y, the model's along Z. A mesh file's geom (drawn by [`MeshCache`]) gets
+/// its bounding box here.
 fn mesh_for(shape: &Shape) -> (Mesh, Quat) {
     let to_z = Quat::from_rotation_x(FRAC_PI_2);
     match *shape {
-        Shape::Box { half_extents } => {
+        Shape::Box { half_extents } | Shape::Mesh { half_extents, .. } => {
             (Cuboid::from_size(half_extents * 2.0).into(), Quat::IDENTITY)
         }
         Shape::Sphere { radius } => (Sphere::new(radius).into(), Quat::IDENTITY),
@@ -461,5 +588,103 @@ mod tests {
         // A half-space has no finite box: a small one stands for it.
         let (parts, exact) = collider_meshes(&Collider::halfspace(Vec3::Z).unwrap());
         assert!(!exact && parts.len() == 1);
+    }
+
+    /// A tetrahedron about the origin, its triangles wound to face out.
+    fn tetrahedron(color: Option<[f32; 4]>) -> MeshPart {
+        MeshPart {
+            name: String::new(),
+            positions: vec![
+                [1.0, 1.0, 1.0],
+                [1.0, -1.0, -1.0],
+                [-1.0, 1.0, -1.0],
+                [-1.0, -1.0, 1.0],
+            ],
+            triangles: vec![[0, 1, 2], [0, 3, 1], [0, 2, 3], [1, 3, 2]],
+            color,
+            hull: None,
+        }
+    }
+
+    #[test]
+    fn mesh_parts_are_scaled_with_normals_facing_out_even_when_mirrored() {
+        for scale in [
+            Vec3::ONE,
+            Vec3::splat(0.001),
+            Vec3::new(-1.0, 2.0, 1.0),
+            Vec3::new(-1.0, -1.0, -1.0),
+            Vec3::new(-1.0, -1.0, 3.0),
+        ] {
+            let mesh = part_mesh(&tetrahedron(None), scale).expect("a mesh");
+            let (lo, hi) = extent(&mesh, Transform::IDENTITY);
+            assert!(near(hi - lo, 2.0 * scale.abs()), "{scale}: {lo} {hi}");
+            let Some(VertexAttributeValues::Float32x3(points)) =
+                mesh.attribute(Mesh::ATTRIBUTE_POSITION)
+            else {
+                panic!("positions");
+            };
+            let Some(VertexAttributeValues::Float32x3(normals)) =
+                mesh.attribute(Mesh::ATTRIBUTE_NORMAL)
+            else {
+                panic!("normals");
+            };
+            for (p, n) in points.iter().zip(normals) {
+                assert!(
+                    Vec3::from(*p).dot(Vec3::from(*n)) > 0.0,
+                    "{scale}: the normal at {p:?} faces in: {n:?}"
+                );
+            }
+        }
+        // Triangles past the vertices are left out; nothing left, no mesh.
+        let mut part = tetrahedron(None);
+        part.triangles = vec![[0, 1, 9]];
+        assert!(part_mesh(&part, Vec3::ONE).is_none());
+    }
+
+    #[test]
+    fn a_part_is_drawn_in_the_geoms_colour_times_its_own() {
+        let white = [1.0, 1.0, 1.0, 1.0];
+        assert_eq!(part_rgba(white, None), white);
+        assert_eq!(
+            part_rgba([0.5, 1.0, 1.0, 0.5], Some([0.2, 0.4, 1.0, 1.0])),
+            [0.1, 0.4, 1.0, 0.5]
+        );
+    }
+
+    #[test]
+    fn a_mesh_file_is_built_once_per_scale_and_forgotten_with_its_scene() {
+        let mut meshes = Assets::<Mesh>::default();
+        let mut cache = MeshCache::default();
+        let asset = Arc::new(MeshAsset {
+            path: "tetra.obj".into(),
+            parts: vec![
+                tetrahedron(Some([0.0, 0.0, 0.0, 1.0])),
+                MeshPart {
+                    triangles: vec![],
+                    ..tetrahedron(None)
+                },
+                tetrahedron(None),
+            ],
+        });
+        let first = cache.parts(&asset, Vec3::ONE, &mut meshes);
+        assert_eq!(first.len(), 2, "the empty part has no mesh");
+        assert_eq!(first[0].1, Some([0.0, 0.0, 0.0, 1.0]));
+        assert_eq!(first[1].1, None);
+        // Another geom (or the same after a reset) with the same file and scale: the same meshes.
+        let again = cache.parts(&asset.clone(), Vec3::ONE, &mut meshes);
+        assert_eq!(
+            first.iter().map(|p| p.0.id()).collect::<Vec<_>>(),
+            again.iter().map(|p| p.0.id()).collect::<Vec<_>>()
+        );
+        assert_eq!(meshes.len(), 2);
+        // Another scale is another mesh.
+        let mirrored = cache.parts(&asset, Vec3::new(-1.0, 1.0, 1.0), &mut meshes);
+        assert_ne!(mirrored[0].0.id(), first[0].0.id());
+        assert_eq!(meshes.len(), 4);
+        cache.prune();
+        assert_eq!(cache.entries.len(), 1, "the scene still holds the file");
+        drop(asset);
+        cache.prune();
+        assert!(cache.entries.is_empty(), "the scene is gone");
     }
 }

@@ -1,7 +1,9 @@
 // The simulation drawn with three.js from `/scene.json`: the table, the objects, the goal zone,
 // the workspace box and the robot's links (their visual shapes), all under one `sim` group in
 // the sim frame (Z up). The page places that group in the operator's space (`xrFromSim`), and
-// each state frame moves the links (`extensions.link_poses`) and the objects.
+// each state frame moves the links (`extensions.link_poses`) and the objects. A link's `mesh`
+// visual is fetched from the server as one binary buffer per part (`robot.meshes`), once per mesh
+// however many geoms use it, and appears when it arrives.
 
 import * as THREE from '../vendor/three.module.js';
 
@@ -43,14 +45,105 @@ export function shapeMesh(shape, rgba) {
   return mesh;
 }
 
+/** Indices are u16 below this many vertices, else u32 (as the server's mesh_buffers.rs writes). */
+export const U16_BELOW = 65536;
+
+/**
+ * Decodes a mesh buffer (`/meshes/<mesh>/<part>.bin`, already un-gzipped by the browser):
+ * little-endian u32 vertex count V, u32 triangle count T, V×3 f32 positions, then T×3 indices,
+ * u16 when V < 65536 else u32. Returns `{ vertices, triangles, positions, indices }` (typed arrays
+ * over copies of the bytes); throws on a buffer of the wrong length or with an index out of range.
+ */
+export function decodeMeshBuffer(buffer) {
+  const bytes = buffer instanceof ArrayBuffer ? new Uint8Array(buffer) : new Uint8Array(buffer.buffer, buffer.byteOffset, buffer.byteLength);
+  if (bytes.byteLength < 8) throw new Error(`mesh buffer of ${bytes.byteLength} bytes: no header`);
+  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  const vertices = view.getUint32(0, true);
+  const triangles = view.getUint32(4, true);
+  const narrow = vertices < U16_BELOW;
+  const indexBytes = narrow ? 2 : 4;
+  const expected = 8 + vertices * 12 + triangles * 3 * indexBytes;
+  if (bytes.byteLength !== expected) {
+    throw new Error(`mesh buffer: ${vertices} vertices and ${triangles} triangles take ${expected} bytes, got ${bytes.byteLength}`);
+  }
+  const positions = new Float32Array(vertices * 3);
+  const indices = narrow ? new Uint16Array(triangles * 3) : new Uint32Array(triangles * 3);
+  const little = new Uint8Array(new Uint16Array([1]).buffer)[0] === 1;
+  const at = 8 + vertices * 12;
+  if (little) {
+    // Copy into fresh, aligned buffers; the platform reads little-endian as it is.
+    new Uint8Array(positions.buffer).set(bytes.subarray(8, at));
+    new Uint8Array(indices.buffer).set(bytes.subarray(at, expected));
+  } else {
+    for (let i = 0; i < positions.length; i++) positions[i] = view.getFloat32(8 + i * 4, true);
+    for (let i = 0; i < indices.length; i++) indices[i] = narrow ? view.getUint16(at + i * 2, true) : view.getUint32(at + i * 4, true);
+  }
+  for (let i = 0; i < indices.length; i++) {
+    if (indices[i] >= vertices) throw new Error(`mesh buffer: index ${indices[i]} of ${vertices} vertices`);
+  }
+  return { vertices, triangles, positions, indices };
+}
+
+/** A `THREE.BufferGeometry` of a decoded buffer, with smooth normals. */
+export function meshGeometry({ positions, indices }) {
+  const geometry = new THREE.BufferGeometry();
+  geometry.setAttribute('position', new THREE.BufferAttribute(positions, 3));
+  geometry.setIndex(new THREE.BufferAttribute(indices, 1));
+  geometry.computeVertexNormals();
+  geometry.computeBoundingSphere();
+  return geometry;
+}
+
+/** A geom's colour on a mesh part: the geom's RGBA times the part's own, if it has one. */
+export function partColor(rgba, color) {
+  const base = rgba ?? [0.7, 0.7, 0.7, 1];
+  if (!color) return base;
+  return [0, 1, 2, 3].map((i) => (base[i] ?? 1) * (color[i] ?? 1));
+}
+
+/**
+ * Fetches meshes by index from `/scene.json`'s `robot.meshes`, once each, with the pairing key:
+ * `load(mesh)` resolves to `[{ geometry, color }]`, one per part, shared by every geom.
+ */
+export function meshLoader(meshes, { key, fetchFn = globalThis.fetch } = {}) {
+  const cache = new Map();
+  const withKey = (url) => (key ? `${url}${url.includes('?') ? '&' : '?'}key=${encodeURIComponent(key)}` : url);
+  return function load(mesh) {
+    if (!cache.has(mesh)) {
+      const parts = meshes?.[mesh]?.parts;
+      const loading = parts
+        ? Promise.all(parts.map(async (part) => {
+          const response = await fetchFn(withKey(part.url));
+          if (!response.ok) throw new Error(`armsim answered ${response.status} for ${part.url}`);
+          const decoded = decodeMeshBuffer(await response.arrayBuffer());
+          if (decoded.vertices !== part.vertices || decoded.triangles !== part.triangles) {
+            throw new Error(`${part.url}: ${decoded.vertices}/${decoded.triangles} vertices/triangles, /scene.json says ${part.vertices}/${part.triangles}`);
+          }
+          return { geometry: meshGeometry(decoded), color: part.color };
+        }))
+        : Promise.reject(new Error(`/scene.json has no mesh ${mesh}`));
+      cache.set(mesh, loading);
+    }
+    return cache.get(mesh);
+  };
+}
+
 function setPose(object, pose) {
   if (!pose) return;
   object.position.fromArray(pose.pos_m);
   object.quaternion.fromArray(pose.quat_xyzw); // x, y, z, w: the wire order
 }
 
-/** Builds the scene; returns `{ sim, links, objects, applyState, eeMarker, target }`. */
-export function buildScene(info) {
+/**
+ * Builds the scene; returns `{ sim, links, objects, applyState, eeMarker, target, meshesReady }`.
+ * `meshesReady` resolves to `{ parts, failed }` once every mesh visual is drawn (or has failed:
+ * a mesh that cannot be fetched is left out, with a warning). `options.key` is the pairing key
+ * the mesh buffers need (default: the page URL's `?key=`), `options.fetchFn` the fetch to use.
+ */
+export function buildScene(info, options = {}) {
+  const key = options.key ?? new URLSearchParams(globalThis.location?.search ?? '').get('key') ?? '';
+  const loadMesh = meshLoader(info.robot.meshes, { key, fetchFn: options.fetchFn });
+  const pending = [];
   const sim = new THREE.Group();
   sim.name = 'sim';
   const t = info.table;
@@ -98,11 +191,20 @@ export function buildScene(info) {
     const group = new THREE.Group();
     group.name = link.name;
     for (const v of link.visuals) {
-      const mesh = shapeMesh(v.shape, v.rgba);
-      if (!mesh) continue;
       const holder = new THREE.Group();
       setPose(holder, v.pose);
-      holder.add(mesh);
+      if (v.shape.type === 'mesh') {
+        // Drawn when its parts arrive; the holder is in place (and moving) from the start.
+        holder.scale.fromArray(v.shape.scale ?? [1, 1, 1]);
+        pending.push(loadMesh(v.shape.mesh).then((parts) => {
+          for (const part of parts) holder.add(new THREE.Mesh(part.geometry, material(partColor(v.rgba, part.color))));
+          return parts.length;
+        }));
+      } else {
+        const mesh = shapeMesh(v.shape, v.rgba);
+        if (!mesh) continue;
+        holder.add(mesh);
+      }
       group.add(holder);
     }
     setPose(group, info.robot.link_poses[link.name]);
@@ -133,7 +235,13 @@ export function buildScene(info) {
     }
   }
 
-  return { sim, links, objects, applyState, eeMarker, target };
+  const meshesReady = Promise.allSettled(pending).then((results) => {
+    const failed = results.filter((r) => r.status === 'rejected').map((r) => String(r.reason?.message ?? r.reason));
+    for (const why of new Set(failed)) console.warn('armsim: a mesh was not drawn:', why);
+    return { parts: results.reduce((n, r) => n + (r.status === 'fulfilled' ? r.value : 0), 0), failed };
+  });
+
+  return { sim, links, objects, applyState, eeMarker, target, meshesReady };
 }
 
 /** Floor, lights: what both the desktop and the VR view need around the sim. */

@@ -71,18 +71,26 @@ fn menagerie_panda_loads_with_meshes_tendon_gripper_and_keyframe() {
     assert!(close(m.joints[7].limits.unwrap(), (0.0, 0.04)));
     // <general> affine servos; forcerange from the class, or the actuator's own.
     let a1 = m.joints[0].actuator.as_ref().unwrap();
-    assert_eq!((a1.name.as_str(), a1.kind), ("actuator1", ActuatorKind::Position));
+    assert_eq!(
+        (a1.name.as_str(), a1.kind),
+        ("actuator1", ActuatorKind::Position)
+    );
     assert_eq!(m.joints[0].max_effort, 87.0);
     assert_eq!(m.joints[4].max_effort, 12.0);
     // The tendon actuator drives the finger the other follows (the equality's joint2).
-    let leader = m.actuator_joint("actuator8").expect("the tendon's actuator");
+    let leader = m
+        .actuator_joint("actuator8")
+        .expect("the tendon's actuator");
     assert_eq!(m.joints[leader].name, "finger_joint2");
     assert_eq!(m.mimics.len(), 1);
     assert_eq!(m.joints[m.mimics[0].joint].name, "finger_joint1");
     // The keyframe is the home pose.
     let home = m.home.as_ref().expect("keyframe home");
     assert_eq!(home.len(), 9);
-    assert!((home[3] + 1.57079).abs() < 1e-6 && (home[8] - 0.04).abs() < 1e-6);
+    // The keyframe's own rounded numbers.
+    #[allow(clippy::approx_constant)]
+    let joint4 = -1.57079;
+    assert!((home[3] - joint4).abs() < 1e-6 && (home[8] - 0.04).abs() < 1e-6);
     // Meshes: 11 collision + 56 visual files named, shared ones read once; every collision
     // mesh has a hull, and the collision class is not drawn.
     assert!(m.meshes.len() >= 60, "{}", m.meshes.len());
@@ -105,12 +113,19 @@ fn menagerie_panda_loads_with_meshes_tendon_gripper_and_keyframe() {
             half_extents: glam::Vec3::new(0.0085, 0.004, 0.0085)
         }
     );
-    assert!((finger.collisions[1].pose.translation - glam::Vec3::new(0.0, 0.0055, 0.0445)).length() < 1e-6);
+    assert!(
+        (finger.collisions[1].pose.translation - glam::Vec3::new(0.0, 0.0055, 0.0445)).length()
+            < 1e-6
+    );
     // Colour from the material.
     assert_eq!(m.links[1].visuals[0].rgba, [1.0, 1.0, 1.0, 1.0]);
     // Tool point: the hand, 0.1034 m out.
     assert_eq!(m.links[m.ee_link].name, "hand");
-    assert!(m.notes.iter().any(|n| n.contains("<light>")), "{:?}", m.notes);
+    assert!(
+        m.notes.iter().any(|n| n.contains("<light>")),
+        "{:?}",
+        m.notes
+    );
 }
 
 #[test]
@@ -132,15 +147,23 @@ fn so101_mjcf_loads_with_class_actuators_and_its_gripper_frame() {
     assert_eq!(m.links.len(), 7);
     assert!((model_mass(&m) - file_mass(&path)).abs() < 1e-4);
     let (lo, hi) = m.joints[5].limits.unwrap();
-    assert!((lo + 0.17453297762778586).abs() < 1e-6 && (hi - 1.7453291995659765).abs() < 1e-6);
+    assert!((lo + 0.174_532_98).abs() < 1e-6 && (hi - 1.745_329_2).abs() < 1e-6);
     for j in &m.joints {
         let a = j.actuator.as_ref().unwrap();
-        assert_eq!((a.name.as_str(), a.kind), (j.name.as_str(), ActuatorKind::Position));
+        assert_eq!(
+            (a.name.as_str(), a.kind),
+            (j.name.as_str(), ActuatorKind::Position)
+        );
         assert_eq!(j.max_effort, 3.35);
     }
     // The pads sit on contact bit 2, which the world (bit 1) never meets: not colliders.
     let gripper = &m.links[m.link_index("gripper").unwrap()];
-    assert!(gripper.collisions.iter().all(|g| matches!(g.shape, Shape::Mesh { .. })));
+    assert!(
+        gripper
+            .collisions
+            .iter()
+            .all(|g| matches!(g.shape, Shape::Mesh { .. }))
+    );
     assert_eq!(m.links[m.ee_link].name, "gripper");
     assert!(m.sites.iter().any(|s| s.name == "gripperframe"));
     assert!(m.meshes.iter().all(|a| !a.parts.is_empty()));
@@ -154,6 +177,9 @@ fn a_missing_mesh_names_the_paths_tried() {
     let copy = dir.join("so101.xml");
     std::fs::copy(&src, &copy).unwrap();
     let e = load_robot(&copy).unwrap_err().to_string();
-    assert!(e.contains(&dir.join("assets").display().to_string()) && e.contains(".stl"), "{e}");
+    assert!(
+        e.contains(&dir.join("assets").display().to_string()) && e.contains(".stl"),
+        "{e}"
+    );
     std::fs::remove_dir_all(&dir).ok();
 }

@@ -34,8 +34,7 @@ fn scene_with(scene: &str, robot: &Path, edit: impl FnOnce(&mut serde_json::Valu
 /// The URDF Panda's names and home: example-robot-data's file, joints `panda_joint1..7`.
 fn urdf_panda(json: &mut serde_json::Value) {
     json["robot"]["gripper"]["actuator_name"] = "panda_finger_joint1".into();
-    json["extensions"]["armsim"]["robot"]["tool"] =
-        serde_json::json!({"frame": "panda_hand_tcp"});
+    json["extensions"]["armsim"]["robot"]["tool"] = serde_json::json!({"frame": "panda_hand_tcp"});
 }
 
 /// Steps `scene` for 2 s of sim time with nobody in control (IDLE: the arm holds its home) and
@@ -66,9 +65,12 @@ fn holds_its_home_pose(scene: Scene) {
     let fastest = sim
         .bodies()
         .map(|(role, h)| (role, sim.body_velocity(h).0.length()))
-        .fold((None, 0.0_f32), |w, (role, v)| {
-            if v > w.1 { (Some(role), v) } else { w }
-        });
+        .fold(
+            (None, 0.0_f32),
+            |w, (role, v)| {
+                if v > w.1 { (Some(role), v) } else { w }
+            },
+        );
     eprintln!(
         "{name}: 480 steps in {:.0} ms ({:.1} µs/step, debug build); worst joint error {:.2} mrad \
          on `{}`; fastest body {:.4} m/s ({:?})",
@@ -131,16 +133,19 @@ fn an_arm_without_a_gripper_loads_and_holds() {
     // other, held at the keyframe's home.
     holds_its_home_pose(scene_with("panda", &menagerie_panda(), |json| {
         json["robot"].as_object_mut().unwrap().remove("gripper");
-        json["robot"]["home_q"] =
-            serde_json::json!([0.0, 0.0, 0.0, -1.57079, 0.0, 1.57079, -0.7853, 0.04, 0.04]);
+        json["robot"]["home_q"] = serde_json::json!(PANDA_HOME);
     }));
 }
+
+/// The Menagerie Panda's keyframe `home`, as the file writes it (rounded, not π/2 and π/4).
+#[allow(clippy::approx_constant)]
+const PANDA_HOME: [f64; 9] = [0.0, 0.0, 0.0, -1.57079, 0.0, 1.57079, -0.7853, 0.04, 0.04];
 
 /// A MetaSim v2 demo as MetaSim writes Franka demos: robot `franka`, joints `panda_joint1..7`,
 /// `panda_finger_joint1/2`. Joint 1 turns to 0.3 rad over 0.5 s, then holds for 0.5 s; a state
 /// is recorded every step.
 fn franka_demo(dir: &Path) -> PathBuf {
-    let home = [0.0, 0.0, 0.0, -1.57079, 0.0, 1.57079, -0.7853, 0.04, 0.04];
+    let home = PANDA_HOME;
     let joints = |t: usize| {
         let mut q = home;
         q[0] = 0.3 * (t.min(120) as f64 / 120.0);

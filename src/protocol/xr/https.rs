@@ -1,9 +1,11 @@
 //! The HTTPS listener: TLS (rustls) on each connection, then HTTP/1.1 requests read with
-//! httparse, on the connection's own thread. `GET /` (the page), `/scene.json` and the
-//! WebSocket upgrade at the scene's `ws_path` need `?key=KEY`; a missing or wrong key gets 403
-//! and an alert in the panel. The page's static files (code that is in the repository anyway)
-//! are served without it, so its module imports need no key. The upgrade goes to the teleop
-//! [`Hub`]: the same sessions, roles and limits as the plain `ws://` listener.
+//! httparse, on the connection's own thread. `GET /` (the page), `/scene.json`, the robot's
+//! mesh buffers (`/meshes/<mesh>/<part>.bin`, gzipped for a client that accepts it and cached
+//! for good: their URLs carry a hash of their bytes) and the WebSocket upgrade at the scene's
+//! `ws_path` need `?key=KEY`; a missing or wrong key gets 403 and an alert in the panel. The
+//! page's static files (code that is in the repository anyway) are served without it, so its
+//! module imports need no key. The upgrade goes to the teleop [`Hub`]: the same sessions, roles
+//! and limits as the plain `ws://` listener.
 //!
 //! Bounded like the plain listener: the TLS handshake and each request head must arrive within
 //! the handshake time, heads are at most [`MAX_HEAD`] bytes, connections still in TLS or HTTP
@@ -23,6 +25,7 @@ use rustls::{ServerConfig, ServerConnection, StreamOwned};
 use super::web;
 use crate::protocol::net::{self, RateLimited};
 use crate::protocol::teleop::server::{HandshakeStream, Hub, ServerEvent, Transport};
+use armsim_core::protocol::teleop::mesh_buffers::MeshBuffers;
 
 /// A request head larger than this is refused (431).
 pub const MAX_HEAD: usize = 16 * 1024;
@@ -37,6 +40,8 @@ struct Site {
     tls: Arc<ServerConfig>,
     key: String,
     scene_json: Arc<Vec<u8>>,
+    /// The robot's mesh buffers, built once at start.
+    meshes: MeshBuffers,
     /// Refusals reach the panel at most once a second (with a count), so a scan cannot flood it.
     refusals: Mutex<RateLimited>,
 }
@@ -48,6 +53,7 @@ pub fn start(
     tls: Arc<ServerConfig>,
     key: String,
     scene_json: Vec<u8>,
+    meshes: MeshBuffers,
 ) -> io::Result<SocketAddr> {
     let listener = TcpListener::bind(addr)?;
     let local = listener.local_addr()?;
@@ -56,6 +62,7 @@ pub fn start(
         tls,
         key,
         scene_json: Arc::new(scene_json),
+        meshes,
         refusals: Mutex::new(RateLimited::new(Duration::from_secs(1))),
     });
     thread::Builder::new()
@@ -126,6 +133,8 @@ struct Head {
     path: String,
     key: Option<String>,
     close: bool,
+    /// Whether `Accept-Encoding` accepts gzip.
+    gzip: bool,
     /// The whole head's length in the buffer.
     len: usize,
 }
@@ -182,8 +191,10 @@ impl Site {
             let head_only = head.method == "HEAD";
             let close = head.close;
             let sent = match (head.method.as_str(), head.path.as_str()) {
-                ("GET" | "HEAD", "/" | "/index.html" | "/scene.json")
-                    if !self.key_ok(&head, peer) =>
+                ("GET" | "HEAD", path)
+                    if (matches!(path, "/" | "/index.html" | "/scene.json")
+                        || path.starts_with(MESHES))
+                        && !self.key_ok(&head, peer) =>
                 {
                     respond(
                         &mut io,
@@ -199,6 +210,33 @@ impl Site {
                     let body = self.scene_json.clone();
                     respond(&mut io, 200, "application/json", &body, close, head_only)
                 }
+                ("GET" | "HEAD", path) if path.starts_with(MESHES) => match self.meshes.get(path) {
+                    Some(buffer) => {
+                        let (body, gzipped) = buffer.body(head.gzip);
+                        let headers = if gzipped {
+                            MESH_HEADERS_GZIP
+                        } else {
+                            MESH_HEADERS
+                        };
+                        respond_with(
+                            &mut io,
+                            200,
+                            "application/octet-stream",
+                            body,
+                            headers,
+                            close,
+                            head_only,
+                        )
+                    }
+                    None => respond(
+                        &mut io,
+                        404,
+                        "text/plain",
+                        b"no such mesh\n",
+                        close,
+                        head_only,
+                    ),
+                },
                 ("GET" | "HEAD", path) => match web::file(path) {
                     Some((mime, body)) => respond(&mut io, 200, mime, body, close, head_only),
                     None => respond(&mut io, 404, "text/plain", b"not found\n", close, head_only),
@@ -245,6 +283,15 @@ impl Site {
     }
 }
 
+/// Where the mesh buffers are served.
+const MESHES: &str = "/meshes/";
+/// A mesh buffer's URL carries a hash of its bytes (`?v=…`, see `/scene.json`), so it may be
+/// cached for good. `Vary`: the same URL is sent gzipped or not by `Accept-Encoding`.
+const MESH_HEADERS: &str = "Cache-Control: private, max-age=3600, immutable\r\n\
+                            Vary: Accept-Encoding\r\n";
+const MESH_HEADERS_GZIP: &str = "Cache-Control: private, max-age=3600, immutable\r\n\
+                                 Vary: Accept-Encoding\r\nContent-Encoding: gzip\r\n";
+
 const FORBIDDEN: &str = "armsim: this page needs the pairing key: open the URL armsim logged at \
                          start (https://ADDR:PORT/?key=KEY)\n";
 
@@ -266,11 +313,17 @@ fn read_head(io: &mut impl Read, buf: &mut Vec<u8>) -> io::Result<Got> {
                     .map(|h| String::from_utf8_lossy(h.value).to_ascii_lowercase());
                 let close = req.version == Some(0)
                     || connection.is_some_and(|c| c.split(',').any(|t| t.trim() == "close"));
+                let gzip = req
+                    .headers
+                    .iter()
+                    .filter(|h| h.name.eq_ignore_ascii_case("accept-encoding"))
+                    .any(|h| accepts_gzip(&String::from_utf8_lossy(h.value)));
                 return Ok(Got::Head(Head {
                     method: req.method.unwrap_or("").to_string(),
                     path: path.to_string(),
                     key,
                     close,
+                    gzip,
                     len,
                 }));
             }
@@ -295,6 +348,29 @@ fn read_head(io: &mut impl Read, buf: &mut Vec<u8>) -> io::Result<Got> {
     }
 }
 
+/// Whether an `Accept-Encoding` value accepts gzip: `gzip` (or `x-gzip`) listed at a q above 0,
+/// or, where it is not listed, `*` at a q above 0.
+fn accepts_gzip(value: &str) -> bool {
+    let (mut gzip, mut star) = (None::<f32>, None);
+    for item in value.split(',') {
+        let mut params = item.split(';');
+        let coding = params.next().unwrap_or("").trim().to_ascii_lowercase();
+        let q = params
+            .find_map(|p| {
+                let p = p.trim();
+                let q = p.strip_prefix("q=").or_else(|| p.strip_prefix("Q="))?;
+                Some(q.trim().parse::<f32>().unwrap_or(0.0))
+            })
+            .unwrap_or(1.0);
+        match coding.as_str() {
+            "gzip" | "x-gzip" => gzip = Some(gzip.map_or(q, |g| g.max(q))),
+            "*" => star = Some(q),
+            _ => {}
+        }
+    }
+    gzip.or(star).is_some_and(|q| q > 0.0)
+}
+
 fn reason(status: u16) -> &'static str {
     match status {
         200 => "OK",
@@ -315,9 +391,30 @@ fn respond(
     close: bool,
     head_only: bool,
 ) -> io::Result<()> {
+    respond_with(
+        io,
+        status,
+        mime,
+        body,
+        "Cache-Control: no-store\r\n",
+        close,
+        head_only,
+    )
+}
+
+/// `headers`: header lines, each ended by CRLF, with a `Cache-Control` among them.
+fn respond_with(
+    io: &mut StreamOwned<ServerConnection, HandshakeStream>,
+    status: u16,
+    mime: &str,
+    body: &[u8],
+    headers: &str,
+    close: bool,
+    head_only: bool,
+) -> io::Result<()> {
     let head = format!(
         "HTTP/1.1 {status} {}\r\nContent-Type: {mime}\r\nContent-Length: {}\r\n\
-         Cache-Control: no-store\r\nX-Content-Type-Options: nosniff\r\n\
+         {headers}X-Content-Type-Options: nosniff\r\n\
          Connection: {}\r\n\r\n",
         reason(status),
         body.len(),
@@ -357,7 +454,34 @@ mod tests {
         let Got::Head(h) = parse("GET / HTTP/1.1\r\nConnection: Close\r\n\r\n") else {
             panic!("a head");
         };
-        assert!(h.close && h.key.is_none());
+        assert!(h.close && h.key.is_none() && !h.gzip);
+        let Got::Head(h) =
+            parse("GET /meshes/0/0.bin HTTP/1.1\r\nAccept-Encoding: gzip, deflate, br\r\n\r\n")
+        else {
+            panic!("a head");
+        };
+        assert!(h.gzip);
+    }
+
+    #[test]
+    fn accept_encoding_is_read_with_its_q_values() {
+        for (value, gzip) in [
+            ("gzip", true),
+            ("deflate, GZip;q=0.5", true),
+            ("br;q=1.0, gzip;q=0.8, *;q=0.1", true),
+            ("*", true),
+            ("x-gzip", true),
+            ("identity", false),
+            ("br, deflate", false),
+            ("gzip;q=0", false),
+            ("gzip; q=0.0, identity", false),
+            ("", false),
+            ("gzip;q=0, *", false),
+            ("*;q=0", false),
+            ("identity, *;q=0.5", true),
+        ] {
+            assert_eq!(accepts_gzip(value), gzip, "{value:?}");
+        }
     }
 
     #[test]

@@ -1,10 +1,11 @@
 //! The headset page (issue 12): armsim serves a WebXR page over HTTPS so a Quest, Pico or Vision
 //! Pro drives the arm from its browser with nothing to install. One origin serves the page
-//! (`web/`, compiled in), `/scene.json` (what the page draws) and revA over TLS (`wss://…/ws`)
+//! (`web/`, compiled in), `/scene.json` (what the page draws), the robot's mesh buffers
+//! (`/meshes/<mesh>/<part>.bin`, built here once at start) and revA over TLS (`wss://…/ws`)
 //! fed into the same teleop sessions as the plain `ws://` listener: same roles, limits, alerts
 //! and heartbeats. `tls` makes or loads the certificate, `https` is the listener, `web` the
 //! embedded files. A pairing key, random per start unless `--xr-key` fixes one, guards the page,
-//! the scene and the WebSocket.
+//! the scene, the mesh buffers and the WebSocket.
 
 pub mod https;
 pub mod tls;
@@ -18,6 +19,7 @@ use bevy::prelude::*;
 use crate::protocol::registry::{Connections, Protocol};
 use crate::protocol::teleop::plugin::TeleopServer;
 use crate::sim::SimScene;
+use armsim_core::protocol::teleop::mesh_buffers::MeshBuffers;
 pub use tls::CertSource;
 
 /// The default HTTPS port of the headset page.
@@ -103,21 +105,36 @@ pub fn add(app: &mut App, options: XrOptions) -> anyhow::Result<XrInfo> {
         .clone();
     let tls = tls::load(&options.cert)?;
     let key = options.key;
-    let scene_json = {
+    let (scene_json, meshes) = {
         let scene = &app.world().resource::<SimScene>().0;
         let world = crate::sim::sim_view(app.world());
         let info = armsim_core::protocol::teleop::scene_info::scene_info(scene, &world);
-        serde_json::to_vec(&info).context("encoding /scene.json")?
+        let json = serde_json::to_vec(&info).context("encoding /scene.json")?;
+        (json, MeshBuffers::new(&world.robot.meshes))
     };
+    let parts: usize = meshes.meshes.iter().map(Vec::len).sum();
+    if parts > 0 {
+        let (raw, sent) = meshes.sizes();
+        info!(
+            "xr: serving {} mesh files as {parts} buffers: {raw} bytes, {sent} gzipped",
+            meshes.meshes.len()
+        );
+    }
     let bind = SocketAddr::new(options.bind, options.port);
-    let addr = https::start(bind, hub, tls.config.clone(), key.clone(), scene_json).with_context(
-        || {
-            format!(
-                "cannot serve the headset page on {bind} (another armsim running? use \
-                 --xr-port or --no-xr)"
-            )
-        },
-    )?;
+    let addr = https::start(
+        bind,
+        hub,
+        tls.config.clone(),
+        key.clone(),
+        scene_json,
+        meshes,
+    )
+    .with_context(|| {
+        format!(
+            "cannot serve the headset page on {bind} (another armsim running? use \
+             --xr-port or --no-xr)"
+        )
+    })?;
     info!("xr: listening on {addr} (the headset page, /scene.json and wss; pairing key needed)");
     let urls = urls(addr, &key);
     let adb = format!("adb reverse tcp:{0} tcp:{0}", addr.port());

@@ -168,7 +168,11 @@ impl MeshAsset {
             if part.hull.is_some() {
                 continue;
             }
-            let points: Vec<Vec3> = part.positions.iter().map(|p| Vec3::from_array(*p)).collect();
+            let points: Vec<Vec3> = part
+                .positions
+                .iter()
+                .map(|p| Vec3::from_array(*p))
+                .collect();
             // `try_`: a flat or tiny part is an error to report, never a panic.
             let Ok((vertices, triangles)) =
                 rapier3d::parry::transformation::try_convex_hull(&points)
@@ -365,9 +369,8 @@ mod tests {
         std::fs::write(pkg.join("meshes/a.stl"), "").unwrap();
         let urdf = pkg.join("urdf/r.urdf");
         let opts = LoadOptions::default();
-        let found =
-            resolve_mesh_path("package://my_robot/meshes/a.stl", &root, Some(&urdf), &opts)
-                .unwrap();
+        let found = resolve_mesh_path("package://my_robot/meshes/a.stl", &root, Some(&urdf), &opts)
+            .unwrap();
         assert_eq!(found, pkg.join("meshes/a.stl"));
         // Relative to the file, and file://.
         let rel = resolve_mesh_path("../meshes/a.stl", &pkg.join("urdf"), None, &opts).unwrap();
@@ -387,8 +390,14 @@ mod tests {
         assert_eq!(mapped, other.join("meshes/a.stl"));
         let e = resolve_mesh_path("package://nope/m.stl", &root, Some(&urdf), &opts).unwrap_err();
         let msg = e.to_string();
-        assert!(msg.contains("package://nope/m.stl") && msg.contains("--package-path"), "{msg}");
-        assert!(msg.contains(&pkg.join("urdf/nope/m.stl").display().to_string()), "{msg}");
+        assert!(
+            msg.contains("package://nope/m.stl") && msg.contains("--package-path"),
+            "{msg}"
+        );
+        assert!(
+            msg.contains(&pkg.join("urdf/nope/m.stl").display().to_string()),
+            "{msg}"
+        );
         std::fs::remove_dir_all(&root).ok();
     }
 }

@@ -548,7 +548,10 @@ pub(crate) fn topological_order(
 /// scaling and default masses.
 pub fn shape_inertia(shape: &Shape, mass: f32) -> Vec3 {
     match *shape {
-        Shape::Box { half_extents: h } | Shape::Mesh { half_extents: h, .. } => {
+        Shape::Box { half_extents: h }
+        | Shape::Mesh {
+            half_extents: h, ..
+        } => {
             let s = h * 2.0;
             Vec3::new(
                 s.y * s.y + s.z * s.z,
@@ -579,7 +582,9 @@ pub fn shape_volume(shape: &Shape) -> f32 {
     match *shape {
         Shape::Box { half_extents: h } => 8.0 * h.x * h.y * h.z,
         // A mesh's volume is not computed: half its bounding box is a fair guess for robot parts.
-        Shape::Mesh { half_extents: h, .. } => 4.0 * h.x * h.y * h.z,
+        Shape::Mesh {
+            half_extents: h, ..
+        } => 4.0 * h.x * h.y * h.z,
         Shape::Sphere { radius } => 4.0 / 3.0 * PI * radius.powi(3),
         Shape::Cylinder {
             radius,

@@ -61,10 +61,20 @@ impl Default for Pose {
 /// (MJCF and URDF convention); `half_length` excludes the capsule's caps.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum Shape {
-    Box { half_extents: Vec3 },
-    Sphere { radius: f32 },
-    Capsule { radius: f32, half_length: f32 },
-    Cylinder { radius: f32, half_length: f32 },
+    Box {
+        half_extents: Vec3,
+    },
+    Sphere {
+        radius: f32,
+    },
+    Capsule {
+        radius: f32,
+        half_length: f32,
+    },
+    Cylinder {
+        radius: f32,
+        half_length: f32,
+    },
     /// `RobotModel::meshes[mesh]`, its vertices scaled per axis. It collides as the convex hull
     /// of each of its parts (MuJoCo's rule); `half_extents` is half the scaled mesh's bounding
     /// box, which volume and inertia estimates use.

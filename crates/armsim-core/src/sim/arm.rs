@@ -746,9 +746,10 @@ pub(super) fn collider_for(shape: &Shape, pose: &Pose) -> ColliderBuilder {
         _ => *pose,
     };
     let builder = match *shape {
-        Shape::Box { half_extents: e } | Shape::Mesh { half_extents: e, .. } => {
-            ColliderBuilder::cuboid(e.x, e.y, e.z)
-        }
+        Shape::Box { half_extents: e }
+        | Shape::Mesh {
+            half_extents: e, ..
+        } => ColliderBuilder::cuboid(e.x, e.y, e.z),
         Shape::Sphere { radius } => ColliderBuilder::ball(radius),
         Shape::Capsule {
             radius,

@@ -115,7 +115,9 @@ mod tests {
             .map(|i| format!("joint{i}"))
             .chain(["finger_joint1".into(), "finger_joint2".into()]);
         for (i, n) in names.enumerate() {
-            xml.push_str(&format!("<body name=\"l{i}\"><joint name=\"{n}\"/><geom size=\"0.1\"/>"));
+            xml.push_str(&format!(
+                "<body name=\"l{i}\"><joint name=\"{n}\"/><geom size=\"0.1\"/>"
+            ));
         }
         xml.push_str(&"</body>".repeat(9));
         xml.push_str("</body></worldbody></mujoco>");
@@ -153,6 +155,9 @@ mod tests {
         let adapted = adapt(&demo, robot, &model.name, &map.unwrap());
         let init = adapted.init_state.get("panda").unwrap();
         assert_eq!(init.dof_pos.as_ref().unwrap().get("joint7"), Some(0.5));
-        assert_eq!(adapted.actions[0].dof_pos_target.get("finger_joint2"), Some(0.5));
+        assert_eq!(
+            adapted.actions[0].dof_pos_target.get("finger_joint2"),
+            Some(0.5)
+        );
     }
 }

@@ -335,7 +335,9 @@ pub fn start_replay(
     // its robot and joints renamed.
     let picked = armsim_core::trajectory::adapt::pick_robot(&trajectories, &scene.robot);
     let Some((demos, map)) = picked.and_then(|(name, map)| {
-        trajectories.demos(name).map(|d| (d, map.map(|m| (name.to_string(), m))))
+        trajectories
+            .demos(name)
+            .map(|d| (d, map.map(|m| (name.to_string(), m))))
     }) else {
         return Err(ReplayError::NoRobot {
             path: path.display().to_string(),

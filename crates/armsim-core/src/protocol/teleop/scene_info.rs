@@ -343,7 +343,8 @@ mod tests {
             path: "/somewhere/link0.obj".into(),
             parts: vec![part(3, None), part(5, Some([0.1, 0.2, 0.3, 1.0]))],
         };
-        world.model.robot.meshes = vec![std::sync::Arc::new(asset.clone()); 2];
+        let shared = std::sync::Arc::new(asset.clone());
+        world.model.robot.meshes = vec![shared.clone(), shared];
         let doc = serde_json::to_value(scene_info(&scene, &world.view())).unwrap();
         let meshes = doc["robot"]["meshes"].as_array().unwrap();
         assert_eq!(meshes.len(), 2);

@@ -29,7 +29,10 @@ impl<'a, 'input> Parser<'a, 'input> {
                 self.ignored.insert(format!("<tendon><{}>", el.tag()));
                 continue;
             }
-            let name = el.own("name").ok_or_else(|| el.missing("name"))?.to_string();
+            let name = el
+                .own("name")
+                .ok_or_else(|| el.missing("name"))?
+                .to_string();
             let mut joints = Vec::new();
             for j in t.children().filter(|n| n.has_tag_name("joint")) {
                 let jel = self.el(j, "main")?;
@@ -63,7 +66,9 @@ impl<'a, 'input> Parser<'a, 'input> {
                         "affine" if b(1) < 0.0 => {
                             (ActuatorKind::Position, Some((Some(-b(1)), Some(-b(2)))))
                         }
-                        "affine" if b(2) < 0.0 => (ActuatorKind::Velocity, Some((None, Some(-b(2))))),
+                        "affine" if b(2) < 0.0 => {
+                            (ActuatorKind::Velocity, Some((None, Some(-b(2)))))
+                        }
                         "none" | "affine" => (ActuatorKind::Motor, Some((None, None))),
                         other => {
                             return Err(el.unsupported(format!(
@@ -159,18 +164,17 @@ impl<'a, 'input> Parser<'a, 'input> {
         referrer: &str,
         mimics: &mut Vec<Mimic>,
     ) -> Result<(usize, f32), RobotError> {
-        let joints = self
-            .tendons
-            .get(tendon)
-            .cloned()
-            .ok_or_else(|| RobotError::UnknownReference {
-                kind: "tendon",
-                name: tendon.to_string(),
-                referrer: referrer.to_string(),
-            })?;
+        let joints =
+            self.tendons
+                .get(tendon)
+                .cloned()
+                .ok_or_else(|| RobotError::UnknownReference {
+                    kind: "tendon",
+                    name: tendon.to_string(),
+                    referrer: referrer.to_string(),
+                })?;
         let follows = |j: usize, mimics: &[Mimic]| mimics.iter().find(|m| m.joint == j).cloned();
-        let Some(&(leader, _)) = joints.iter().find(|(j, _)| follows(*j, mimics).is_none())
-        else {
+        let Some(&(leader, _)) = joints.iter().find(|(j, _)| follows(*j, mimics).is_none()) else {
             return Err(RobotError::Unsupported {
                 what: format!("{referrer}: every joint of tendon `{tendon}` follows another"),
                 line: None,

@@ -177,7 +177,7 @@ impl<'a, 'input> Parser<'a, 'input> {
                         });
                     }
                 }
-"body" => {}
+                "body" => {}
                 "camera" | "light" => {
                     self.ignored.insert(format!("<{tag}>"));
                 }
@@ -258,9 +258,11 @@ impl<'a, 'input> Parser<'a, 'input> {
 
     pub(super) fn geom(&mut self, el: &El, link: usize) -> Result<(), RobotError> {
         // A geom naming a mesh is a mesh unless it says otherwise.
-        let ty = el
-            .get("type")
-            .unwrap_or(if el.get("mesh").is_some() { "mesh" } else { "sphere" });
+        let ty = el.get("type").unwrap_or(if el.get("mesh").is_some() {
+            "mesh"
+        } else {
+            "sphere"
+        });
         let size = el.floats("size", 1, 3)?;
         let size_at = |i: usize| -> Result<f32, RobotError> {
             match &size {
@@ -314,7 +316,10 @@ impl<'a, 'input> Parser<'a, 'input> {
                 }
             }
             "mesh" if fromto.is_none() => {
-                let name = el.get("mesh").ok_or_else(|| el.missing("mesh"))?.to_string();
+                let name = el
+                    .get("mesh")
+                    .ok_or_else(|| el.missing("mesh"))?
+                    .to_string();
                 self.mesh(&name, el)?
             }
             "box" | "sphere" | "mesh" => {

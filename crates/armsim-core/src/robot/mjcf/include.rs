@@ -70,14 +70,23 @@ mod tests {
         )
         .unwrap();
         std::fs::write(dir.join("b.xml"), "<mujoco><asset/></mujoco>").unwrap();
-        let out = expand("<mujoco><include file=\"a.xml\"/><worldbody/></mujoco>", &dir, 0).unwrap();
+        let out = expand(
+            "<mujoco><include file=\"a.xml\"/><worldbody/></mujoco>",
+            &dir,
+            0,
+        )
+        .unwrap();
         assert_eq!(
             out,
             "<mujoco><default><joint damping=\"2\"/></default><asset/><worldbody/></mujoco>"
         );
         let e = expand("<mujoco><include file=\"nope.xml\"/></mujoco>", &dir, 0).unwrap_err();
         assert!(e.to_string().contains("nope.xml"), "{e}");
-        std::fs::write(dir.join("self.xml"), "<mujoco><include file=\"self.xml\"/></mujoco>").unwrap();
+        std::fs::write(
+            dir.join("self.xml"),
+            "<mujoco><include file=\"self.xml\"/></mujoco>",
+        )
+        .unwrap();
         let e = expand("<mujoco><include file=\"self.xml\"/></mujoco>", &dir, 0).unwrap_err();
         assert!(e.to_string().contains("cycle"), "{e}");
         std::fs::remove_dir_all(&dir).ok();

@@ -312,8 +312,7 @@ impl<'a, 'input> Parser<'a, 'input> {
                 "asset" => self.assets(node)?,
                 "include" => {
                     return Err(RobotError::Unsupported {
-                        what: "<include> in MJCF text without a file (load the file itself)"
-                            .into(),
+                        what: "<include> in MJCF text without a file (load the file itself)".into(),
                         line: Some(self.line(node)),
                     });
                 }
@@ -496,7 +495,8 @@ impl<'a, 'input> Parser<'a, 'input> {
             .children()
             .filter(|n| n.is_element() && !n.has_tag_name("mesh") && !n.has_tag_name("material"))
         {
-            self.ignored.insert(format!("<asset><{}>", t.tag_name().name()));
+            self.ignored
+                .insert(format!("<asset><{}>", t.tag_name().name()));
         }
         for m in node.children().filter(|n| n.has_tag_name("material")) {
             let el = self.el(m, "main")?;
@@ -540,7 +540,8 @@ impl<'a, 'input> Parser<'a, 'input> {
     fn contacts(&mut self, node: Node<'a, 'input>) {
         for c in node.children().filter(Node::is_element) {
             if !c.has_tag_name("exclude") {
-                self.ignored.insert(format!("<contact><{}>", c.tag_name().name()));
+                self.ignored
+                    .insert(format!("<contact><{}>", c.tag_name().name()));
             }
         }
     }

@@ -398,7 +398,9 @@ fn error_unsupported_actuators_and_equalities() {
     ))
     .unwrap();
     assert!(
-        m.notes.iter().any(|n| n.contains("WARNING") && n.contains("`loop`")),
+        m.notes
+            .iter()
+            .any(|n| n.contains("WARNING") && n.contains("`loop`")),
         "{:?}",
         m.notes
     );

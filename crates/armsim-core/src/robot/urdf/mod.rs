@@ -476,9 +476,7 @@ fn stiffen_against_weight(model: &mut RobotModel) {
     let density = super::mjcf::MUJOCO_DENSITY;
     let loads: Vec<Vec<f32>> = [Vec3::X, Vec3::Y, Vec3::Z]
         .into_iter()
-        .map(|axis| {
-            super::kinematics::gravity_compensation(model, &[], axis * 9.81, density)
-        })
+        .map(|axis| super::kinematics::gravity_compensation(model, &[], axis * 9.81, density))
         .collect();
     for j in 0..model.joints.len() {
         let load = loads.iter().map(|l| l[j].abs()).fold(0.0, f32::max);

@@ -30,8 +30,8 @@ use serde::Serialize;
 use serde::ser::{SerializeMap, Serializer};
 use serde_json::{Map, Value};
 
-use crate::robot::{LoadOptions, load_robot_with};
 use crate::robot::model::{Joint, JointKind, Pose, RobotModel, Shape};
+use crate::robot::{LoadOptions, load_robot_with};
 
 /// The only `schema_version` this build understands.
 pub const SCHEMA_VERSION: &str = "1.0.0-revA";

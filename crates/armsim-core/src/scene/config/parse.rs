@@ -79,7 +79,9 @@ pub(super) fn parse_root(
         .and_then(|mjcf| load_robot_file(c, mjcf, base_dir, &load_options));
     if let Some((model, _)) = &loaded {
         check_robot(c, model, &robot);
-        if let Some(tool) = extensions.as_ref().and_then(|e| e.armsim.robot.tool.as_ref())
+        if let Some(tool) = extensions
+            .as_ref()
+            .and_then(|e| e.armsim.robot.tool.as_ref())
             && model.frame(&tool.frame).is_none()
         {
             c.err(
