@@ -80,8 +80,15 @@ fn scene_with(scene: &str, robot: &Path, edit: impl FnOnce(&mut Value)) -> Arc<S
             json["extensions"]["armsim"]["physics"][k] = v.clone();
         }
     }
-    let loaded = parse_scene(&json.to_string(), &dir)
+    let mut loaded = parse_scene(&json.to_string(), &dir)
         .unwrap_or_else(|e| panic!("{scene} with {}: {e}", robot.display()));
+    if let Ok(kp) = std::env::var("FKP") {
+        let kp: f32 = kp.parse().unwrap();
+        for j in loaded.gripper_joints() {
+            loaded.robot.joints[j].kp = kp;
+            loaded.robot.joints[j].kd = 2.0 * kp.sqrt();
+        }
+    }
     Arc::new(loaded)
 }
 
