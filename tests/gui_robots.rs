@@ -6,136 +6,22 @@
 //! `so101.json` with their robot path pointed at those files. Screenshots are kept in
 //! `target/gui-artifacts/robot_*.png`. Like `gui_smoke`, this needs Xvfb, xdotool and Mesa.
 
-use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::Command;
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::time::Duration;
+
+use gui::{
+    Guard, Rgb, alive, launch, press_key, require, start_xvfb, wait_for, wait_for_screenshot,
+    window_id,
+};
 
 #[path = "../crates/armsim-core/tests/fixtures/mod.rs"]
 mod fixtures;
+mod gui;
 
-/// Kills the child when the test ends, however it ends.
-struct Guard(Child);
-
-impl Drop for Guard {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
-fn require(tool: &str) {
-    let found = Command::new("sh")
-        .args(["-c", &format!("command -v {tool}")])
-        .output()
-        .map(|o| o.status.success())
-        .unwrap_or(false);
-    assert!(
-        found,
-        "the GUI robot tests need `{tool}`: apt-get install -y xvfb xdotool mesa-vulkan-drivers"
-    );
-}
-
-fn wait_for(what: &str, timeout: Duration, mut ok: impl FnMut() -> bool) {
-    let start = Instant::now();
-    while !ok() {
-        assert!(
-            start.elapsed() < timeout,
-            "timed out after {timeout:?} waiting for {what}"
-        );
-        std::thread::sleep(Duration::from_millis(100));
-    }
-}
-
-fn alive(app: &mut Guard, log: &Arc<Mutex<String>>) {
-    if let Ok(Some(status)) = app.0.try_wait() {
-        panic!("armsim exited early ({status}):\n{}", log.lock().unwrap());
-    }
-}
-
-/// A fresh Xvfb display (offset `n` so tests in one binary do not share one; another range
-/// than `gui_smoke`'s) and its name.
-fn start_xvfb(n: u32) -> (Guard, String) {
-    let display = format!(":{}", 1700 + (std::process::id() * 4 + n) % 1600);
-    let xvfb = Guard(
-        Command::new("Xvfb")
-            .args([&display, "-screen", "0", "1280x800x24", "-nolisten", "tcp"])
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("Xvfb starts"),
-    );
-    let socket = format!("/tmp/.X11-unix/X{}", &display[1..]);
-    wait_for("Xvfb", Duration::from_secs(20), || {
-        Path::new(&socket).exists()
-    });
-    (xvfb, display)
-}
-
-/// Waits (generously: software rendering in a debug build is slow to start) for a screenshot.
-fn wait_for_screenshot(app: &mut Guard, log: &Arc<Mutex<String>>, shot: &Path) {
-    wait_for("the screenshot", Duration::from_secs(300), || {
-        alive(app, log);
-        std::fs::metadata(shot)
-            .map(|m| m.len() > 0)
-            .unwrap_or(false)
-    });
-    std::thread::sleep(Duration::from_millis(500));
-}
-
-struct Rgb {
-    width: usize,
-    height: usize,
-    data: Vec<u8>,
-    channels: usize,
-}
-
-impl Rgb {
-    fn load(path: &Path) -> Rgb {
-        let decoder = png::Decoder::new(BufReader::new(
-            std::fs::File::open(path).expect("screenshot exists"),
-        ));
-        let mut reader = decoder.read_info().expect("screenshot is a PNG");
-        let mut data = vec![0; reader.output_buffer_size().expect("sane PNG size")];
-        let info = reader.next_frame(&mut data).expect("PNG decodes");
-        let channels = info.color_type.samples();
-        data.truncate(info.buffer_size());
-        Rgb {
-            width: info.width as usize,
-            height: info.height as usize,
-            data,
-            channels,
-        }
-    }
-
-    fn px(&self, x: usize, y: usize) -> [u8; 3] {
-        let i = (y * self.width + x) * self.channels;
-        [self.data[i], self.data[i + 1], self.data[i + 2]]
-    }
-
-    /// The pixels of the 3D view (right of the panel) at the centre of a `2r+1` square all of
-    /// whose pixels satisfy `pred`: areas of a colour, not thin lines of it (gizmos, text).
-    fn solid(&self, r: usize, pred: impl Fn([u8; 3]) -> bool) -> Vec<(usize, usize)> {
-        let hit: Vec<bool> = (0..self.width * self.height)
-            .map(|i| pred(self.px(i % self.width, i / self.width)))
-            .collect();
-        let mut out = Vec::new();
-        for y in r..self.height - r {
-            for x in VIEW_X0.max(r)..self.width - r {
-                let all =
-                    (y - r..=y + r).all(|yy| (x - r..=x + r).all(|xx| hit[yy * self.width + xx]));
-                if all {
-                    out.push((x, y));
-                }
-            }
-        }
-        out
-    }
-}
-
-/// Where the 3D view begins: right of the panel (its text is white).
-const VIEW_X0: usize = 330;
+/// The first display of this file's Xvfbs: another range than `gui_smoke`'s.
+const DISPLAY_BASE: u32 = 1700;
 
 /// White and off-white (the Panda's rgba 1 1 1 and 0.90 0.92 0.93), lit or in the fill light.
 fn near_white([r, g, b]: [u8; 3]) -> bool {
@@ -212,40 +98,16 @@ fn open(scene: &Path, profile: &str, tag: &str, n: u32) -> (Window, Rgb) {
     let cwd = std::env::temp_dir().join(format!("armsim-gui-{tag}-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&cwd);
     std::fs::create_dir_all(&cwd).unwrap();
-    let (xvfb, display) = start_xvfb(n);
-    let mut child = Command::new(env!("CARGO_BIN_EXE_armsim"))
-        .current_dir(&cwd)
-        .env("DISPLAY", &display)
-        .env_remove("WAYLAND_DISPLAY")
-        .env("RUST_LOG", "info")
+    let (xvfb, display) = start_xvfb(DISPLAY_BASE, n);
+    let mut armsim = Command::new(env!("CARGO_BIN_EXE_armsim"));
+    armsim
         .env("ARMSIM_CONFIG_DIR", cwd.join("config"))
         .arg("--scene")
         .arg(scene)
         .args(["--render-profile", profile])
         .args(["--teleop-port", "0", "--xr-port", "0", "--agent-port", "0"])
-        .args(["--monitor-port", "0"])
-        .arg("--screenshot")
-        .arg(&shot)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("the window app starts");
-    let log = Arc::new(Mutex::new(String::new()));
-    for stream in [
-        Box::new(child.stdout.take().unwrap()) as Box<dyn std::io::Read + Send>,
-        Box::new(child.stderr.take().unwrap()),
-    ] {
-        let log = log.clone();
-        std::thread::spawn(move || {
-            for line in BufReader::new(stream).lines().map_while(Result::ok) {
-                let mut l = log.lock().unwrap();
-                l.push_str(&line);
-                l.push('\n');
-            }
-        });
-    }
-    let mut app = Guard(child);
-    wait_for_screenshot(&mut app, &log, &shot);
+        .args(["--monitor-port", "0"]);
+    let (app, log) = launch(armsim, &display, &cwd, &shot);
     {
         let log = log.lock().unwrap();
         let wanted = format!("render profile {profile}");
@@ -275,24 +137,8 @@ impl Window {
     /// Backspace (reset: the scene's entities are despawned and spawned again, the meshes kept),
     /// then an F12 screenshot, saved as `robot_{tag}_after_reset.png`.
     fn reset_and_shoot(&mut self) -> Rgb {
-        let window = Command::new("xdotool")
-            .env("DISPLAY", &self.display)
-            .args(["search", "--sync", "--name", "armsim"])
-            .output()
-            .expect("xdotool runs");
-        let id = String::from_utf8_lossy(&window.stdout)
-            .lines()
-            .next()
-            .expect("the armsim window is on the display")
-            .to_string();
-        let press = |key: &str| {
-            let st = Command::new("xdotool")
-                .env("DISPLAY", &self.display)
-                .args(["windowfocus", "--sync", &id, "key", "--delay", "80", key])
-                .status()
-                .expect("xdotool runs");
-            assert!(st.success());
-        };
+        let id = window_id(&self.display);
+        let press = |key: &str| press_key(&self.display, &id, key);
         press("BackSpace");
         let (app, log) = (&mut self.app, &self.log);
         wait_for("Backspace to reset", Duration::from_secs(60), || {
@@ -318,43 +164,90 @@ impl Window {
     }
 }
 
+/// What a robot looks like in a screenshot and how much of it must be seen: an area of its
+/// main colour standing up from the table, dark parts, and the cubes around it.
+struct Looks {
+    /// The robot as the messages name it: "the Panda".
+    name: &'static str,
+    /// Its main colour, as the log line and the height message name it: "white".
+    colour: &'static str,
+    /// The pixels of that colour, as the count message names them: "near-white".
+    colour_pixels: &'static str,
+    /// Whether a pixel has that colour.
+    is_colour: fn([u8; 3]) -> bool,
+    /// Its dark parts, as the messages name them: "the Panda's black parts".
+    dark_parts: &'static str,
+    min_colour: usize,
+    min_height: usize,
+    min_dark: usize,
+    min_cubes: usize,
+}
+
+/// Checks that `img` shows the robot `looks` describes; logs the counts under `what` and
+/// starts each failure message with `prefix`. Returns how many pixels of its main colour and of
+/// its dark parts it found.
+fn check_robot(img: &Rgb, what: &str, prefix: &str, looks: &Looks) -> (usize, usize) {
+    let Looks {
+        name,
+        colour,
+        colour_pixels,
+        is_colour,
+        dark_parts,
+        min_colour,
+        min_height,
+        min_dark,
+        min_cubes,
+    } = looks;
+    let main = img.solid(2, is_colour);
+    let dark = img.solid(1, dark_grey);
+    let [red, green, blue] = cubes(img);
+    eprintln!(
+        "{what}: {} {colour} px over {} rows, {} dark px, cubes {red}/{green}/{blue}",
+        main.len(),
+        height(&main),
+        dark.len()
+    );
+    assert!(
+        main.len() > *min_colour,
+        "{prefix}{name} is not drawn: {} {colour_pixels} pixels",
+        main.len()
+    );
+    assert!(
+        height(&main) > *min_height,
+        "{prefix}the {colour} area is {} px tall, not an arm standing up",
+        height(&main)
+    );
+    assert!(
+        dark.len() > *min_dark,
+        "{prefix}{dark_parts} are missing: {} dark pixels",
+        dark.len()
+    );
+    assert!(
+        red > *min_cubes && green > *min_cubes && blue > *min_cubes,
+        "{prefix}cubes: red {red}, green {green}, blue {blue} pixels"
+    );
+    (main.len(), dark.len())
+}
+
 /// The Panda is drawn: a large white/off-white area standing up from the table, with black
 /// parts, more white than black, and the cubes. Without its meshes the view has no white area
 /// at all (the default scene's arm is orange; the floor, table and sky are not near-white).
 fn check_panda(img: &Rgb, what: &str) {
-    let white = img.solid(2, near_white);
-    let dark = img.solid(1, dark_grey);
-    let [red, green, blue] = cubes(img);
-    eprintln!(
-        "{what}: {} white px over {} rows, {} dark px, cubes {red}/{green}/{blue}",
-        white.len(),
-        height(&white),
-        dark.len()
-    );
+    let panda = Looks {
+        name: "the Panda",
+        colour: "white",
+        colour_pixels: "near-white",
+        is_colour: near_white,
+        dark_parts: "the Panda's black parts",
+        min_colour: 8000,
+        min_height: 150,
+        min_dark: 100,
+        min_cubes: 20,
+    };
+    let (white, dark) = check_robot(img, what, &format!("{what}: "), &panda);
     assert!(
-        white.len() > 8000,
-        "{what}: the Panda is not drawn: {} near-white pixels",
-        white.len()
-    );
-    assert!(
-        height(&white) > 150,
-        "{what}: the white area is {} px tall, not an arm standing up",
-        height(&white)
-    );
-    assert!(
-        dark.len() > 100,
-        "{what}: the Panda's black parts are missing: {} dark pixels",
-        dark.len()
-    );
-    assert!(
-        white.len() > 3 * dark.len(),
-        "{what}: the Panda should be mostly white: {} white, {} dark pixels",
-        white.len(),
-        dark.len()
-    );
-    assert!(
-        red > 20 && green > 20 && blue > 20,
-        "{what}: cubes: red {red}, green {green}, blue {blue} pixels"
+        white > 3 * dark,
+        "{what}: the Panda should be mostly white: {white} white, {dark} dark pixels"
     );
 }
 
@@ -388,33 +281,17 @@ fn window_draws_the_so101_from_its_meshes() {
     let robot = fixtures::so101_dir().join("so101_new_calib.xml");
     let scene = scene_with_robot("so101", &robot);
     let (w, img) = open(&scene, "lite", "so101_lite", 2);
-    let yellow = img.solid(2, yellow);
-    let dark = img.solid(1, dark_grey);
-    let [red, green, blue] = cubes(&img);
-    eprintln!(
-        "so101: {} yellow px over {} rows, {} dark px, cubes {red}/{green}/{blue}",
-        yellow.len(),
-        height(&yellow),
-        dark.len()
-    );
-    assert!(
-        yellow.len() > 800,
-        "the SO-101 is not drawn: {} yellow pixels",
-        yellow.len()
-    );
-    assert!(
-        height(&yellow) > 60,
-        "the yellow area is {} px tall, not an arm standing up",
-        height(&yellow)
-    );
-    assert!(
-        dark.len() > 40,
-        "the SO-101's motors are missing: {} dark pixels",
-        dark.len()
-    );
-    assert!(
-        red > 5 && green > 5 && blue > 5,
-        "cubes: red {red}, green {green}, blue {blue} pixels"
-    );
+    let so101 = Looks {
+        name: "the SO-101",
+        colour: "yellow",
+        colour_pixels: "yellow",
+        is_colour: yellow,
+        dark_parts: "the SO-101's motors",
+        min_colour: 800,
+        min_height: 60,
+        min_dark: 40,
+        min_cubes: 5,
+    };
+    check_robot(&img, "so101", "", &so101);
     w.save_log();
 }

@@ -5,110 +5,20 @@
 //! missing. Screenshots are kept in `target/gui-artifacts/`.
 
 mod common;
+mod gui;
 
-use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::Command;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-/// Kills the child when the test ends, however it ends.
-struct Guard(Child);
+use gui::{
+    Guard, Rgb, alive, launch, press_key, require, start_xvfb, wait_for, wait_for_screenshot,
+    window_id,
+};
 
-impl Drop for Guard {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
-fn require(tool: &str) {
-    let found = Command::new("sh")
-        .args(["-c", &format!("command -v {tool}")])
-        .output()
-        .map(|o| o.status.success())
-        .unwrap_or(false);
-    assert!(
-        found,
-        "the GUI smoke test needs `{tool}`: apt-get install -y xvfb xdotool mesa-vulkan-drivers"
-    );
-}
-
-fn wait_for(what: &str, timeout: Duration, mut ok: impl FnMut() -> bool) {
-    let start = Instant::now();
-    while !ok() {
-        assert!(
-            start.elapsed() < timeout,
-            "timed out after {timeout:?} waiting for {what}"
-        );
-        std::thread::sleep(Duration::from_millis(100));
-    }
-}
-
-struct Rgb {
-    width: usize,
-    height: usize,
-    data: Vec<u8>,
-    channels: usize,
-}
-
-impl Rgb {
-    fn load(path: &Path) -> Rgb {
-        let decoder = png::Decoder::new(std::io::BufReader::new(
-            std::fs::File::open(path).expect("screenshot exists"),
-        ));
-        let mut reader = decoder.read_info().expect("screenshot is a PNG");
-        let mut data = vec![0; reader.output_buffer_size().expect("sane PNG size")];
-        let info = reader.next_frame(&mut data).expect("PNG decodes");
-        let channels = info.color_type.samples();
-        data.truncate(info.buffer_size());
-        Rgb {
-            width: info.width as usize,
-            height: info.height as usize,
-            data,
-            channels,
-        }
-    }
-
-    fn px(&self, x: usize, y: usize) -> [u8; 3] {
-        let i = (y * self.width + x) * self.channels;
-        [self.data[i], self.data[i + 1], self.data[i + 2]]
-    }
-
-    /// Fraction of pixels in the rectangle for which `pred` holds.
-    fn fraction(
-        &self,
-        x0: usize,
-        x1: usize,
-        y0: usize,
-        y1: usize,
-        pred: impl Fn([u8; 3]) -> bool,
-    ) -> f64 {
-        let mut hit = 0usize;
-        let mut all = 0usize;
-        for y in y0..y1.min(self.height) {
-            for x in x0..x1.min(self.width) {
-                all += 1;
-                if pred(self.px(x, y)) {
-                    hit += 1;
-                }
-            }
-        }
-        hit as f64 / all.max(1) as f64
-    }
-
-    fn count(&self, x0: usize, pred: impl Fn([u8; 3]) -> bool) -> usize {
-        let mut n = 0;
-        for y in 0..self.height {
-            for x in x0..self.width {
-                if pred(self.px(x, y)) {
-                    n += 1;
-                }
-            }
-        }
-        n
-    }
-}
+/// The first display of this file's Xvfbs (`gui_robots` takes the next 1600).
+const DISPLAY_BASE: u32 = 90;
 
 /// A window under its own Xvfb: the app, its log, the display and where things are.
 struct Window {
@@ -120,98 +30,6 @@ struct Window {
     monitor_port: u16,
     // Dropped last: the display outlives the app.
     _xvfb: Guard,
-}
-
-fn alive(app: &mut Guard, log: &Arc<Mutex<String>>) {
-    if let Ok(Some(status)) = app.0.try_wait() {
-        panic!("armsim exited early ({status}):\n{}", log.lock().unwrap());
-    }
-}
-
-/// A fresh Xvfb display (offset `n` so tests in one binary do not share one) and its name.
-fn start_xvfb(n: u32) -> (Guard, String) {
-    let display = format!(":{}", 90 + (std::process::id() * 2 + n) % 1600);
-    let xvfb = Guard(
-        Command::new("Xvfb")
-            .args([&display, "-screen", "0", "1280x800x24", "-nolisten", "tcp"])
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("Xvfb starts"),
-    );
-    let socket = format!("/tmp/.X11-unix/X{}", &display[1..]);
-    wait_for("Xvfb", Duration::from_secs(20), || {
-        Path::new(&socket).exists()
-    });
-    (xvfb, display)
-}
-
-/// Starts `cmd` in `cwd` on `display`, logging at info level into one log (stdout and stderr),
-/// with `--screenshot SHOT`, and waits for that screenshot.
-fn launch(mut cmd: Command, display: &str, cwd: &Path, shot: &Path) -> (Guard, Arc<Mutex<String>>) {
-    let mut child = cmd
-        .current_dir(cwd)
-        .env("DISPLAY", display)
-        .env_remove("WAYLAND_DISPLAY")
-        .env("RUST_LOG", "info")
-        .arg("--screenshot")
-        .arg(shot)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("the window app starts");
-    let log = Arc::new(Mutex::new(String::new()));
-    for stream in [
-        Box::new(child.stdout.take().unwrap()) as Box<dyn std::io::Read + Send>,
-        Box::new(child.stderr.take().unwrap()),
-    ] {
-        let log = log.clone();
-        std::thread::spawn(move || {
-            for line in BufReader::new(stream).lines().map_while(Result::ok) {
-                let mut l = log.lock().unwrap();
-                l.push_str(&line);
-                l.push('\n');
-            }
-        });
-    }
-    let mut app = Guard(child);
-    wait_for_screenshot(&mut app, &log, shot);
-    (app, log)
-}
-
-/// Waits (generously: software rendering in a debug build is slow to start) for a screenshot.
-fn wait_for_screenshot(app: &mut Guard, log: &Arc<Mutex<String>>, shot: &Path) {
-    wait_for("the screenshot", Duration::from_secs(300), || {
-        alive(app, log);
-        std::fs::metadata(shot)
-            .map(|m| m.len() > 0)
-            .unwrap_or(false)
-    });
-    std::thread::sleep(Duration::from_millis(500));
-}
-
-/// The X id of the armsim window on `display`.
-fn window_id(display: &str) -> String {
-    let window = Command::new("xdotool")
-        .env("DISPLAY", display)
-        .args(["search", "--sync", "--name", "armsim"])
-        .output()
-        .expect("xdotool runs");
-    String::from_utf8_lossy(&window.stdout)
-        .lines()
-        .next()
-        .expect("the armsim window is on the display")
-        .to_string()
-}
-
-/// A real key press through X into window `id`.
-fn press_key(display: &str, id: &str, key: &str) {
-    let st = Command::new("xdotool")
-        .env("DISPLAY", display)
-        .args(["windowfocus", "--sync", id, "key", "--delay", "80", key])
-        .status()
-        .expect("xdotool runs");
-    assert!(st.success());
 }
 
 /// Starts armsim with `--render-profile PROFILE` on a fresh Xvfb display (offset `n` so tests
@@ -228,7 +46,7 @@ fn open_window(profile: &str, n: u32, outside_the_tree: bool) -> Window {
     let shot = artifacts.join(format!("default_scene_{profile}.png"));
     let _ = std::fs::remove_file(&shot);
 
-    let (xvfb, display) = start_xvfb(n);
+    let (xvfb, display) = start_xvfb(DISPLAY_BASE, n);
 
     // A known monitor port, so the test can read the joints the panel's slider moves.
     let monitor_port = std::net::TcpListener::bind("127.0.0.1:0")
@@ -559,7 +377,7 @@ fn window_draws_a_body_the_user_spawned() {
     let cwd = std::env::temp_dir().join(format!("armsim-gui-body-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&cwd);
     std::fs::create_dir_all(&cwd).unwrap();
-    let (_xvfb, display) = start_xvfb(2);
+    let (_xvfb, display) = start_xvfb(DISPLAY_BASE, 2);
     let mut example = Command::new(exe);
     example.arg("--window");
     let (mut app, log) = launch(example, &display, &cwd, &shot);
