@@ -156,6 +156,12 @@ impl SimWorld {
         physics
             .integration_parameters
             .normalized_prediction_distance = 0.002;
+        if let Some(hz) = ext.physics.contact_hz {
+            physics
+                .integration_parameters
+                .contact_softness
+                .natural_frequency = hz;
+        }
 
         let table_top_z = cfg.table.top_height_m;
         let table_size = ext.table_size_m;

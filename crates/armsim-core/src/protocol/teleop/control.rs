@@ -18,7 +18,7 @@ use super::envelope::{ControlFrame, GripMode, ObjectPose, StateFramePayload};
 use super::filter::OneEuro3;
 use crate::protocol::tick::{Codec, CommandAdapter, ProtocolTime};
 use crate::robot::kinematics::{
-    AxisTarget, IkOptions, forward_kinematics, solve_ik_position_axis, tool_axis,
+    AxisTarget, IkOptions, forward_kinematics, solve_ik_position, solve_ik_position_axis, tool_axis,
 };
 use crate::robot::{Pose, RobotModel};
 use crate::scene::{Aabb, Limits, OneEuroParams, Scene, VpAnchor};
@@ -299,6 +299,28 @@ impl TeleopController {
         self.setpoint
     }
 
+    /// The joint step from `q_cmd` towards `goal` (arm joints only), and the one factor that
+    /// scales it so that the fastest joint keeps to the speed limit and the motion keeps its
+    /// direction (1 where no joint is too fast).
+    fn joint_step(&self, goal: &[f32]) -> (Vec<f32>, f32) {
+        let mut dq = vec![0.0; self.q_cmd.len()];
+        for &j in &self.arm_joints {
+            if let (Some(&target), Some(&q)) = (goal.get(j), self.q_cmd.get(j))
+                && target.is_finite()
+            {
+                dq[j] = target - q;
+            }
+        }
+        let largest = dq.iter().fold(0.0f32, |m, d| m.max(d.abs()));
+        let max_dq = self.limits.max_joint_speed_rad_s * self.dt;
+        let scale = if largest > max_dq {
+            max_dq / largest
+        } else {
+            1.0
+        };
+        (dq, scale)
+    }
+
     fn hold(&self, cmd: &TeleopCommand) -> Vec<JointCommand> {
         let mut out: Vec<JointCommand> = self
             .q_cmd
@@ -357,35 +379,20 @@ impl CommandAdapter for TeleopController {
         let filtered = self.filter.filter(cmd.target, self.dt);
         let setpoint = self.limit(filtered);
         let target_base = self.base.inverse().transform_point(setpoint);
+        let ik_options = IkOptions {
+            max_iters: 12,
+            tolerance: 1e-4,
+            ..IkOptions::default()
+        };
         let ik = solve_ik_position_axis(
             &self.robot,
             &self.q_cmd,
             target_base,
             &self.tool_axis,
             &self.arm_joints,
-            &IkOptions {
-                max_iters: 12,
-                tolerance: 1e-4,
-                ..IkOptions::default()
-            },
+            &ik_options,
         );
-        // The joint step towards the IK solution, scaled by one factor so that the fastest joint
-        // keeps to the limit and the motion keeps its direction.
-        let mut dq = vec![0.0; self.q_cmd.len()];
-        for &j in &self.arm_joints {
-            if let (Some(&target), Some(&q)) = (ik.q.get(j), self.q_cmd.get(j))
-                && target.is_finite()
-            {
-                dq[j] = target - q;
-            }
-        }
-        let largest = dq.iter().fold(0.0f32, |m, d| m.max(d.abs()));
-        let max_dq = self.limits.max_joint_speed_rad_s * self.dt;
-        let mut scale = if largest > max_dq {
-            max_dq / largest
-        } else {
-            1.0
-        };
+        let (dq, mut scale) = self.joint_step(&ik.q);
         let slowed = scale < 1.0;
         let mut shortened = false;
         // The commanded path stays inside the limits: a step whose tool point would leave them
@@ -393,14 +400,14 @@ impl CommandAdapter for TeleopController {
         let allowed = self
             .violation(self.tool_point(&self.q_cmd))
             .max(PATH_TOLERANCE_M);
-        let step = |scale: f32| -> Vec<f32> {
+        let step = |dq: &[f32], scale: f32| -> Vec<f32> {
             self.q_cmd
                 .iter()
-                .zip(&dq)
+                .zip(dq)
                 .map(|(q, d)| q + d * scale)
                 .collect()
         };
-        let mut q_next = step(scale);
+        let mut q_next = step(&dq, scale);
         let mut tries = 0;
         loop {
             let p = self.tool_point(&q_next);
@@ -421,9 +428,29 @@ impl CommandAdapter for TeleopController {
             } else {
                 scale * 0.5
             };
-            q_next = step(scale);
+            q_next = step(&dq, scale);
             if scale == 0.0 {
                 break;
+            }
+        }
+        if scale == 0.0 {
+            // Refused: turning the tool towards the axis sweeps it further out than the arm is
+            // (the SO-101 starts with its tool level, 9 mm behind the workspace box's face, and
+            // the turn carries it into the face). Refusing that step every tick would hold the
+            // arm there for good, so the tool point alone is moved to the setpoint, which lies
+            // inside the limits: that step heads back in, and the full step is tried again on
+            // the next tick from there.
+            let position = solve_ik_position(
+                &self.robot,
+                &self.q_cmd,
+                target_base,
+                &self.arm_joints,
+                &ik_options,
+            );
+            let (dq, scale) = self.joint_step(&position.q);
+            let q = step(&dq, scale);
+            if self.violation(self.tool_point(&q)) <= allowed {
+                q_next = q;
             }
         }
         if slowed || shortened {

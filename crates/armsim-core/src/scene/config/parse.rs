@@ -637,6 +637,13 @@ pub(super) fn parse_armsim(c: &mut Checker, v: &Value, p: &str) -> Option<Armsim
             })
         });
         let pgs = count_in(c, m, p, "pgs_iterations", 1..=100);
+        let contact_hz = c.opt(m, p, "contact_hz", Checker::f32v);
+        let contact_hz = c.check(
+            contact_hz,
+            &key(p, "contact_hz"),
+            |x| (1.0..=240.0).contains(&x),
+            "must be in 1..=240 Hz",
+        );
         Some(PhysicsExt {
             friction: friction.unwrap_or(d.friction),
             restitution: restitution.unwrap_or(d.restitution),
@@ -644,6 +651,7 @@ pub(super) fn parse_armsim(c: &mut Checker, v: &Value, p: &str) -> Option<Armsim
             arm_extra_iterations: extra.unwrap_or(d.arm_extra_iterations),
             arm_joints: arm_joints.unwrap_or(d.arm_joints),
             pgs_iterations: pgs.unwrap_or(d.pgs_iterations),
+            contact_hz,
         })
     });
 

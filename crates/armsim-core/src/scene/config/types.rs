@@ -349,6 +349,10 @@ pub struct PhysicsExt {
     /// when it is not the default.
     #[serde(skip_serializing_if = "is_default_pgs_iterations")]
     pub pgs_iterations: usize,
+    /// Natural frequency of Rapier's contact springs in Hz (`contact_hz`; Rapier's 30 unless
+    /// set): stiffer contacts keep thin fingertip pads from sinking into what they squeeze.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub contact_hz: Option<f32>,
 }
 
 fn is_default_pgs_iterations(n: &usize) -> bool {
@@ -410,6 +414,7 @@ impl Default for PhysicsExt {
             arm_extra_iterations: 4,
             arm_joints: ArmJoints::Multibody,
             pgs_iterations: 1,
+            contact_hz: None,
         }
     }
 }
