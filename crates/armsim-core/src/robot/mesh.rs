@@ -89,14 +89,26 @@ impl MeshAsset {
             Some("obj") => {
                 // mesh-loader splits an OBJ on `g` and `usemtl` but not on `o`: a convex
                 // decomposition written as `o convex_0 … o convex_1` must stay separate parts.
-                let text = String::from_utf8_lossy(bytes);
-                let split: String = text
-                    .lines()
-                    .map(|l| match l.strip_prefix("o ") {
-                        Some(name) => format!("g {name}\n"),
-                        None => format!("{l}\n"),
-                    })
-                    .collect();
+                // Most files have no `o` line: they are parsed as they are, without a copy.
+                let has_objects =
+                    bytes.starts_with(b"o ") || bytes.windows(3).any(|w| w == b"\no ");
+                let split: std::borrow::Cow<[u8]> = if has_objects {
+                    let text = String::from_utf8_lossy(bytes);
+                    let mut out = String::with_capacity(text.len() + 64);
+                    for line in text.lines() {
+                        match line.strip_prefix("o ") {
+                            Some(name) => {
+                                out.push_str("g ");
+                                out.push_str(name);
+                            }
+                            None => out.push_str(line),
+                        }
+                        out.push('\n');
+                    }
+                    std::borrow::Cow::Owned(out.into_bytes())
+                } else {
+                    std::borrow::Cow::Borrowed(bytes)
+                };
                 // The .mtl files that OBJs name are often not shipped: read none, colour comes
                 // from the robot file.
                 loader
@@ -106,7 +118,7 @@ impl MeshAsset {
                             format!("{} not read", p.display()),
                         ))
                     })
-                    .load_obj_from_slice(split.as_bytes(), path)
+                    .load_obj_from_slice(&split, path)
                     .map_err(fail)?
             }
             _ => {
@@ -315,6 +327,44 @@ pub(crate) struct MeshTable {
 }
 
 impl MeshTable {
+    /// Reads `paths` on every core at once (a Menagerie arm names dozens of files), keeping
+    /// those that load; a file that fails is left for [`get_or_load`](Self::get_or_load) to
+    /// report when a geom uses it.
+    pub fn preload(&mut self, paths: &[PathBuf]) {
+        let mut keys: Vec<PathBuf> = paths
+            .iter()
+            .map(|p| p.canonicalize().unwrap_or_else(|_| p.to_path_buf()))
+            .filter(|k| !self.assets.iter().any(|a| &a.path == k))
+            .collect();
+        keys.sort();
+        keys.dedup();
+        let workers = std::thread::available_parallelism()
+            .map_or(1, |n| n.get())
+            .min(keys.len().max(1));
+        let chunk = keys.len().div_ceil(workers).max(1);
+        let loaded: Vec<MeshAsset> = std::thread::scope(|scope| {
+            let handles: Vec<_> = keys
+                .chunks(chunk)
+                .map(|part| {
+                    scope.spawn(move || {
+                        part.iter()
+                            .filter_map(|k| {
+                                let mut a = MeshAsset::load(k).ok()?;
+                                a.path = k.clone();
+                                Some(a)
+                            })
+                            .collect::<Vec<_>>()
+                    })
+                })
+                .collect();
+            handles
+                .into_iter()
+                .flat_map(|h| h.join().unwrap_or_default())
+                .collect()
+        });
+        self.assets.extend(loaded);
+    }
+
     /// The index of the asset for `path`, reading the file the first time.
     pub fn get_or_load(&mut self, path: &Path) -> Result<usize, RobotError> {
         let key = path.canonicalize().unwrap_or_else(|_| path.to_path_buf());

@@ -138,17 +138,39 @@ pub(crate) fn finish_meshes(
             *c = true;
         }
     }
-    for (asset, colliding) in table.assets.iter_mut().zip(colliding) {
-        if colliding {
-            let flat = asset.build_hulls();
-            if flat > 0 {
-                notes.push(format!(
-                    "{} of {} parts of {} have no volume and do not collide",
-                    flat,
-                    asset.parts.len(),
-                    asset.path.display()
-                ));
-            }
+    // Hulls of different files are independent: build them on every core.
+    let mut work: Vec<&mut MeshAsset> = table
+        .assets
+        .iter_mut()
+        .zip(colliding)
+        .filter_map(|(a, c)| c.then_some(a))
+        .collect();
+    let workers = std::thread::available_parallelism()
+        .map_or(1, |n| n.get())
+        .min(work.len().max(1));
+    let chunk = work.len().div_ceil(workers).max(1);
+    let flat: Vec<(usize, usize, PathBuf)> = std::thread::scope(|scope| {
+        let handles: Vec<_> = work
+            .chunks_mut(chunk)
+            .map(|part| {
+                scope.spawn(move || {
+                    part.iter_mut()
+                        .map(|a| (a.build_hulls(), a.parts.len(), a.path.clone()))
+                        .collect::<Vec<_>>()
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .flat_map(|h| h.join().unwrap_or_default())
+            .collect()
+    });
+    for (flat, parts, path) in flat {
+        if flat > 0 {
+            notes.push(format!(
+                "{flat} of {parts} parts of {} have no volume and do not collide",
+                path.display()
+            ));
         }
     }
     table.assets.into_iter().map(std::sync::Arc::new).collect()

@@ -361,6 +361,7 @@ impl<'a, 'input> Parser<'a, 'input> {
         let Some(robot_body) = robot_body else {
             return Err(RobotError::NoLinks);
         };
+        self.preload_meshes();
         self.body(robot_body, None, "main")?;
 
         let mut actuated: Vec<Option<ActuatorSpec>> = vec![None; self.joints.len()];
@@ -508,6 +509,21 @@ impl<'a, 'input> Parser<'a, 'input> {
             self.materials.insert(name.to_string(), rgba);
         }
         Ok(())
+    }
+
+    /// Reads every mesh file the assets name, in parallel, before the bodies use them.
+    fn preload_meshes(&mut self) {
+        let Some(dir) = &self.dir else { return };
+        let base = match &self.meshdir {
+            Some(m) => dir.join(m),
+            None => dir.clone(),
+        };
+        let paths: Vec<PathBuf> = self
+            .mesh_files
+            .values()
+            .filter_map(|(file, _)| resolve_mesh_path(file, &base, None, self.options).ok())
+            .collect();
+        self.meshes.preload(&paths);
     }
 
     /// The mesh asset called `name`, read (once per file) from where the file says.
