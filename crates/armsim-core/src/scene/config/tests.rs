@@ -560,3 +560,50 @@ fn pgs_iterations_is_read_defaulted_and_bounded() {
         );
     }
 }
+
+#[test]
+fn robot_extensions_tool_package_paths_contact_hz_and_an_optional_gripper() {
+    // A tool frame the robot lacks, and contacts out of range, are errors at their paths.
+    let e = errors_for(|v| {
+        v["extensions"]["armsim"]["robot"] = json!({"tool": {"frame": "nowhere"}});
+    });
+    assert_has(
+        &e,
+        "$.extensions.armsim.robot.tool.frame",
+        "no site or link named \"nowhere\"",
+    );
+    let e = errors_for(|v| v["extensions"]["armsim"]["physics"]["contact_hz"] = json!(0.0));
+    assert_has(&e, "$.extensions.armsim.physics.contact_hz", "1..=240");
+    let e = errors_for(|v| {
+        v["extensions"]["armsim"]["robot"] = json!({"package_paths": {"pkg": 3}});
+    });
+    assert!(
+        e.0.iter().any(|e| e
+            .path
+            .starts_with("$.extensions.armsim.robot.package_paths")),
+        "{e}"
+    );
+
+    // The tool point moves the end effector; package paths resolve against the scene's folder;
+    // without `robot.gripper` nothing is the gripper and home_q covers every joint.
+    let mut v = default_value();
+    v["extensions"]["armsim"]["robot"] = json!({
+        "tool": {"frame": "wrist_3_link", "offset_m": [0.0, 0.0, 0.2]},
+        "package_paths": {"arm": "../robots"}
+    });
+    v["extensions"]["armsim"]["physics"]["contact_hz"] = json!(100.0);
+    v["robot"].as_object_mut().unwrap().remove("gripper");
+    v["robot"]["home_q"] = json!([0.0, 0.5451, 0.9369, 1.6596, 0.0, 0.0, 0.04, 0.04]);
+    let scene = parse_value(&v).unwrap();
+    let ext = &scene.config.extensions.armsim;
+    assert_eq!(ext.physics.contact_hz, Some(100.0));
+    assert_eq!(
+        ext.robot.package_paths,
+        vec![("arm".to_string(), PathBuf::from("../robots"))]
+    );
+    let (link, _) = scene.robot.frame("wrist_3_link").unwrap();
+    assert_eq!(scene.robot.ee_link, link);
+    assert_eq!(scene.robot.ee_offset, Vec3::new(0.0, 0.0, 0.2));
+    assert!(scene.config.robot.gripper.is_none() && scene.gripper_joints().is_empty());
+    assert_eq!(scene.home_q_full().len(), scene.robot.joints.len());
+}
