@@ -316,16 +316,9 @@ impl<'a, 'input> Parser<'a, 'input> {
                         line: Some(self.line(node)),
                     });
                 }
-                tag @ ("option" | "visual" | "statistic" | "size" | "extension" | "custom"
-                | "sensor" | "keyframe" | "contact" | "tendon" | "equality" | "actuator"
-                | "worldbody") => {
-                    if !matches!(
-                        tag,
-                        "keyframe" | "contact" | "tendon" | "equality" | "actuator" | "worldbody"
-                    ) {
-                        self.ignored.insert(format!("<{tag}>"));
-                    }
-                }
+                // Read below, in their own passes.
+                "keyframe" | "contact" | "tendon" | "equality" | "actuator" | "worldbody" => {}
+                // `<option>`, `<visual>`, `<sensor>`, `<statistic>`, …: read, not simulated.
                 other => {
                     self.ignored.insert(format!("<{other}>"));
                 }
