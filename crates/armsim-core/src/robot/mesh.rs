@@ -319,6 +319,29 @@ fn package_xml_names(dir: &Path, name: &str) -> bool {
     })
 }
 
+/// `f` over `items`, split into one chunk per core, each on its own thread; results in order.
+/// Mesh files and their hulls are independent, and a Menagerie arm has dozens.
+pub(crate) fn on_every_core<T: Send, R: Send>(
+    items: &mut [T],
+    f: impl Fn(&mut T) -> R + Sync,
+) -> Vec<R> {
+    let workers = std::thread::available_parallelism()
+        .map_or(1, |n| n.get())
+        .min(items.len().max(1));
+    let chunk = items.len().div_ceil(workers).max(1);
+    let f = &f;
+    std::thread::scope(|scope| {
+        let handles: Vec<_> = items
+            .chunks_mut(chunk)
+            .map(|part| scope.spawn(move || part.iter_mut().map(f).collect::<Vec<R>>()))
+            .collect();
+        handles
+            .into_iter()
+            .flat_map(|h| h.join().expect("a mesh worker panicked"))
+            .collect()
+    })
+}
+
 /// Mesh assets of one robot file, keyed by resolved path so that a file named twice (or by two
 /// spellings) is read once.
 #[derive(Default)]
@@ -338,31 +361,12 @@ impl MeshTable {
             .collect();
         keys.sort();
         keys.dedup();
-        let workers = std::thread::available_parallelism()
-            .map_or(1, |n| n.get())
-            .min(keys.len().max(1));
-        let chunk = keys.len().div_ceil(workers).max(1);
-        let loaded: Vec<MeshAsset> = std::thread::scope(|scope| {
-            let handles: Vec<_> = keys
-                .chunks(chunk)
-                .map(|part| {
-                    scope.spawn(move || {
-                        part.iter()
-                            .filter_map(|k| {
-                                let mut a = MeshAsset::load(k).ok()?;
-                                a.path = k.clone();
-                                Some(a)
-                            })
-                            .collect::<Vec<_>>()
-                    })
-                })
-                .collect();
-            handles
-                .into_iter()
-                .flat_map(|h| h.join().unwrap_or_default())
-                .collect()
+        let loaded = on_every_core(&mut keys, |k| {
+            let mut a = MeshAsset::load(k).ok()?;
+            a.path = k.clone();
+            Some(a)
         });
-        self.assets.extend(loaded);
+        self.assets.extend(loaded.into_iter().flatten());
     }
 
     /// The index of the asset for `path`, reading the file the first time.

@@ -145,25 +145,8 @@ pub(crate) fn finish_meshes(
         .zip(colliding)
         .filter_map(|(a, c)| c.then_some(a))
         .collect();
-    let workers = std::thread::available_parallelism()
-        .map_or(1, |n| n.get())
-        .min(work.len().max(1));
-    let chunk = work.len().div_ceil(workers).max(1);
-    let flat: Vec<(usize, usize, PathBuf)> = std::thread::scope(|scope| {
-        let handles: Vec<_> = work
-            .chunks_mut(chunk)
-            .map(|part| {
-                scope.spawn(move || {
-                    part.iter_mut()
-                        .map(|a| (a.build_hulls(), a.parts.len(), a.path.clone()))
-                        .collect::<Vec<_>>()
-                })
-            })
-            .collect();
-        handles
-            .into_iter()
-            .flat_map(|h| h.join().unwrap_or_default())
-            .collect()
+    let flat = mesh::on_every_core(&mut work, |a| {
+        (a.build_hulls(), a.parts.len(), a.path.clone())
     });
     for (flat, parts, path) in flat {
         if flat > 0 {
