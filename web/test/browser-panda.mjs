@@ -10,14 +10,13 @@
 // Environment: ARMSIM_BIN (default ../target/debug/armsim), CHROMIUM (default /usr/bin/chromium),
 // ARMSIM_WEB_OUT.
 
-import { execFileSync, spawn } from 'node:child_process';
-import { X509Certificate, createHash } from 'node:crypto';
+import { execFileSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import assert from 'node:assert/strict';
-import { chromium } from 'playwright-core';
+import { launchChromium, startArmsim } from './harness.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const root = path.resolve(here, '../..');
@@ -37,39 +36,13 @@ scene.robot.mjcf_path = mjcf;
 const scenePath = path.join(configDir, 'panda.json');
 writeFileSync(scenePath, JSON.stringify(scene));
 
-const sim = spawn(bin, [
-  '--headless', '--scene', scenePath,
-  '--teleop-port', '0', '--xr-port', '0', '--xr-key', KEY, '--no-agent-ports',
-], { env: { ...process.env, ARMSIM_CONFIG_DIR: configDir }, stdio: ['ignore', 'pipe', 'pipe'] });
-let simLog = '';
-const url = await new Promise((resolve, reject) => {
-  const timer = setTimeout(() => reject(new Error(`armsim logged no page URL in 60 s:\n${simLog}`)), 60000);
-  const onData = (d) => {
-    simLog += d;
-    const m = simLog.match(/headset page: (https:\/\/\S+\?key=\S+)/);
-    if (m) {
-      clearTimeout(timer);
-      resolve(m[1]);
-    }
-  };
-  sim.stdout.on('data', onData);
-  sim.stderr.on('data', onData);
-  sim.on('exit', (code) => reject(new Error(`armsim exited (${code}):\n${simLog}`)));
-});
+const { sim, url, log: armsimLog } = await startArmsim({ bin, scene: scenePath, key: KEY, configDir });
 log('armsim serves the Panda at', url);
-const served = simLog.match(/serving (\d+) mesh files as (\d+) buffers: (\d+) bytes, (\d+) gzipped/);
+const served = armsimLog().match(/serving (\d+) mesh files as (\d+) buffers: (\d+) bytes, (\d+) gzipped/);
 if (served) log(`mesh buffers: ${served[1]} files, ${served[2]} parts, ${served[3]} bytes raw, ${served[4]} gzipped`);
 
-const cert = new X509Certificate(readFileSync(path.join(configDir, 'xr-cert.pem')));
-const spki = createHash('sha256').update(cert.publicKey.export({ type: 'spki', format: 'der' })).digest('base64');
-const browser = await chromium.launch({
-  executablePath: chromePath,
-  args: [
-    '--headless', '--no-sandbox', '--use-gl=swiftshader', '--enable-unsafe-swiftshader',
-    '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update',
-    '--disable-sync', `--ignore-certificate-errors-spki-list=${spki}`,
-  ],
-});
+
+const browser = await launchChromium(chromePath, configDir);
 let failed = false;
 try {
   const page = await (await browser.newContext({ viewport: { width: 800, height: 500 } })).newPage();
@@ -159,7 +132,7 @@ try {
 } catch (e) {
   failed = true;
   console.error(e);
-  console.error('--- armsim log ---\n', simLog.split('\n').slice(-40).join('\n'));
+  console.error('--- armsim log ---\n', armsimLog().split('\n').slice(-40).join('\n'));
 } finally {
   await browser.close();
   sim.kill('SIGTERM');

@@ -15,14 +15,11 @@
 // Environment: ARMSIM_BIN (default ../target/debug/armsim), CHROMIUM (default /usr/bin/chromium),
 // ARMSIM_WEB_OUT (where the screenshot goes; default web/test-results).
 
-import { spawn } from 'node:child_process';
-import { X509Certificate, createHash } from 'node:crypto';
-import { mkdtempSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdirSync, readFileSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import assert from 'node:assert/strict';
-import { chromium } from 'playwright-core';
+import { launchChromium, startArmsim } from './harness.mjs';
 import { frames, transformVector, xrToAnchor } from '../app/mapping.js';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
@@ -35,39 +32,10 @@ const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 const t0 = Date.now();
 const log = (...a) => console.log(`[${((Date.now() - t0) / 1000).toFixed(1)} s]`, ...a);
 
-const configDir = mkdtempSync(path.join(tmpdir(), 'armsim-web-'));
-const sim = spawn(bin, [
-  '--headless', '--scene', path.join(root, 'assets/scenes/default_scene.json'),
-  '--teleop-port', '0', '--xr-port', '0', '--xr-key', KEY, '--no-agent-ports',
-], { env: { ...process.env, ARMSIM_CONFIG_DIR: configDir }, stdio: ['ignore', 'pipe', 'pipe'] });
-let simLog = '';
-const url = await new Promise((resolve, reject) => {
-  const timer = setTimeout(() => reject(new Error(`armsim logged no page URL in 60 s:\n${simLog}`)), 60000);
-  const onData = (d) => {
-    simLog += d;
-    const m = simLog.match(/headset page: (https:\/\/\S+\?key=\S+)/);
-    if (m) {
-      clearTimeout(timer);
-      resolve(m[1]);
-    }
-  };
-  sim.stdout.on('data', onData);
-  sim.stderr.on('data', onData);
-  sim.on('exit', (code) => reject(new Error(`armsim exited (${code}):\n${simLog}`)));
-});
+const { sim, url, configDir, log: armsimLog } = await startArmsim({ bin, scene: path.join(root, 'assets/scenes/default_scene.json'), key: KEY });
 log('armsim serves', url);
 
-// Trust exactly armsim's certificate (its public key), not every certificate.
-const cert = new X509Certificate(readFileSync(path.join(configDir, 'xr-cert.pem')));
-const spki = createHash('sha256').update(cert.publicKey.export({ type: 'spki', format: 'der' })).digest('base64');
-const browser = await chromium.launch({
-  executablePath: chromePath,
-  args: [
-    '--headless', '--no-sandbox', '--use-gl=swiftshader', '--enable-unsafe-swiftshader',
-    '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update',
-    '--disable-sync', `--ignore-certificate-errors-spki-list=${spki}`,
-  ],
-});
+const browser = await launchChromium(chromePath, configDir);
 let failed = false;
 try {
   const iwer = readFileSync(path.join(here, '../node_modules/iwer/build/iwer.js'), 'utf8');
@@ -236,7 +204,7 @@ try {
 } catch (e) {
   failed = true;
   console.error(e);
-  console.error('--- armsim log ---\n', simLog.split('\n').slice(-40).join('\n'));
+  console.error('--- armsim log ---\n', armsimLog().split('\n').slice(-40).join('\n'));
 } finally {
   await browser.close();
   sim.kill('SIGTERM');
