@@ -405,6 +405,7 @@ fn run() -> anyhow::Result<ExitCode> {
     let source = scene::SceneSource::choose(cli.scene.as_deref());
     let load_options = armsim::robot::LoadOptions {
         package_paths: cli.package_path.clone(),
+        ..Default::default()
     };
     let scene = match source.load_with(&load_options) {
         Ok(s) => Arc::new(s),

@@ -1,6 +1,7 @@
 //! Real robots in the real window, under Xvfb with Mesa's software Vulkan: the Menagerie Panda
-//! (MJCF, OBJ meshes with several parts per link) and the SO-101 (MJCF, STL meshes) are drawn
-//! from their mesh files in their materials' colours, in both render profiles, and again after a
+//! (MJCF, OBJ meshes with several parts per link), example-robot-data's Panda (URDF, COLLADA
+//! visuals) and the SO-101 from its MJCF and its URDF (STL meshes) are drawn from their mesh files
+//! in their materials' colours, the Menagerie Panda in both render profiles and again after a
 //! reset. The robot files are the fixtures `scripts/robot-fixtures` fetches (cached under
 //! `target/robot-fixtures/`); the scenes are the shipped `assets/scenes/panda.json` and
 //! `so101.json` with their robot path pointed at those files. Screenshots are kept in
@@ -59,15 +60,27 @@ fn height(points: &[(usize, usize)]) -> usize {
 /// A scene of the shipped `assets/scenes/NAME.json` with its robot at `robot` (an absolute
 /// path), written into a scratch folder.
 fn scene_with_robot(name: &str, robot: &Path) -> PathBuf {
+    scene_with_robot_edited(name, robot, |_| {})
+}
+
+/// [`scene_with_robot`], with `edit` applied to the scene's JSON (a URDF's actuator and tool
+/// names).
+fn scene_with_robot_edited(
+    name: &str,
+    robot: &Path,
+    edit: impl FnOnce(&mut serde_json::Value),
+) -> PathBuf {
     let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
     let text = std::fs::read_to_string(root.join(format!("assets/scenes/{name}.json")))
         .expect("the shipped scene");
     let mut scene: serde_json::Value = serde_json::from_str(&text).expect("scene JSON");
     assert!(robot.is_file(), "no robot file {}", robot.display());
     scene["robot"]["mjcf_path"] = serde_json::Value::String(robot.display().to_string());
+    edit(&mut scene);
+    let stem = robot.file_stem().unwrap().to_string_lossy();
     let dir = std::env::temp_dir().join(format!("armsim-gui-robots-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
-    let path = dir.join(format!("{name}.json"));
+    let path = dir.join(format!("{name}_{stem}.json"));
     std::fs::write(&path, serde_json::to_string_pretty(&scene).unwrap()).unwrap();
     path
 }
@@ -274,24 +287,59 @@ fn full_profile_draws_the_menagerie_panda() {
     w.save_log();
 }
 
-/// The SO-101 (MJCF with STL meshes): its yellow printed parts and its black motors. The goal
-/// zone's yellow gizmo is a thin line, which the solid-area count leaves out.
+/// example-robot-data's Panda (URDF with COLLADA visuals whose colours come from the DAE files).
+#[test]
+fn window_draws_the_urdf_panda_from_its_meshes() {
+    let robot = fixtures::example_robot_data().join("panda_description/urdf/panda.urdf");
+    let scene = scene_with_robot_edited("panda", &robot, |json| {
+        json["robot"]["gripper"]["actuator_name"] = "panda_finger_joint1".into();
+        json["extensions"]["armsim"]["robot"]["tool"] =
+            serde_json::json!({"frame": "panda_hand_tcp"});
+    });
+    let (w, img) = open(&scene, "lite", "panda_urdf_lite", 3);
+    check_panda(&img, "urdf panda lite");
+    w.save_log();
+}
+
+/// The SO-101's looks: yellow printed parts and black motors. The goal zone's yellow gizmo is a
+/// thin line, which the solid-area count leaves out.
+const SO101: Looks = Looks {
+    name: "the SO-101",
+    colour: "yellow",
+    colour_pixels: "yellow",
+    is_colour: yellow,
+    dark_parts: "the SO-101's motors",
+    min_colour: 800,
+    min_height: 60,
+    min_dark: 40,
+    min_cubes: 5,
+};
+
+/// The SO-101 from its MJCF (STL meshes, colours from its materials).
 #[test]
 fn window_draws_the_so101_from_its_meshes() {
     let robot = fixtures::so101_dir().join("so101_new_calib.xml");
     let scene = scene_with_robot("so101", &robot);
     let (w, img) = open(&scene, "lite", "so101_lite", 2);
-    let so101 = Looks {
-        name: "the SO-101",
-        colour: "yellow",
-        colour_pixels: "yellow",
-        is_colour: yellow,
-        dark_parts: "the SO-101's motors",
-        min_colour: 800,
-        min_height: 60,
-        min_dark: 40,
-        min_cubes: 5,
-    };
-    check_robot(&img, "so101", "", &so101);
+    check_robot(&img, "so101", "", &SO101);
+    w.save_log();
+}
+
+/// The SO-101 from its URDF (the same STL meshes, colours from the URDF's materials).
+#[test]
+fn window_draws_the_so101_urdf_from_its_meshes() {
+    let robot = fixtures::so101_dir().join("so101_new_calib.urdf");
+    let scene = scene_with_robot_edited("so101", &robot, |json| {
+        json["robot"]["gripper"]["actuator_name"] = "motor6".into();
+        json["extensions"]["armsim"]["robot"]["tool"] =
+            serde_json::json!({"frame": "gripper_frame_link"});
+        // The jaw pads are MJCF geoms; the URDF has none.
+        json["extensions"]["armsim"]["robot"]
+            .as_object_mut()
+            .unwrap()
+            .remove("collide_geoms");
+    });
+    let (w, img) = open(&scene, "lite", "so101_urdf_lite", 4);
+    check_robot(&img, "so101 urdf", "", &SO101);
     w.save_log();
 }

@@ -300,38 +300,50 @@ fn urdf_panda_picks_up_a_cube() {
 }
 
 /// From its home pose (tool level, pointing away from the base, 9 mm short of the workspace box's
-/// far face) the SO-101 follows the hand to above a cube, turning its tool down on the way.
+/// far face) the SO-101 follows the hand over a cube, turning its tool down on the way, then down
+/// to 1.5 cm above it. The first point is beyond what the arm reaches with its tool pointing
+/// down (the wrist's flex limit), so the tool is only near it; the second it reaches.
 #[test]
 fn so101_follows_the_hand_from_home() {
-    let target = Vec3::new(0.25, -0.06, 1.13);
+    let over = Vec3::new(0.25, -0.06, 1.113);
+    let target = Vec3::new(0.25, -0.06, 1.04);
     let run = play(
         "so101",
         so101(|_| {}),
         "cube_red",
-        &[Leg {
-            what: "above",
-            target,
-            grip: false,
-            secs: 3.0,
-        }],
+        &[
+            Leg {
+                what: "over",
+                target: over,
+                grip: false,
+                secs: 3.0,
+            },
+            Leg {
+                what: "lower",
+                target,
+                grip: false,
+                secs: 2.0,
+            },
+        ],
     );
-    let tool = run.legs[0].tool;
-    // The wrist's flex limit leaves the tool 9 mm short in height there.
+    let near = run.legs[0].tool;
     assert!(
-        (tool - target).length() < 0.015,
+        (near - over).length() < 0.04,
+        "the tool point is at {near}, far from {over}"
+    );
+    let tool = run.legs[1].tool;
+    assert!(
+        (tool - target).length() < 0.005,
         "the tool point is at {tool} instead of {target}"
     );
 }
 
-/// The SO-101 pick of the red 2.5 cm cube, centred in its height. Fails, for two reasons left
-/// open (issue 26's closing note): teleop's open grip puts the jaw at 0 rad
-/// (`scene::gripper_open_position`: a hinged finger is open at 0), but this jaw opens towards
-/// +1.75 rad; at 0 its hull is 16 mm from the fixed jaw's (49 mm at 0.46 rad), so it comes down
-/// on the cube, and closing swings it wide open. And the file's `kp` 17.8 N·m/rad is scaled by
-/// inertia plus the joint's `armature` (0.028), which Rapier's multibody does not simulate, so
-/// the jaw squeezes with about 0.01 N·m/rad: too weak to hold 20 g.
+/// The SO-101 pick of the red 2.5 cm cube, centred in its height. Two things make it work: the
+/// scene's `gripper_positions` (this jaw opens towards +1.75 rad; at 0 rad, the usual open
+/// position of a hinged finger, its hull is 16 mm from the fixed jaw's), and the joints'
+/// `armature`, which the multibody simulates and the gains count, so the jaw squeezes with the
+/// file's 17.8 N·m/rad rather than about 0.01.
 #[test]
-#[ignore = "the SO-101 jaw opens towards its upper limit and squeezes too weakly (see the comment)"]
 fn so101_picks_up_a_cube() {
     // The scene's tool point is between the jaws (the file's `gripperframe` site is on the fixed
     // jaw's inner face) and its table clearance 1 cm, so the jaws reach a 2.5 cm cube.

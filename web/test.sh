@@ -2,8 +2,9 @@
 # The headset page's tests: node's test runner on the page's pure logic (mapping, clutch, jump
 # guard, envelopes, heartbeats, latency, mesh buffers), then the browser tests: web/test/browser.mjs
 # (a headless armsim, Debian's chromium through playwright-core, IWER as the Quest 3) and
-# web/test/browser-panda.mjs (the Menagerie Panda drawn from its meshes). node_modules comes from
-# the committed lockfile (npm ci) when it is missing or older than the lockfile.
+# web/test/browser-robots.mjs (real robots drawn from their meshes: the Menagerie Panda, the URDF
+# Panda, the SO-101 as MJCF and URDF). node_modules comes from the committed lockfile (npm ci)
+# when it is missing or older than the lockfile.
 # ARMSIM_BIN overrides the binary (default: target/debug/armsim, which `cargo test` builds).
 set -euo pipefail
 cd "$(dirname "$0")"
@@ -30,7 +31,7 @@ fi
 start=$SECONDS
 ARMSIM_BIN=$(realpath "$bin") node test/browser.mjs
 echo "web/test.sh: browser test took $((SECONDS - start)) s"
-# A real robot drawn from its meshes: the Menagerie Panda (scripts/robot-fixtures caches it).
+# Real robots drawn from their meshes: the Pandas and SO-101s (scripts/robot-fixtures caches them).
 start=$SECONDS
-ARMSIM_BIN=$(realpath "$bin") node test/browser-panda.mjs
-echo "web/test.sh: Panda browser test took $((SECONDS - start)) s"
+ARMSIM_BIN=$(realpath "$bin") node test/browser-robots.mjs
+echo "web/test.sh: robots browser test took $((SECONDS - start)) s"

@@ -124,6 +124,33 @@ fn so101_urdf_holds_its_home_pose() {
         json["robot"]["gripper"]["actuator_name"] = "motor6".into();
         json["extensions"]["armsim"]["robot"]["tool"] =
             serde_json::json!({"frame": "gripper_frame_link"});
+        // The jaw pads are MJCF geoms; the URDF has none.
+        json["extensions"]["armsim"]["robot"]
+            .as_object_mut()
+            .unwrap()
+            .remove("collide_geoms");
+    }));
+}
+
+/// example-robot-data's SO-100 (URDF, STL meshes) on the SO-101's scene: the same five arm
+/// joints and jaw, named alike; its transmissions name the motors.
+#[test]
+fn so100_urdf_holds_its_home_pose() {
+    let urdf = fixtures::example_robot_data().join("so_arm_description/urdf/so100.urdf");
+    holds_its_home_pose(scene_with("so101", &urdf, |json| {
+        json["robot"]["gripper"]["actuator_name"] = "motor6".into();
+        json["extensions"]["armsim"]["robot"]
+            .as_object_mut()
+            .unwrap()
+            .remove("tool");
+        json["extensions"]["armsim"]["robot"]
+            .as_object_mut()
+            .unwrap()
+            .remove("gripper_positions");
+        json["extensions"]["armsim"]["robot"]
+            .as_object_mut()
+            .unwrap()
+            .remove("collide_geoms");
     }));
 }
 

@@ -224,12 +224,17 @@ impl MeshAsset {
     }
 }
 
-/// Where `package://NAME/…` URIs point: an explicit map first, then a walk up from the robot file.
+/// How a robot file is read: where `package://NAME/…` URIs point (an explicit map first, then a
+/// walk up from the robot file), and which parked geoms collide.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct LoadOptions {
     /// `NAME → DIR`, from `--package-path NAME=DIR` and the scene's
     /// `extensions.armsim.robot.package_paths`, first match wins.
     pub package_paths: Vec<(String, PathBuf)>,
+    /// MJCF geoms, by name, that collide with the world whatever their `contype`/`conaffinity`
+    /// (the scene's `extensions.armsim.robot.collide_geoms`): the SO-101's jaw pads, which its
+    /// file parks on bit 2 for an environment option to switch on.
+    pub collide_geoms: Vec<String>,
 }
 
 /// Resolves a mesh reference as a robot file writes it to an existing file.
@@ -437,6 +442,7 @@ mod tests {
         std::fs::write(other.join("meshes/a.stl"), "").unwrap();
         let opts = LoadOptions {
             package_paths: vec![("my_robot".into(), other.clone())],
+            ..Default::default()
         };
         let mapped =
             resolve_mesh_path("package://my_robot/meshes/a.stl", &root, Some(&urdf), &opts)

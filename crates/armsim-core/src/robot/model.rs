@@ -163,6 +163,13 @@ pub struct Joint {
     pub max_velocity: f32,
     /// Passive viscous damping (N·m·s/rad).
     pub damping: f32,
+    /// Reflected rotor inertia added to the joint's own inertia (kg·m² or kg; MJCF `armature`, 0
+    /// for URDF). The multibody simulates it, and the motor gains are scaled by it.
+    pub armature: f32,
+    /// `(open, closed)` positions when this joint is the gripper's and the scene says where its
+    /// jaws open (`extensions.armsim.robot.gripper_positions`); `None` = the usual convention
+    /// (`scene::gripper_open_position`).
+    pub grip: Option<(f32, f32)>,
     /// Position-control gains used by the simulator's PD motor (acceleration-based: 1/s², 1/s).
     pub kp: f32,
     pub kd: f32,

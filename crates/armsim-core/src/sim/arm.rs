@@ -176,6 +176,7 @@ impl Arm {
             mb.set_self_contacts_enabled(false);
         }
         arm.write_damping(&mut SetsMut::of(physics));
+        arm.write_armature(&mut SetsMut::of(physics), robot);
         arm.set_state(
             &mut SetsMut::of(physics),
             robot,
@@ -234,7 +235,10 @@ impl Arm {
                 // scaled here by the subtree's inertia about the axis (what the multibody's
                 // joint space sees) and the motor is force-based. Passive damping joins the
                 // motor's damping: kd·I·(v* − v) − d·v = (kd·I + d)·(kd·I·v*/(kd·I + d) − v).
-                let inertia = self.subtree_inertia(physics.as_ref(), bodies, j, joint.kind);
+                // An impulse joint cannot carry a rotor's inertia; its gains still count it, so
+                // they are the force gains the file asks for.
+                let inertia =
+                    self.subtree_inertia(physics.as_ref(), bodies, j, joint.kind) + joint.armature;
                 let d = self.damping[j];
                 let (target, velocity, stiffness, gain, max_force) = match cmd {
                     JointCommand::Position { target, velocity } => (
@@ -497,6 +501,22 @@ impl Arm {
             .map(|j| if on { j.damping } else { 0.0 })
             .collect();
         self.write_damping(physics);
+    }
+
+    /// Writes each multibody joint's `armature` (reflected rotor inertia, MuJoCo's) into the
+    /// multibody, whose acceleration-based motors then scale their gains by it too: a position
+    /// actuator tuned in MuJoCo squeezes with the stiffness it has there.
+    fn write_armature(&self, physics: &mut SetsMut<'_>, robot: &RobotModel) {
+        for (h, joint) in self.handles.iter().zip(&robot.joints) {
+            let JointHandle::Multibody(h) = *h else {
+                continue;
+            };
+            if let Some((mb, link_id)) = physics.multibody_joints.get_mut(h)
+                && let Some(dof) = mb.link(link_id).map(|l| l.assembly_id())
+            {
+                mb.armature_mut()[dof] = joint.armature;
+            }
+        }
     }
 
     /// Writes the passive damping of multibody joints into the multibody (impulse joints apply

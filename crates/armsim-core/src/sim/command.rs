@@ -73,10 +73,14 @@ pub fn gripper_commands(
         .collect()
 }
 
-/// The (open, closed) positions of a gripper joint: open as the scene defines it
-/// (`scene::gripper_open_position`), closed at the far end of the joint's range (slide fingers
-/// close towards their lower limit, hinged fingers curl towards their upper one).
+/// The (open, closed) positions of a gripper joint: the scene's `gripper_positions` when it gives
+/// them (`Joint::grip`); otherwise open as `scene::gripper_open_position` says, closed at the far
+/// end of the joint's range (slide fingers close towards their lower limit, hinged fingers curl
+/// towards their upper one).
 pub fn gripper_range(joint: &crate::robot::Joint) -> (f32, f32) {
+    if let Some(grip) = joint.grip {
+        return grip;
+    }
     let open = crate::scene::gripper_open_position(joint);
     let (lo, hi) = joint.limits.unwrap_or((open, open));
     match joint.kind {

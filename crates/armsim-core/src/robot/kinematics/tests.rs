@@ -29,6 +29,8 @@ fn joint(name: &str, kind: JointKind, link: usize, axis: Vec3, anchor: Vec3) -> 
         limits: None,
         max_effort: 1.0,
         max_velocity: 1.0,
+        armature: 0.0,
+        grip: None,
         damping: 0.0,
         kp: 1.0,
         kd: 1.0,

@@ -283,8 +283,6 @@ impl<'a, 'input> Parser<'a, 'input> {
 }
 
 pub(super) struct JointExtra {
-    /// Added to the effective inertia for gain scaling.
-    pub(super) armature: f32,
     /// `actuatorfrcrange` was given.
     pub(super) explicit_effort: bool,
 }
@@ -306,7 +304,7 @@ pub(super) fn apply_actuators(
 ) {
     for (j, spec) in actuated.iter().enumerate() {
         let Some(spec) = spec else { continue };
-        let inertia = effective_inertia(model, j) + extra[j].armature;
+        let inertia = effective_inertia(model, j) + model.joints[j].armature;
         let scale = |force_gain: f32| (inertia > 1e-9).then(|| force_gain / inertia);
         let joint = &mut model.joints[j];
         if let Some(kp) = spec.kp.and_then(scale) {

@@ -236,7 +236,6 @@ impl<'a, 'input> Parser<'a, 'input> {
         let j = self.joints.len();
         self.links[link].joint = Some(j);
         self.extra.push(JointExtra {
-            armature: el.f32("armature")?.unwrap_or(0.0).max(0.0),
             explicit_effort: frcrange.is_some(),
         });
         self.joints.push(Joint {
@@ -249,6 +248,8 @@ impl<'a, 'input> Parser<'a, 'input> {
             max_effort,
             max_velocity,
             damping: el.f32("damping")?.unwrap_or(0.0),
+            armature: el.f32("armature")?.unwrap_or(0.0).max(0.0),
+            grip: None,
             kp,
             kd,
             actuator: None,
@@ -369,7 +370,9 @@ impl<'a, 'input> Parser<'a, 'input> {
         let bits = |name: &str| -> Result<u32, RobotError> {
             Ok(el.f32(name)?.map_or(1, |v| v.max(0.0) as u32))
         };
-        let collides = (bits("contype")? | bits("conaffinity")?) & 1 != 0;
+        let named = |name: &str| self.options.collide_geoms.iter().any(|g| g == name);
+        let collides =
+            (bits("contype")? | bits("conaffinity")?) & 1 != 0 || el.own("name").is_some_and(named);
         let drawn = el.f32("group")?.unwrap_or(0.0) < 3.0;
         let l = &mut self.links[link];
         if collides {

@@ -489,3 +489,36 @@ fn general_affine_actuators_and_class_defaults_with_poses() {
     assert!(m.links[1].collisions.is_empty());
     assert_eq!(m.home, Some(vec![0.25]));
 }
+
+#[test]
+fn armature_is_kept_and_parked_geoms_collide_when_named() {
+    let xml = r#"<mujoco>
+        <default><default class="servo"><joint armature="0.028"/></default></default>
+        <worldbody><body name="r">
+          <body name="jaw"><joint name="jaw" class="servo"/>
+            <inertial mass="0.01" diaginertia="1e-6 1e-6 1e-6"/>
+            <geom name="pad" type="box" size="0.01 0.01 0.01" contype="2" conaffinity="2"/>
+            <geom name="shell" type="box" size="0.02 0.02 0.02" contype="0" conaffinity="0"/>
+          </body>
+        </body></worldbody>
+        <actuator><position name="jaw" joint="jaw" kp="17.8"/></actuator></mujoco>"#;
+    let m = parse_mjcf(xml).unwrap();
+    let jaw = &m.joints[0];
+    assert_eq!(jaw.armature, 0.028);
+    // kp is per unit of inertia, the armature counted: 17.8 N·m/rad over about 0.028 kg·m².
+    let force_kp = jaw.kp * (effective_inertia(&m, 0) + jaw.armature);
+    assert!((force_kp - 17.8).abs() < 1e-3, "{force_kp}");
+    // On bit 2 the pad does not meet the world, unless the options name it.
+    assert!(m.links[1].collisions.is_empty());
+    let options = LoadOptions {
+        collide_geoms: vec!["pad".into()],
+        ..Default::default()
+    };
+    let m = parse_mjcf_file(xml, None, &options).unwrap();
+    let names: Vec<_> = m.links[1]
+        .collisions
+        .iter()
+        .map(|g| g.name.as_deref())
+        .collect();
+    assert_eq!(names, [Some("pad")]);
+}

@@ -313,6 +313,8 @@ fn build(
             max_effort,
             max_velocity,
             damping: joint.dynamics.as_ref().map_or(0.0, |d| d.damping as f32),
+            armature: 0.0,
+            grip: None,
             kp,
             kd,
             actuator: None,
@@ -465,8 +467,9 @@ fn build(
 
 /// Sag the default PD may show under the robot's own weight, at most (radians or metres).
 const HOLD_SAG: f32 = 1e-3;
-/// Stiffest default gain (1/s²): 100 rad/s, well inside what a 240 Hz step keeps stable.
-const MAX_KP: f32 = 10_000.0;
+/// Stiffest default gain (1/s²): 200 rad/s. The motor is an implicit (soft-constraint) spring, so
+/// a 240 Hz step keeps it stable; the SO-100's jaw needs more than 100 rad/s to hold.
+const MAX_KP: f32 = 40_000.0;
 
 /// URDF gives no gains, and the default PD's stiffness (50 rad/s) lets a light link on a long
 /// lever (the SO-101's jaw) sag by several mrad. Each joint's gain is raised, never lowered, to

@@ -527,6 +527,7 @@ fn package_uri_resolves_through_an_explicit_package_path() {
 
     let options = LoadOptions {
         package_paths: vec![("far_pkg".into(), elsewhere.clone())],
+        ..Default::default()
     };
     let m = load_robot_with(&urdf, &options).unwrap();
     assert_eq!(
@@ -545,6 +546,7 @@ fn missing_mesh_reports_every_path_tried_and_the_link() {
     );
     let options = LoadOptions {
         package_paths: vec![("pkg".into(), pkg_map.clone())],
+        ..Default::default()
     };
     let e = load_robot_with(&urdf, &options).unwrap_err();
     let RobotError::MeshNotFound { tried, .. } = &e else {

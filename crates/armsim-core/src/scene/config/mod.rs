@@ -161,9 +161,13 @@ impl Scene {
 
 /// The position of a gripper joint that opens the jaws.
 ///
-/// Convention (the robot files follow it): a slide finger opens towards its upper limit; a hinged finger is open
-/// at 0 (straight), clamped into its limits. An unlimited joint opens at 0.
+/// The scene's `extensions.armsim.robot.gripper_positions` when it gives them (`Joint::grip`); otherwise the
+/// convention most robot files follow: a slide finger opens towards its upper limit; a hinged finger is open at 0
+/// (straight), clamped into its limits. An unlimited joint opens at 0.
 pub fn gripper_open_position(joint: &Joint) -> f32 {
+    if let Some((open, _)) = joint.grip {
+        return open;
+    }
     match (joint.kind, joint.limits) {
         (JointKind::Prismatic, Some((_, hi))) => hi,
         (JointKind::Revolute, Some((lo, hi))) => 0.0_f32.clamp(lo.min(hi), hi.max(lo)),
@@ -238,6 +242,13 @@ pub fn parse_scene_with(
             {
                 robot.ee_link = link;
                 robot.ee_offset = pose.transform_point(Vec3::from_array(tool.offset_m));
+            }
+            // Checked above against the gripper joint's limits.
+            if let Some(grip) = config.extensions.armsim.robot.gripper_positions
+                && let Some(gripper) = &config.robot.gripper
+                && let Some(j) = robot.actuator_joint(&gripper.actuator_name)
+            {
+                robot.joints[j].grip = Some((grip.open, grip.closed));
             }
             Ok(Scene {
                 config,

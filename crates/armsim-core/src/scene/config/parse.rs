@@ -72,6 +72,9 @@ pub(super) fn parse_root(
                 .package_paths
                 .push((name.clone(), base_dir.join(expand_home(dir))));
         }
+        load_options
+            .collide_geoms
+            .extend(ext.armsim.robot.collide_geoms.iter().cloned());
     }
     let loaded = robot
         .mjcf_path
@@ -91,6 +94,25 @@ pub(super) fn parse_root(
                     model.name, tool.frame
                 ),
             );
+        }
+        for (i, name) in load_options.collide_geoms.iter().enumerate() {
+            let found = model
+                .links
+                .iter()
+                .flat_map(|l| &l.collisions)
+                .any(|g| g.name.as_deref() == Some(name));
+            if !found {
+                c.err(
+                    format!("$.extensions.armsim.robot.collide_geoms[{i}]"),
+                    format!("robot \"{}\" has no geom named \"{name}\"", model.name),
+                );
+            }
+        }
+        if let Some(grip) = extensions
+            .as_ref()
+            .and_then(|e| e.armsim.robot.gripper_positions)
+        {
+            check_gripper_positions(c, model, robot.actuator_name.as_deref(), grip);
         }
     }
     if let (Some(top), Some(base)) = (top, &robot.base_pose) {
@@ -692,6 +714,28 @@ pub(super) fn parse_robot_ext(c: &mut Checker, v: &Value, p: &str) -> Option<Rob
             offset_m: offset.unwrap_or([0.0; 3]),
         })
     });
+    if let Some(names) = m.get("collide_geoms") {
+        let pp = key(p, "collide_geoms");
+        match names.as_array() {
+            Some(names) => {
+                for (i, name) in names.iter().enumerate() {
+                    let name = c.string(name, &format!("{pp}[{i}]"));
+                    ext.collide_geoms
+                        .extend(c.non_empty(name, &format!("{pp}[{i}]")));
+                }
+            }
+            None => c.err(pp, "must be an array of geom names"),
+        }
+    }
+    ext.gripper_positions = c.opt(m, p, "gripper_positions", |c, v, p| {
+        let m = c.loose_object(v, p)?;
+        let open = c.req(m, p, "open", Checker::f32v);
+        let closed = c.req(m, p, "closed", Checker::f32v);
+        Some(GripperPositions {
+            open: open?,
+            closed: closed?,
+        })
+    });
     Some(ext)
 }
 
@@ -710,5 +754,43 @@ fn count_in(
         let (lo, hi) = range.into_inner();
         c.err(key(p, k), format!("must be in {lo}..={hi}, found {n}"));
         None
+    }
+}
+
+/// `extensions.armsim.robot.gripper_positions` needs a gripper, and both positions inside its
+/// joint's limits.
+fn check_gripper_positions(
+    c: &mut Checker,
+    model: &RobotModel,
+    actuator: Option<&str>,
+    grip: GripperPositions,
+) {
+    let p = "$.extensions.armsim.robot.gripper_positions";
+    let Some(name) = actuator else {
+        c.err(
+            p,
+            "the scene has no robot.gripper for these positions to apply to",
+        );
+        return;
+    };
+    // An unknown actuator is reported at robot.gripper.actuator_name already.
+    let Some(joint) = model.actuator_joint(name).map(|j| &model.joints[j]) else {
+        return;
+    };
+    if grip.open == grip.closed {
+        c.err(p, format!("open and closed are both {}", grip.open));
+    }
+    if let Some((lo, hi)) = joint.limits {
+        for (k, q) in [("open", grip.open), ("closed", grip.closed)] {
+            if !(lo..=hi).contains(&q) {
+                c.err(
+                    key(p, k),
+                    format!(
+                        "{q} is outside joint \"{}\"'s range [{lo}, {hi}]",
+                        joint.name
+                    ),
+                );
+            }
+        }
     }
 }

@@ -607,3 +607,74 @@ fn robot_extensions_tool_package_paths_contact_hz_and_an_optional_gripper() {
     assert!(scene.config.robot.gripper.is_none() && scene.gripper_joints().is_empty());
     assert_eq!(scene.home_q_full().len(), scene.robot.joints.len());
 }
+
+#[test]
+fn gripper_positions_set_where_the_jaws_open_and_close() {
+    // arm6's fingers slide over 0..=0.04 m; by convention they open at 0.04 and close at 0.
+    let scene = default_scene();
+    let g = scene.gripper_joint().unwrap();
+    assert_eq!(
+        crate::sim::gripper_range(&scene.robot.joints[g]),
+        (0.04, 0.0)
+    );
+
+    let mut v = default_value();
+    v["extensions"]["armsim"]["robot"] =
+        json!({"gripper_positions": {"open": 0.03, "closed": 0.005}});
+    let scene = parse_value(&v).unwrap();
+    let g = scene.gripper_joint().unwrap();
+    assert_eq!(scene.robot.joints[g].grip, Some((0.03, 0.005)));
+    assert_eq!(
+        crate::sim::gripper_range(&scene.robot.joints[g]),
+        (0.03, 0.005)
+    );
+    assert_eq!(scene.home_q_full()[g], 0.03);
+    let closed = crate::sim::gripper_commands(&scene.robot, g, 1.0);
+    assert!(
+        closed.iter().any(|&(j, c)| j == g
+            && matches!(c, crate::sim::JointCommand::Position { target, .. }
+                if (target - 0.005).abs() < 1e-6)),
+        "{closed:?}"
+    );
+
+    // Outside the joint's range, equal, missing a field, or with no gripper: errors at the key.
+    let p = "$.extensions.armsim.robot.gripper_positions";
+    let e = errors_for(|v| {
+        v["extensions"]["armsim"]["robot"] =
+            json!({"gripper_positions": {"open": 0.1, "closed": 0.0}});
+    });
+    assert_has(&e, &format!("{p}.open"), "outside joint");
+    let e = errors_for(|v| {
+        v["extensions"]["armsim"]["robot"] =
+            json!({"gripper_positions": {"open": 0.02, "closed": 0.02}});
+    });
+    assert_has(&e, p, "both 0.02");
+    let e = errors_for(|v| {
+        v["extensions"]["armsim"]["robot"] = json!({"gripper_positions": {"open": 0.02}});
+    });
+    assert!(e.0.iter().any(|e| e.path.starts_with(p)), "{e}");
+    let e = errors_for(|v| {
+        v["extensions"]["armsim"]["robot"] =
+            json!({"gripper_positions": {"open": 0.03, "closed": 0.0}});
+        v["robot"].as_object_mut().unwrap().remove("gripper");
+        v["robot"]["home_q"] = json!([0.0, 0.5451, 0.9369, 1.6596, 0.0, 0.0, 0.04, 0.04]);
+    });
+    assert_has(&e, p, "no robot.gripper");
+}
+
+#[test]
+fn collide_geoms_must_name_geoms_of_the_robot() {
+    let p = "$.extensions.armsim.robot.collide_geoms";
+    let e = errors_for(|v| {
+        v["extensions"]["armsim"]["robot"] = json!({"collide_geoms": ["no_such_pad"]});
+    });
+    assert_has(&e, &format!("{p}[0]"), "no geom named \"no_such_pad\"");
+    let e = errors_for(|v| {
+        v["extensions"]["armsim"]["robot"] = json!({"collide_geoms": "pad"});
+    });
+    assert_has(&e, p, "array of geom names");
+    let e = errors_for(|v| {
+        v["extensions"]["armsim"]["robot"] = json!({"collide_geoms": [""]});
+    });
+    assert_has(&e, &format!("{p}[0]"), "must not be empty");
+}

@@ -96,6 +96,19 @@ pub struct RobotExt {
     /// `tool`: `{"frame": "site or link", "offset_m": [x, y, z]}`, the point teleop IK drives;
     /// without it, the robot file's own (see the loaders).
     pub tool: Option<ToolConfig>,
+    /// `gripper_positions`: `{"open": q, "closed": q}`, where the gripper actuator's joint opens
+    /// and closes (rad or m), for a jaw the usual convention gets wrong (the SO-101's opens
+    /// towards its upper limit). Without it, see `scene::gripper_open_position`.
+    pub gripper_positions: Option<GripperPositions>,
+    /// `collide_geoms`: `["name", …]`, MJCF geoms that collide with the table and the cubes
+    /// whatever their `contype`/`conaffinity` (see `LoadOptions::collide_geoms`).
+    pub collide_geoms: Vec<String>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+pub struct GripperPositions {
+    pub open: f32,
+    pub closed: f32,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize)]
