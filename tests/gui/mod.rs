@@ -52,8 +52,9 @@ pub struct Rgb {
     channels: usize,
 }
 
-/// Where the 3D view begins: right of the panel (its text is white).
-pub const VIEW_X0: usize = 330;
+/// Where the 3D view begins: right of the panel (its text is white), which widens with long joint
+/// names (363 px with the URDF Panda's `panda_finger_joint1`).
+pub const VIEW_X0: usize = 400;
 
 impl Rgb {
     pub fn load(path: &Path) -> Rgb {
@@ -141,9 +142,9 @@ pub fn alive(app: &mut Guard, log: &Arc<Mutex<String>>) {
 }
 
 /// A fresh Xvfb display and its name: `base` plus an offset from the process id and `n` (0 to
-/// 3), so tests in one binary do not share one; each test file has its own `base`, 1600 apart.
+/// 7), so tests in one binary do not share one; each test file has its own `base`, 1600 apart.
 pub fn start_xvfb(base: u32, n: u32) -> (Guard, String) {
-    let display = format!(":{}", base + (std::process::id() * 4 + n) % 1600);
+    let display = format!(":{}", base + (std::process::id() * 8 + n) % 1600);
     let xvfb = Guard(
         Command::new("Xvfb")
             .args([&display, "-screen", "0", "1280x800x24", "-nolisten", "tcp"])
