@@ -3,6 +3,7 @@
 //! the same simulation plugins, so both run exactly the same step path.
 
 pub mod headless;
+pub mod lerobot;
 pub mod logging;
 pub mod protocol;
 pub mod ui;

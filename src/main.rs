@@ -204,6 +204,16 @@ struct Cli {
     #[arg(long, default_value_t = 1, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
     record_every: u32,
 
+    /// Record a LeRobot v3.0 dataset into this folder (created; it must not hold files yet):
+    /// joint states and targets, and the scene's cameras as H.264 video where they render. An
+    /// episode ends at each reset and at the referee's Success or TimeUp.
+    #[arg(long, value_name = "DIR")]
+    record_lerobot: Option<PathBuf>,
+
+    /// Frames per second of the LeRobot dataset (a divisor of the 240 Hz step rate).
+    #[arg(long, default_value_t = armsim::lerobot::DEFAULT_FPS, value_name = "FPS")]
+    lerobot_fps: u32,
+
     /// Replay a MetaSim trajectory file (headless: exits when the replay ends, or earlier at
     /// --steps/--duration). With --record, the replay is recorded anew (e.g. by action in
     /// another scene).
@@ -222,6 +232,11 @@ struct Cli {
     /// Window only: save a PNG of the window here once the scene has rendered.
     #[arg(long, value_name = "PATH")]
     screenshot: Option<PathBuf>,
+
+    /// Window only: write each scene camera's newest image to DIR/<camera>.png and the step,
+    /// sim time and pose it shows to DIR/<camera>.json, at most twice a second.
+    #[arg(long, value_name = "DIR")]
+    camera_snapshots: Option<PathBuf>,
 
     /// Window only: `full` (window resolution, tonemapping, no frame cap), `lite` (for software
     /// renderers: reduced resolution, no tonemapping, capped frame rate) or `auto` (lite on a
@@ -628,6 +643,12 @@ fn run() -> anyhow::Result<ExitCode> {
             trajectory::start_recording(app.world_mut(), path, cli.record_every)
                 .with_context(|| format!("cannot record to {}", path.display()))?;
         }
+        armsim::lerobot::plugin(app);
+        if let Some(root) = &cli.record_lerobot {
+            armsim::lerobot::start(app.world_mut(), root, cli.lerobot_fps)
+                .map_err(anyhow::Error::msg)
+                .with_context(|| format!("--record-lerobot {}", root.display()))?;
+        }
         if let Some(options) = &teleop {
             let addr = options.addr;
             armsim::protocol::teleop::plugin::add(app, options.clone()).with_context(|| {
@@ -655,6 +676,7 @@ fn run() -> anyhow::Result<ExitCode> {
         headless::stop_on_signals().map_err(anyhow::Error::msg)?;
         let report = headless::run(&mut app, stop);
         let recording = trajectory::recording_outcome(app.world_mut());
+        let dataset = armsim::lerobot::outcome(app.world_mut());
         let mut code = ExitCode::SUCCESS;
         if let Some(replay) = app.world().get_resource::<trajectory::Replay>() {
             println!("{}", replay.report());
@@ -673,6 +695,14 @@ fn run() -> anyhow::Result<ExitCode> {
             eprintln!("armsim: the recording could not be written: {e}");
             code = ExitCode::FAILURE;
         }
+        match dataset {
+            Some(Ok(summary)) => println!("LeRobot dataset {summary}"),
+            Some(Err(e)) => {
+                eprintln!("armsim: the LeRobot dataset could not be written: {e}");
+                code = ExitCode::FAILURE;
+            }
+            None => {}
+        }
         return Ok(code);
     } else {
         let render = render_profile(&cli)?;
@@ -681,6 +711,9 @@ fn run() -> anyhow::Result<ExitCode> {
             frame_log_secs: Some(cli.frame_log_secs),
         };
         let mut app = armsim::window_app(scene, &options, ui_options, render);
+        if let Some(dir) = &cli.camera_snapshots {
+            app.insert_resource(armsim::ui::cameras::CameraSnapshots::new(dir));
+        }
         add_servers(&mut app)?;
         // Bevy's own Ctrl-C handler closes the window through AppExit (ctrlc's `termination`
         // feature, which armsim enables, makes it cover SIGTERM too); recordings finish on it,

@@ -4,6 +4,7 @@
 //! protocols use.
 
 mod camera;
+pub mod cameras;
 mod gizmos;
 mod headset;
 mod history;
@@ -80,6 +81,7 @@ pub(crate) fn plugin(app: &mut App) {
     app.init_resource::<UiOptions>();
     render::plugin(app);
     camera::plugin(app);
+    cameras::plugin(app);
     gizmos::plugin(app);
     history::plugin(app);
     visuals::plugin(app);

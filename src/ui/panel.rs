@@ -77,6 +77,9 @@ struct Trajectories<'w> {
     recording: Res<'w, Recording>,
     replay: Option<Res<'w, Replay>>,
     requests: MessageWriter<'w, TrajectoryCommand>,
+    /// The LeRobot recorder, where the app has one (`crate::lerobot::plugin`).
+    lerobot: Option<Res<'w, crate::lerobot::LeRobotRecording>>,
+    lerobot_requests: Option<ResMut<'w, Messages<crate::lerobot::LeRobotCommand>>>,
 }
 
 #[allow(clippy::too_many_arguments)] // a Bevy system: each argument is one thing it reads or writes
@@ -90,6 +93,7 @@ fn draw_panel(
     mut view_rect: ResMut<ViewRect>,
     lite_target: Option<Res<LiteTarget>>,
     window: Query<&Window, With<PrimaryWindow>>,
+    cameras: super::cameras::CameraPanel,
 ) -> Result {
     let lite_image = match wv.render.active {
         Some(Profile::Lite) => lite_target
@@ -97,6 +101,7 @@ fn draw_panel(
             .map(|t| contexts.add_image(EguiTextureHandle::Weak(t.0.id()))),
         _ => None,
     };
+    let thumbnails = cameras.thumbnails(&mut contexts);
     let ctx = contexts.ctx_mut()?;
     let mut root = egui::Ui::new(
         ctx.clone(),
@@ -122,6 +127,11 @@ fn draw_panel(
                     egui::CollapsingHeader::new("Monitoring")
                         .default_open(true)
                         .show(ui, |ui| monitoring_section(ui, &sv, &wv));
+                    if !thumbnails.is_empty() {
+                        egui::CollapsingHeader::new("Cameras")
+                            .default_open(true)
+                            .show(ui, |ui| super::cameras::section(ui, &thumbnails));
+                    }
                     egui::CollapsingHeader::new("Connections")
                         .default_open(true)
                         .show(ui, |ui| connections_section(ui, &mut sv.conns));
@@ -138,7 +148,10 @@ fn draw_panel(
                         .show(ui, |ui| plots_section(ui, &wv));
                     egui::CollapsingHeader::new("Record / replay")
                         .default_open(false)
-                        .show(ui, |ui| trajectory_section(ui, &mut traj, &mut state));
+                        .show(ui, |ui| {
+                            trajectory_section(ui, &mut traj, &mut state);
+                            lerobot_section(ui, &mut traj, &sv.scene.0.config.scene_id);
+                        });
                     egui::CollapsingHeader::new("Alerts")
                         .default_open(true)
                         .show(ui, |ui| alerts_section(ui, &wv));
@@ -651,6 +664,46 @@ fn alerts_section(ui: &mut egui::Ui, wv: &WorldView) {
             "{:>8.2} s {:<8} {} {}",
             e.sim_time, e.source, e.code, e.text
         ));
+    }
+}
+
+/// Record LeRobot / Stop: a LeRobot v3.0 dataset of the session (`crate::lerobot`) into a new
+/// folder in the working directory.
+fn lerobot_section(ui: &mut egui::Ui, traj: &mut Trajectories, scene_id: &str) {
+    let (Some(rec), Some(requests)) = (&traj.lerobot, traj.lerobot_requests.as_mut()) else {
+        return;
+    };
+    ui.separator();
+    match rec.progress() {
+        Some((root, episodes, frames)) => {
+            ui.label(format!(
+                "LeRobot dataset {}: {episodes} episodes, {frames} frames",
+                root.display()
+            ));
+            if ui.button("Stop LeRobot").clicked() {
+                requests.write(crate::lerobot::LeRobotCommand::Stop);
+            }
+        }
+        None => {
+            if ui
+                .button("Record LeRobot")
+                .on_hover_text("a LeRobot v3.0 dataset: joints and the scene's cameras")
+                .clicked()
+            {
+                requests.write(crate::lerobot::LeRobotCommand::Start {
+                    root: crate::lerobot::default_root(scene_id),
+                });
+            }
+        }
+    }
+    match &rec.last {
+        Some(Ok(s)) => {
+            ui.small(format!("wrote {s}"));
+        }
+        Some(Err(e)) => {
+            ui.colored_label(state_colour(SessionState::Error), e);
+        }
+        None => {}
     }
 }
 

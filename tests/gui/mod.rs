@@ -153,9 +153,11 @@ pub fn start_xvfb(base: u32, n: u32) -> (Guard, String) {
             .spawn()
             .expect("Xvfb starts"),
     );
+    // Connect rather than look for the socket: an Xvfb killed earlier on this display leaves
+    // its socket file behind, which refuses connections until the new server replaces it.
     let socket = format!("/tmp/.X11-unix/X{}", &display[1..]);
     wait_for("Xvfb", Duration::from_secs(20), || {
-        Path::new(&socket).exists()
+        std::os::unix::net::UnixStream::connect(&socket).is_ok()
     });
     (xvfb, display)
 }

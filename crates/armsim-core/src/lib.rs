@@ -1,12 +1,14 @@
 //! armsim's core without Bevy: robot models and their loaders and kinematics, the revA scene and
-//! its validation, the Rapier world of one scene (`SimWorld`), MetaSim states, actions and
-//! trajectory files, the referee's rule books, and the sans-IO protocol codecs.
+//! its validation, simulated cameras (where they are and how they project; no rendering), the
+//! Rapier world of one scene (`SimWorld`), MetaSim states, actions and trajectory files, the
+//! referee's rule books, and the sans-IO protocol codecs.
 //!
 //! The `armsim` app builds its ECS plugins, socket servers and window on this crate, and the
 //! Python package builds on it alone, so the same inputs step the same physics in both. The
 //! split follows rapier / bevy_rapier and quinn-proto / quinn: everything here is plain data and
 //! functions, testable without an app, a socket or a clock.
 
+pub mod camera;
 pub mod protocol;
 pub mod referee;
 pub mod robot;

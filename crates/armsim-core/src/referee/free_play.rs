@@ -24,6 +24,10 @@ impl RuleBook for FreePlay {
         Self::NAME
     }
 
+    fn task(&self) -> &'static str {
+        "Free play: move the arm and the cubes at will."
+    }
+
     fn episode(&self) -> &Episode {
         &self.episode
     }

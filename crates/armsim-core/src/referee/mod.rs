@@ -243,6 +243,9 @@ pub enum RefereeAction {
 pub trait RuleBook: fmt::Debug + Send + Sync + 'static {
     /// The name the `--rules` flag selects it by.
     fn name(&self) -> &'static str;
+    /// What an episode under this book asks of the operator, in words: the task string a
+    /// LeRobot dataset stores with each episode (what language-conditioned policies read).
+    fn task(&self) -> &'static str;
     /// The episode's mode and play time (kept the same way by every rule book).
     fn episode(&self) -> &Episode;
     fn episode_mut(&mut self) -> &mut Episode;

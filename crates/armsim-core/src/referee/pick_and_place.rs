@@ -77,6 +77,10 @@ impl RuleBook for PickAndPlace {
         Self::NAME
     }
 
+    fn task(&self) -> &'static str {
+        "Pick up each cube and place it in the goal zone."
+    }
+
     fn episode(&self) -> &Episode {
         &self.episode
     }

@@ -652,6 +652,7 @@ mod tests {
             sites: vec![],
             meshes: vec![],
             home: None,
+            cameras: vec![],
             notes: vec![],
         };
         let e = validate(&model).unwrap_err();

@@ -9,6 +9,7 @@ use std::sync::Arc;
 use glam::{Quat, Vec3};
 
 use super::mesh::MeshAsset;
+use crate::camera::CameraSpec;
 
 /// A rigid transform (translation then rotation), the pose of one frame in another.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -215,6 +216,9 @@ pub struct RobotModel {
     pub meshes: Vec<Arc<MeshAsset>>,
     /// The file's own home pose, one value per joint (MJCF `<keyframe>`'s first key), if any.
     pub home: Option<Vec<f32>>,
+    /// The file's own cameras (MJCF `<camera>`s), each riding on its link
+    /// (`CameraMount::Link`).
+    pub cameras: Vec<CameraSpec>,
     /// What the loader read but does not simulate (one line each), for the log.
     pub notes: Vec<String>,
 }

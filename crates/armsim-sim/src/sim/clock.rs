@@ -51,6 +51,10 @@ pub struct SimClock {
     pub waiting_for_external: bool,
     /// Upper bound on the steps of any one frame (a headless run's remaining steps).
     pub max_steps_this_frame: u32,
+    /// Real time: a frame's steps end on a multiple of this many steps whenever they reach one,
+    /// and the steps past it stay due for the next frame, so what is rendered at the end of a
+    /// frame shows such a step (the LeRobot recorder's rows, for its cameras). 0 or 1: off.
+    pub align_frames_to: u64,
     /// Simulation time is frozen: frames run only the queued single steps. The clock does not
     /// decide this; whoever owns the run state (the session) sets it, as avian's
     /// `Time<Physics>::pause` does, so the sim needs no knowledge of who paused it.
@@ -96,6 +100,7 @@ impl Default for SimClock {
             frame_wall_budget: Duration::from_millis(12),
             waiting_for_external: false,
             max_steps_this_frame: u32::MAX,
+            align_frames_to: 0,
             paused: false,
             error_stop: false,
             accumulator: 0.0,
@@ -184,6 +189,21 @@ impl SimClock {
     /// Decides this frame's budget from the mode, the pause state and the gate.
     pub fn begin_frame(&mut self, paused: bool, gated: bool) -> FrameBudget {
         let mut budget = self.frame_budget(paused, gated);
+        let every = self.align_frames_to;
+        if every > 1
+            && !paused
+            && !gated
+            && matches!(self.mode, ClockMode::RealTime { .. })
+            && budget.max_steps > 0
+        {
+            let end = self.steps + u64::from(budget.max_steps);
+            let aligned = end - end % every;
+            if aligned > self.steps {
+                let held = end - aligned;
+                budget.max_steps -= u32::try_from(held).unwrap_or(0);
+                self.accumulator += held as f64 * SIM_DT;
+            }
+        }
         budget.max_steps = budget.max_steps.min(self.max_steps_this_frame);
         budget
     }
@@ -445,5 +465,30 @@ mod tests {
         let b = clock.begin_frame(false, false);
         assert_eq!(b.max_steps, clock.max_catch_up_steps);
         assert!(clock.stats.dropped_steps > 0);
+    }
+
+    #[test]
+    fn aligned_frames_end_on_a_multiple_and_keep_the_rest_due() {
+        let mut clock = SimClock {
+            align_frames_to: 8,
+            steps: 5,
+            ..SimClock::default()
+        };
+        clock.begin_frame(false, false);
+        // Pretend 13 steps fell due: 5 + 13 = 18, so the frame stops at 16 and 2 stay due.
+        clock.accumulator = 13.0 * SIM_DT + 1e-9;
+        clock.last_frame = Some(Instant::now());
+        let b = clock.begin_frame(false, false);
+        assert_eq!(b.max_steps, 11);
+        assert!(
+            (clock.accumulator / SIM_DT - 2.0).abs() < 1e-3,
+            "{}",
+            clock.accumulator
+        );
+        // Short of the next multiple, nothing is held back.
+        clock.steps = 16;
+        clock.accumulator = 5.0 * SIM_DT + 1e-9;
+        clock.last_frame = Some(Instant::now());
+        assert_eq!(clock.begin_frame(false, false).max_steps, 5);
     }
 }

@@ -58,6 +58,7 @@ fn two_link() -> RobotModel {
         sites: vec![],
         meshes: vec![],
         home: None,
+        cameras: vec![],
         notes: vec![],
     }
 }

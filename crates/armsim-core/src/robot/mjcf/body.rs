@@ -178,7 +178,12 @@ impl<'a, 'input> Parser<'a, 'input> {
                     }
                 }
                 "body" => {}
-                "camera" | "light" => {
+                "camera" => {
+                    let cel = self.el(child, &class)?;
+                    let pose = self.pose(&cel)?;
+                    self.camera(&cel, index, pose)?;
+                }
+                "light" => {
                     self.ignored.insert(format!("<{tag}>"));
                 }
                 "frame" | "replicate" | "attach" | "composite" | "flexcomp" | "plugin" => {
@@ -193,6 +198,66 @@ impl<'a, 'input> Parser<'a, 'input> {
         for child in node.children().filter(|n| n.has_tag_name("body")) {
             self.body(child, Some(index), &class)?;
         }
+        Ok(())
+    }
+
+    /// A `<camera>` riding on link `link` at `pose` (MuJoCo's frame: looking along −Z, +Y up).
+    /// `fovy` is in degrees whatever the compiler's angle unit, as in MuJoCo; `resolution`
+    /// gives the image size when it is more than MuJoCo's default of one pixel.
+    pub(super) fn camera(&mut self, el: &El, link: usize, pose: Pose) -> Result<(), RobotError> {
+        let name = match el.own("name") {
+            Some(n) => n.to_string(),
+            None => {
+                let body = &self.links[link].name;
+                let n = self
+                    .cameras
+                    .iter()
+                    .filter(|c| matches!(c.mount, CameraMount::Link { link: l, .. } if l == link))
+                    .count();
+                format!("{body}_cam{n}")
+            }
+        };
+        if self.cameras.iter().any(|c| c.name == name) {
+            self.notes.push(format!(
+                "line {}: a second camera named `{name}` is left out",
+                el.line
+            ));
+            return Ok(());
+        }
+        let fovy = el.f32("fovy")?.unwrap_or(MJCF_DEFAULT_FOVY_DEG);
+        if !(fovy > 0.0 && fovy < 180.0) {
+            let raw = el.get("fovy").unwrap_or("");
+            return Err(el.invalid("fovy", raw, "must lie between 0 and 180 degrees"));
+        }
+        let mut spec = CameraSpec::new(
+            name,
+            CameraMount::Link {
+                link,
+                pose: Pose::new(pose.translation, armsim_from_gl(pose.rotation)),
+            },
+        );
+        spec.fov_deg = fovy;
+        if let Some((w, h)) = el.pair("resolution")?
+            && w >= 2.0
+            && h >= 2.0
+        {
+            let max = MAX_CAMERA_SIZE as f32;
+            spec.width = w.min(max) as u32;
+            spec.height = h.min(max) as u32;
+        }
+        if let Some(mode) = el.get("mode").filter(|m| *m != "fixed") {
+            self.notes.push(format!(
+                "camera `{}`: mode \"{mode}\" is simulated as \"fixed\"",
+                spec.name
+            ));
+        }
+        if el.get("sensorsize").is_some() || el.get("focal").is_some() {
+            self.notes.push(format!(
+                "camera `{}`: sensorsize/focal ignored, fovy {fovy}° used",
+                spec.name
+            ));
+        }
+        self.cameras.push(spec);
         Ok(())
     }
 

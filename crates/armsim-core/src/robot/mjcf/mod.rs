@@ -7,8 +7,8 @@
 //!   `class`, `pos`, orientations and `fromto`, which are read from the element itself only.
 //! - `<asset><material name rgba>` for geom colours.
 //! - `<worldbody>`: exactly one top-level `<body>`, the robot's root. Its pose is ignored (the
-//!   scene places the robot) and it may not have a joint. Top-level geoms, sites, lights and
-//!   cameras (a floor, say) are ignored. A body's `pos` + `quat|euler|axisangle|xyaxes|zaxis` is
+//!   scene places the robot) and it may not have a joint. Top-level geoms, sites and lights (a
+//!   floor, say) are ignored. A body's `pos` + `quat|euler|axisangle|xyaxes|zaxis` is
 //!   its link `origin`; a body without a joint is fixed to its parent. At most one
 //!   `<joint type="hinge|slide">` per body; its `pos` is the joint `anchor` in the body frame.
 //!   `free`/`ball` joints and `<freejoint>` are rejected. Joint `stiffness`, `ref` and
@@ -19,6 +19,11 @@
 //!   the rest both collide and show. `mass` becomes a density.
 //! - `<inertial pos mass diaginertia|fullinertia orientation>`: the diagonal in the body's axes is
 //!   kept (a rotated or full tensor loses its off-diagonal terms, as URDF's loader does).
+//! - `<camera name pos orientation fovy resolution>` in a body, or at the top level (kept
+//!   where it is relative to the root body): a camera riding on that link
+//!   ([`RobotModel::cameras`]); unnamed ones are `<body>_camN`. `fovy` is in degrees (default
+//!   45), `resolution` is the image size when above 1×1 (else 256×256). Tracking `mode`s are
+//!   simulated as `fixed`, and `focal`/`sensorsize` are not read (each noted).
 //! - `<site name="ee">`: the end effector (its body and position). Without it, the last body in
 //!   document order is used with a zero offset.
 //! - `<actuator>`: `<position joint kp kv forcerange>`, `<velocity joint kv ctrlrange
@@ -54,6 +59,10 @@ use glam::{Mat3, Quat, Vec3};
 use roxmltree::{Document, Node};
 
 use super::mesh::{LoadOptions, MeshTable, resolve_mesh_path};
+use crate::camera::{
+    CameraMount, CameraSpec, MAX_SIZE as MAX_CAMERA_SIZE, MJCF_DEFAULT_FOVY_DEG, armsim_from_gl,
+};
+
 use super::{
     Actuator, ActuatorKind, Geom, Inertial, Joint, JointKind, Link, Mimic, Pose, RobotError,
     RobotModel, Shape, Site, default_gains, default_motor_limits, finish_meshes, kinematics,
@@ -116,6 +125,7 @@ pub fn parse_mjcf_file(
         mesh_files: HashMap::new(),
         meshes: MeshTable::default(),
         sites: Vec::new(),
+        cameras: Vec::new(),
         tendons: HashMap::new(),
         ignored: BTreeSet::new(),
         notes: Vec::new(),
@@ -149,6 +159,7 @@ struct Parser<'a, 'input> {
     mesh_files: HashMap<String, (String, Vec3)>,
     meshes: MeshTable,
     sites: Vec<Site>,
+    cameras: Vec<CameraSpec>,
     /// `<tendon><fixed>` name → its joints and coefficients.
     tendons: HashMap<String, Vec<(usize, f32)>>,
     /// Elements read and not simulated, listed once in the model's notes.
@@ -326,10 +337,12 @@ impl<'a, 'input> Parser<'a, 'input> {
         }
 
         let mut robot_body = None;
+        let mut world_cameras = Vec::new();
         for wb in root.children().filter(|n| n.has_tag_name("worldbody")) {
             for node in wb.children().filter(Node::is_element) {
                 match node.tag_name().name() {
                     "body" if robot_body.is_none() => robot_body = Some(node),
+                    "camera" => world_cameras.push(node),
                     "body" => {
                         return Err(RobotError::Unsupported {
                             what: format!(
@@ -356,6 +369,14 @@ impl<'a, 'input> Parser<'a, 'input> {
         };
         self.preload_meshes();
         self.body(robot_body, None, "main")?;
+        // A camera of the file's world keeps its place relative to the robot's root, which the
+        // scene puts at its base pose.
+        let root_pose = self.pose(&self.el(robot_body, "main")?)?;
+        for node in world_cameras {
+            let el = self.el(node, "main")?;
+            let pose = root_pose.inverse().mul(&self.pose(&el)?);
+            self.camera(&el, 0, pose)?;
+        }
 
         let mut actuated: Vec<Option<ActuatorSpec>> = vec![None; self.joints.len()];
         let mut mimics = Vec::new();
@@ -392,6 +413,7 @@ impl<'a, 'input> Parser<'a, 'input> {
             sites: std::mem::take(&mut self.sites),
             meshes,
             home,
+            cameras: std::mem::take(&mut self.cameras),
             notes,
         };
         apply_actuators(&mut model, &actuated, &self.extra);

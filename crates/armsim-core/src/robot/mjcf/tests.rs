@@ -522,3 +522,83 @@ fn armature_is_kept_and_parked_geoms_collide_when_named() {
         .collect();
     assert_eq!(names, [Some("pad")]);
 }
+
+#[test]
+fn cameras_ride_on_their_bodies_in_armsims_camera_frame() {
+    use crate::camera::{CameraMount, CameraSpec};
+    let xml = r#"<mujoco model="t">
+          <compiler angle="radian"/>
+          <default><camera fovy="50"/></default>
+          <worldbody>
+            <camera name="overview" pos="2 0 1" xyaxes="0 1 0 -0.6 0 0.8"/>
+            <body name="base" pos="0 0 0.5">
+              <geom type="sphere" size="0.1"/>
+              <body name="hand" pos="0 0 1">
+                <joint name="j" type="hinge" axis="0 0 1"/>
+                <geom type="sphere" size="0.05"/>
+                <camera name="wrist" pos="0 0 0.1" resolution="640 480" fovy="90"/>
+                <camera pos="0.1 0 0" mode="trackcom"/>
+              </body>
+            </body>
+          </worldbody>
+        </mujoco>"#;
+    let m = parse_mjcf(xml).expect("loads");
+    let names: Vec<&str> = m.cameras.iter().map(|c| c.name.as_str()).collect();
+    assert_eq!(names, ["wrist", "hand_cam1", "overview"]);
+    let hand = m.link_index("hand").unwrap();
+    let link_pose = |c: &CameraSpec| match c.mount {
+        CameraMount::Link { link, pose } => (link, pose),
+        ref other => panic!("{other:?}"),
+    };
+    // MuJoCo's camera looks along its −Z: with no rotation, armsim's forward (+X) is the
+    // body's −Z and its up (+Z) the body's +Y.
+    let wrist = &m.cameras[0];
+    let (link, pose) = link_pose(wrist);
+    assert_eq!(link, hand);
+    assert!((pose.translation - Vec3::new(0.0, 0.0, 0.1)).length() < 1e-6);
+    assert!((pose.rotation * Vec3::X - Vec3::NEG_Z).length() < 1e-5);
+    assert!((pose.rotation * Vec3::Z - Vec3::Y).length() < 1e-5);
+    assert_eq!((wrist.fov_deg, wrist.width, wrist.height), (90.0, 640, 480));
+    // The class default's fovy, the default size, and a note for the tracking mode.
+    let unnamed = &m.cameras[1];
+    assert_eq!(
+        (unnamed.fov_deg, unnamed.width, unnamed.height),
+        (50.0, 256, 256)
+    );
+    assert!(
+        m.notes
+            .iter()
+            .any(|n| n.contains("hand_cam1") && n.contains("trackcom")),
+        "{:?}",
+        m.notes
+    );
+    // A camera of the file's world keeps its place relative to the root body (at z = 0.5 in
+    // the file): it rides on the root link, 0.5 lower.
+    let (link, pose) = link_pose(&m.cameras[2]);
+    assert_eq!(link, 0);
+    assert!((pose.translation - Vec3::new(2.0, 0.0, 0.5)).length() < 1e-6);
+    // xyaxes: the camera's x (right) is world +Y, its y (up) tilts back: it looks along −X and
+    // down a little.
+    let forward = pose.rotation * Vec3::X;
+    assert!(forward.x < -0.7 && forward.z < -0.5, "{forward}");
+    assert!(
+        !m.notes.iter().any(|n| n.contains("<camera>")),
+        "{:?}",
+        m.notes
+    );
+
+    // MuJoCo's default field of view, and a bad one.
+    let m = parse_mjcf(&one_joint(
+        r#"<joint name="j" type="hinge"/><camera name="c"/>"#,
+        "",
+    ))
+    .unwrap();
+    assert_eq!(m.cameras[0].fov_deg, 45.0);
+    let e = parse_mjcf(&one_joint(
+        r#"<joint name="j" type="hinge"/><camera fovy="180"/>"#,
+        "",
+    ))
+    .unwrap_err();
+    assert!(e.to_string().contains("fovy"), "{e}");
+    assert!(parse_mjcf(ARM6).unwrap().cameras.is_empty());
+}

@@ -458,6 +458,7 @@ fn build(
         sites: fused.sites,
         meshes,
         home: None,
+        cameras: Vec::new(),
         notes,
     };
     stiffen_against_weight(&mut model);

@@ -1,5 +1,6 @@
 //! The validator's path-aware walking helpers (`Checker`: every problem recorded with its JSON
-//! path) and the cross-field checks that need the robot (home pose, gripper, table, goal zone).
+//! path) and the cross-field checks that need the robot (home pose, gripper and its positions,
+//! table, goal zone).
 
 use super::*;
 
@@ -433,6 +434,44 @@ pub(super) fn check_goal_zone(c: &mut Checker, armsim: &ArmsimExtensions) {
                 ),
             );
             return;
+        }
+    }
+}
+
+/// `extensions.armsim.robot.gripper_positions` needs a gripper, and both positions inside its
+/// joint's limits.
+pub(super) fn check_gripper_positions(
+    c: &mut Checker,
+    model: &RobotModel,
+    actuator: Option<&str>,
+    grip: GripperPositions,
+) {
+    let p = "$.extensions.armsim.robot.gripper_positions";
+    let Some(name) = actuator else {
+        c.err(
+            p,
+            "the scene has no robot.gripper for these positions to apply to",
+        );
+        return;
+    };
+    // An unknown actuator is reported at robot.gripper.actuator_name already.
+    let Some(joint) = model.actuator_joint(name).map(|j| &model.joints[j]) else {
+        return;
+    };
+    if grip.open == grip.closed {
+        c.err(p, format!("open and closed are both {}", grip.open));
+    }
+    if let Some((lo, hi)) = joint.limits {
+        for (k, q) in [("open", grip.open), ("closed", grip.closed)] {
+            if !(lo..=hi).contains(&q) {
+                c.err(
+                    key(p, k),
+                    format!(
+                        "{q} is outside joint \"{}\"'s range [{lo}, {hi}]",
+                        joint.name
+                    ),
+                );
+            }
         }
     }
 }

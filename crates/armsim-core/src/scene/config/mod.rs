@@ -10,15 +10,17 @@
 //! the top level's and each object's are kept verbatim, the others are accepted and dropped.
 //!
 //! Files: `types.rs` (the typed config and its JSON writer), `parse.rs` (section by section),
-//! `checker.rs` (the path-aware helpers and the cross-field checks); errors and the loaded
-//! [`Scene`] are here.
+//! `cameras.rs` (`extensions.armsim.cameras`), `checker.rs` (the path-aware helpers and the
+//! cross-field checks); errors and the loaded [`Scene`] are here.
 
+mod cameras;
 mod checker;
 mod parse;
 mod types;
 
 pub use types::*;
 
+use cameras::*;
 use checker::*;
 use parse::*;
 
@@ -30,6 +32,7 @@ use serde::Serialize;
 use serde::ser::{SerializeMap, Serializer};
 use serde_json::{Map, Value};
 
+use crate::camera::CameraSpec;
 use crate::robot::model::{Joint, JointKind, Pose, RobotModel, Shape};
 use crate::robot::{LoadOptions, load_robot_with};
 
@@ -127,6 +130,18 @@ impl Scene {
         (0..self.robot.joints.len())
             .filter(|j| !gripper.contains(j))
             .collect()
+    }
+
+    /// Every camera of the scene: `extensions.armsim.cameras` in file order, then the robot
+    /// file's own (MJCF `<camera>`s) but those a scene camera of the same name replaces.
+    pub fn cameras(&self) -> Vec<CameraSpec> {
+        let own = &self.config.extensions.armsim.cameras;
+        let robot = self
+            .robot
+            .cameras
+            .iter()
+            .filter(|r| !own.iter().any(|c| c.name == r.name));
+        own.iter().chain(robot).cloned().collect()
     }
 
     /// The home configuration for every joint, in `robot.joints` order.
@@ -268,3 +283,5 @@ pub fn parse_scene_with(
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tests_cameras;

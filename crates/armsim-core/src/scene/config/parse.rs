@@ -126,6 +126,9 @@ pub(super) fn parse_root(
     }
     if let Some(ext) = &extensions {
         check_goal_zone(c, &ext.armsim);
+        if let Some((model, _)) = &loaded {
+            check_camera_frames(c, model, &ext.armsim.cameras);
+        }
     }
 
     let robot_config = RobotConfig {
@@ -678,6 +681,7 @@ pub(super) fn parse_armsim(c: &mut Checker, v: &Value, p: &str) -> Option<Armsim
     });
 
     let robot = c.opt(m, p, "robot", parse_robot_ext);
+    let cameras = c.opt(m, p, "cameras", parse_cameras);
 
     (c.errors.len() == before).then(|| ArmsimExtensions {
         table_size_m: size.unwrap_or(defaults.table_size_m),
@@ -687,6 +691,7 @@ pub(super) fn parse_armsim(c: &mut Checker, v: &Value, p: &str) -> Option<Armsim
         physics: physics.unwrap_or_default(),
         controller_grace_s: grace.unwrap_or(defaults.controller_grace_s),
         robot: robot.unwrap_or_default(),
+        cameras: cameras.unwrap_or_default(),
         raw: m.clone(),
     })
 }
@@ -754,43 +759,5 @@ fn count_in(
         let (lo, hi) = range.into_inner();
         c.err(key(p, k), format!("must be in {lo}..={hi}, found {n}"));
         None
-    }
-}
-
-/// `extensions.armsim.robot.gripper_positions` needs a gripper, and both positions inside its
-/// joint's limits.
-fn check_gripper_positions(
-    c: &mut Checker,
-    model: &RobotModel,
-    actuator: Option<&str>,
-    grip: GripperPositions,
-) {
-    let p = "$.extensions.armsim.robot.gripper_positions";
-    let Some(name) = actuator else {
-        c.err(
-            p,
-            "the scene has no robot.gripper for these positions to apply to",
-        );
-        return;
-    };
-    // An unknown actuator is reported at robot.gripper.actuator_name already.
-    let Some(joint) = model.actuator_joint(name).map(|j| &model.joints[j]) else {
-        return;
-    };
-    if grip.open == grip.closed {
-        c.err(p, format!("open and closed are both {}", grip.open));
-    }
-    if let Some((lo, hi)) = joint.limits {
-        for (k, q) in [("open", grip.open), ("closed", grip.closed)] {
-            if !(lo..=hi).contains(&q) {
-                c.err(
-                    key(p, k),
-                    format!(
-                        "{q} is outside joint \"{}\"'s range [{lo}, {hi}]",
-                        joint.name
-                    ),
-                );
-            }
-        }
     }
 }

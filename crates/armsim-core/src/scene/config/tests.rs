@@ -4,21 +4,21 @@
 use super::*;
 use serde_json::json;
 
-fn scenes_dir() -> PathBuf {
+pub(super) fn scenes_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../../assets/scenes")
 }
 
-fn default_value() -> Value {
+pub(super) fn default_value() -> Value {
     let text = std::fs::read_to_string(scenes_dir().join("default_scene.json")).unwrap();
     serde_json::from_str(&text).unwrap()
 }
 
-fn parse_value(v: &Value) -> Result<Scene, SceneErrors> {
+pub(super) fn parse_value(v: &Value) -> Result<Scene, SceneErrors> {
     parse_scene(&v.to_string(), &scenes_dir())
 }
 
 /// The default scene with `mutate` applied, which must fail.
-fn errors_for(mutate: impl FnOnce(&mut Value)) -> SceneErrors {
+pub(super) fn errors_for(mutate: impl FnOnce(&mut Value)) -> SceneErrors {
     let mut v = default_value();
     mutate(&mut v);
     match parse_value(&v) {
@@ -28,7 +28,7 @@ fn errors_for(mutate: impl FnOnce(&mut Value)) -> SceneErrors {
 }
 
 #[track_caller]
-fn assert_has(errors: &SceneErrors, path: &str, needle: &str) {
+pub(super) fn assert_has(errors: &SceneErrors, path: &str, needle: &str) {
     assert!(
         errors
             .0
@@ -38,7 +38,7 @@ fn assert_has(errors: &SceneErrors, path: &str, needle: &str) {
     );
 }
 
-fn default_scene() -> Scene {
+pub(super) fn default_scene() -> Scene {
     load_scene(&scenes_dir().join("default_scene.json")).unwrap_or_else(|e| panic!("{e}"))
 }
 

@@ -289,13 +289,17 @@ pub struct ArmsimExtensions {
     /// `extensions.armsim.robot`: where a robot file's `package://` names point, and its tool
     /// point.
     pub robot: RobotExt,
+    /// `extensions.armsim.cameras`: the scene's simulated cameras, in file order (see
+    /// `Scene::cameras` for these and the robot file's own).
+    pub cameras: Vec<CameraSpec>,
     /// `extensions.armsim` as read, typed keys included; unknown keys survive a write-back.
     pub raw: Map<String, Value>,
 }
 
 impl ArmsimExtensions {
-    const TYPED: [&'static str; 7] = [
+    const TYPED: [&'static str; 8] = [
         "robot",
+        "cameras",
         "table_size_m",
         "table_center_xy_m",
         "goal_zone",
@@ -318,6 +322,7 @@ impl Default for ArmsimExtensions {
             physics: PhysicsExt::default(),
             controller_grace_s: Self::DEFAULT_CONTROLLER_GRACE_S,
             robot: RobotExt::default(),
+            cameras: Vec::new(),
             raw: Map::new(),
         }
     }
@@ -513,6 +518,14 @@ impl Serialize for ArmsimExtensions {
         m.serialize_entry("physics", &self.physics)?;
         if self.controller_grace_s != Self::DEFAULT_CONTROLLER_GRACE_S {
             m.serialize_entry("controller_grace_s", &self.controller_grace_s)?;
+        }
+        if !self.cameras.is_empty() {
+            let cameras: Vec<_> = self
+                .cameras
+                .iter()
+                .map(super::cameras::CameraJson)
+                .collect();
+            m.serialize_entry("cameras", &cameras)?;
         }
         m.end()
     }

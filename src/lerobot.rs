@@ -1,0 +1,517 @@
+//! A session recorded as a LeRobot v3.0 dataset (`--record-lerobot DIR`, the panel's Record
+//! LeRobot button): at the dataset's rate (30 fps unless `--lerobot-fps` says otherwise; a
+//! divisor of the 240 Hz step rate) each step that lands on a frame while the session is RUNNING
+//! becomes a row: `observation.state` (joint positions) and `action` (joint targets: a position
+//! command's target, the joint's position under a velocity or effort command), both named
+//! `<joint>.pos`, plus one image per scene camera (`observation.images.<camera>`, H.264) when the
+//! cameras render (the window; headless runs record no images yet and say so).
+//!
+//! **Images and rows.** While recording with cameras, each frame's batch of steps ends on a
+//! row's step when it reaches one (`SimClock::align_frames_to`; the steps past it run next
+//! frame, so real time is kept), and the cameras, which render on the frames where their next
+//! image is due (`ui::cameras`), show exactly a row's step. A window drawing fewer frames per
+//! second than the dataset's rate renders one row of several; the others take that image. A
+//! row waits until every camera's image of its step (or a later one) has come back from the
+//! GPU; it then takes each camera's image of that step, or the newest one before it if that
+//! camera skipped it (a slow frame), which the log counts.
+//!
+//! Episodes: one starts at the first recorded frame, and ends at a scene reset, at the referee's
+//! `Success` or `TimeUp`, at a kick-off (which starts the next one) and when recording stops;
+//! frames after `Success`/`TimeUp` wait for the next reset or kick-off. An episode under one
+//! second is dropped, with a log line: the moments between a client's connect and its reset,
+//! or between a reset and a kick-off, are not demonstrations. Each episode's task is the
+//! rule book's (`RuleBook::task`). The dataset is written by `armsim-lerobot` when recording stops
+//! (on exit too: window close, Ctrl-C, SIGTERM), so a killed session still leaves a dataset that
+//! loads; a write that fails makes the exit an error.
+
+use std::collections::VecDeque;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use armsim_lerobot::{CameraSpec, DatasetSpec, DatasetWriter};
+use bevy::app::AppExit;
+use bevy::prelude::*;
+
+use crate::referee::plugin::Referee;
+use crate::referee::{PlayMode, RefereeEvent};
+use crate::session::{Session, SessionEvent, SessionState};
+use crate::sim::{JointCommand, SIM_HZ, SimClock, SimRef, SimStep, SimSystems};
+use crate::ui::cameras::{CameraFrame, CameraFrameReady, CameraFrames};
+
+/// The dataset rate unless `--lerobot-fps` says otherwise: LeRobot's recorder's.
+pub const DEFAULT_FPS: u32 = 30;
+
+/// One row waiting for its camera images.
+struct Row {
+    /// `SimClock::episode` (resets since start) and `steps` of the row.
+    episode: u64,
+    step: u64,
+    state: Vec<f32>,
+    action: Vec<f32>,
+}
+
+/// Images kept per camera while rows wait for them.
+const KEPT_IMAGES: usize = 64;
+/// Rows that may wait for images before the recorder gives up on the cameras (10 s at 30 fps).
+const MAX_PENDING_ROWS: usize = 300;
+
+struct Active {
+    writer: DatasetWriter,
+    root: PathBuf,
+    /// Steps per dataset frame.
+    every: u64,
+    episode_open: bool,
+    /// After `Success` or `TimeUp`: no frames until a reset or a kick-off.
+    waiting: bool,
+    /// The referee log's last event seen.
+    cursor: u64,
+    /// The cameras whose images each row carries, in the dataset's order.
+    cameras: Vec<String>,
+    pending: VecDeque<Row>,
+    /// Per camera (dataset order), its newest images, oldest first.
+    images: Vec<VecDeque<Arc<CameraFrame>>>,
+    /// Row images taken from an earlier step because a camera skipped the row's.
+    stale_images: u64,
+}
+
+/// The LeRobot recording, if one runs, and how the last one ended.
+#[derive(Resource, Default)]
+pub struct LeRobotRecording {
+    active: Option<Active>,
+    /// What the last finished recording wrote (`root: N episodes, M frames`) or why it failed.
+    pub last: Option<Result<String, String>>,
+    /// The recorder aligns frames to rows (`SimClock::align_frames_to`).
+    barrier: bool,
+}
+
+impl LeRobotRecording {
+    pub fn is_active(&self) -> bool {
+        self.active.is_some()
+    }
+
+    /// (folder, episodes so far, frames so far) of the running recording.
+    pub fn progress(&self) -> Option<(&Path, u64, u64)> {
+        self.active
+            .as_ref()
+            .map(|a| (a.root.as_path(), a.writer.episodes(), a.writer.frames()))
+    }
+}
+
+/// What the panel asks of the recorder.
+#[derive(Message, Clone, Debug)]
+pub enum LeRobotCommand {
+    Start { root: PathBuf },
+    Stop,
+}
+
+/// The steps per dataset frame at `fps`, or why that rate cannot be recorded.
+pub fn steps_per_frame(fps: u32) -> Result<u64, String> {
+    let hz = SIM_HZ as u32;
+    if fps == 0 || !hz.is_multiple_of(fps) {
+        return Err(format!(
+            "a LeRobot dataset's rate must divide the {hz} Hz step rate (30, 60, 40, 24, 20, …), \
+             not {fps}"
+        ));
+    }
+    Ok(u64::from(hz / fps))
+}
+
+/// Starts recording into `root` (which must not hold a dataset yet) at `fps`. The scene's cameras
+/// are recorded when they render (the window app, which has `CameraFrames`); a headless app
+/// records joints only, and the log says so.
+pub fn start(world: &mut World, root: &Path, fps: u32) -> Result<(), String> {
+    let every = steps_per_frame(fps)?;
+    let rendering = world.contains_resource::<CameraFrames>();
+    let scene_cameras = world.resource::<crate::sim::SimScene>().0.cameras();
+    let cameras: Vec<CameraSpec> = if rendering {
+        scene_cameras
+            .iter()
+            .map(|c| CameraSpec::new(c.name.clone(), c.width, c.height))
+            .collect()
+    } else {
+        if !scene_cameras.is_empty() {
+            warn!(
+                "the LeRobot dataset gets no images: {} camera(s) in the scene, but cameras \
+                 render only in the window (not with --headless) for now",
+                scene_cameras.len()
+            );
+        }
+        Vec::new()
+    };
+    if let Some(c) = scene_cameras
+        .iter()
+        .find(|c| rendering && (f64::from(c.rate_hz) - f64::from(fps)).abs() > 1e-6)
+    {
+        return Err(format!(
+            "camera {} renders at {} Hz but the dataset runs at {fps} fps: give the cameras the              dataset's rate (or pass --lerobot-fps {})",
+            c.name, c.rate_hz, c.rate_hz
+        ));
+    }
+    let sim = crate::sim::sim_view(world);
+    let robot = &sim.robot;
+    let spec = DatasetSpec {
+        fps,
+        robot_type: robot.name.clone(),
+        joint_names: robot.joints.iter().map(|j| j.name.clone()).collect(),
+        cameras: cameras.clone(),
+    };
+    let writer = DatasetWriter::create(root, spec).map_err(|e| e.to_string())?;
+    let cursor = world.resource::<Referee>().last_seq();
+    info!(
+        "recording a LeRobot v3.0 dataset into {} at {fps} fps ({} joints; cameras: {})",
+        root.display(),
+        robot.joints.len(),
+        if cameras.is_empty() {
+            "none, so no images".to_string()
+        } else {
+            cameras
+                .iter()
+                .map(|c| c.name.as_str())
+                .collect::<Vec<_>>()
+                .join(", ")
+        }
+    );
+    world.resource_mut::<LeRobotRecording>().active = Some(Active {
+        writer,
+        root: root.to_path_buf(),
+        every,
+        episode_open: false,
+        waiting: false,
+        cursor,
+        images: vec![VecDeque::new(); cameras.len()],
+        cameras: cameras.into_iter().map(|c| c.name).collect(),
+        pending: VecDeque::new(),
+        stale_images: 0,
+    });
+    Ok(())
+}
+
+/// Ends the recording (if any) and writes the dataset. Safe to call more than once.
+pub fn finish(world: &mut World) -> Option<Result<String, String>> {
+    let mut rec = world.get_resource_mut::<LeRobotRecording>()?;
+    let mut active = rec.active.take()?;
+    let barrier = std::mem::take(&mut rec.barrier);
+    if barrier && let Some(mut clock) = world.get_resource_mut::<SimClock>() {
+        clock.align_frames_to = 0;
+    }
+    let root = active.root.display().to_string();
+    // The open episode keeps its last rows, with the newest images there are.
+    let outcome = active
+        .end_episode("recording stopped")
+        .and_then(|()| active.writer.finish().map_err(|e| e.to_string()))
+        .map(|s| format!("{root}: {s}"))
+        .map_err(|e| format!("{root}: {e}"));
+    match &outcome {
+        Ok(s) => info!("LeRobot dataset written: {s}"),
+        Err(e) => error!("the LeRobot dataset could not be written: {e}"),
+    }
+    world.resource_mut::<LeRobotRecording>().last = Some(outcome.clone());
+    Some(outcome)
+}
+
+/// The outcome of the recording, finishing it first if it still runs (headless exit).
+pub fn outcome(world: &mut World) -> Option<Result<String, String>> {
+    finish(world).or_else(|| world.get_resource::<LeRobotRecording>()?.last.clone())
+}
+
+impl Active {
+    /// Ends the open episode, if any. Rows still waiting for images take the newest there are
+    /// (those of the scene that was just reset will not come).
+    fn end_episode(&mut self, why: &str) -> Result<(), String> {
+        self.flush(true)?;
+        self.pending.clear();
+        if self.stale_images > 0 {
+            info!(
+                "LeRobot episode: {} image(s) taken from the step before the row's (a camera \
+                 skipped a frame)",
+                self.stale_images
+            );
+            self.stale_images = 0;
+        }
+        if !self.episode_open {
+            return Ok(());
+        }
+        self.episode_open = false;
+        // A moment between a client's connect and its reset, or between a reset and a
+        // kick-off, is not a demonstration.
+        let frames = self.writer.open_episode_frames().unwrap_or(0);
+        let min = SIM_HZ as u64 / self.every;
+        if frames < min {
+            self.writer.discard_episode();
+            info!("LeRobot episode dropped ({why}): {frames} frame(s), under a second");
+            return Ok(());
+        }
+        match self.writer.end_episode() {
+            Ok(Some(summary)) => {
+                info!("LeRobot episode ended ({why}): {summary}");
+                Ok(())
+            }
+            Ok(None) => Ok(()),
+            Err(e) => Err(format!("cannot end the episode: {e}")),
+        }
+    }
+
+    /// Queues `row`; it is written once its images are in (at once without cameras).
+    fn push(&mut self, row: Row, task: &str) -> Result<(), String> {
+        if !self.episode_open {
+            self.writer
+                .begin_episode(task)
+                .map_err(|e| format!("cannot begin an episode: {e}"))?;
+            self.episode_open = true;
+        }
+        self.pending.push_back(row);
+        self.flush(false)?;
+        if self.pending.len() > MAX_PENDING_ROWS {
+            return Err(format!(
+                "no camera images came back for {} rows ({} s): the cameras are not rendering",
+                self.pending.len(),
+                self.pending.len() as u64 * self.every / SIM_HZ as u64
+            ));
+        }
+        Ok(())
+    }
+
+    /// Keeps a camera image for the rows waiting on it.
+    fn take_image(&mut self, frame: &Arc<CameraFrame>) -> Result<(), String> {
+        let Some(k) = self.cameras.iter().position(|c| *c == frame.camera) else {
+            return Ok(());
+        };
+        let kept = &mut self.images[k];
+        kept.push_back(frame.clone());
+        while kept.len() > KEPT_IMAGES {
+            kept.pop_front();
+        }
+        self.flush(false)
+    }
+
+    /// Writes the waiting rows whose images are all in, in order. `force` (the episode ends)
+    /// does not wait: a row takes the newest image before its step, and one without any is
+    /// dropped.
+    fn flush(&mut self, force: bool) -> Result<(), String> {
+        while let Some(row) = self.pending.front() {
+            let at = (row.episode, row.step);
+            let mut chosen = Vec::with_capacity(self.cameras.len());
+            for kept in &self.images {
+                // Nothing newer may still come once an image of this step or later is in.
+                if !force && !kept.iter().any(|f| (f.episode, f.step) >= at) {
+                    return Ok(());
+                }
+                let exact = kept.iter().find(|f| (f.episode, f.step) == at);
+                let before = kept.iter().rev().find(|f| (f.episode, f.step) < at);
+                let after = kept.iter().find(|f| (f.episode, f.step) > at);
+                let Some(image) = exact.or(before).or(after).cloned() else {
+                    if force {
+                        break;
+                    }
+                    return Ok(());
+                };
+                if exact.is_none() {
+                    self.stale_images += 1;
+                }
+                chosen.push(image);
+            }
+            let row = self.pending.pop_front().expect("a row is waiting");
+            if chosen.len() < self.cameras.len() {
+                continue;
+            }
+            let images: Vec<&[u8]> = chosen.iter().map(|f| f.rgb.as_slice()).collect();
+            self.writer
+                .push_frame(&row.state, &row.action, &images)
+                .map_err(|e| format!("cannot add a frame: {e}"))?;
+        }
+        Ok(())
+    }
+}
+
+/// After each step: episode boundaries from the referee, then the step's row when it lands on
+/// a frame of a RUNNING session.
+fn record_step(
+    mut rec: ResMut<LeRobotRecording>,
+    referee: Res<Referee>,
+    session: Res<Session>,
+    clock: Res<SimClock>,
+    sim: SimRef,
+) {
+    let Some(active) = rec.active.as_mut() else {
+        return;
+    };
+    let mut result = Ok(());
+    let events: Vec<RefereeEvent> = referee
+        .since(active.cursor)
+        .map(|e| e.event.clone())
+        .collect();
+    active.cursor = referee.last_seq();
+    for event in events {
+        match event {
+            RefereeEvent::PlayModeChanged { to, .. }
+                if matches!(to, PlayMode::Success | PlayMode::TimeUp) =>
+            {
+                result = result.and(active.end_episode(&format!("{to:?}")));
+                active.waiting = true;
+            }
+            RefereeEvent::KickOff => {
+                result = result.and(active.end_episode("kick-off"));
+                active.waiting = false;
+            }
+            _ => {}
+        }
+    }
+    if result.is_ok()
+        && !active.waiting
+        && session.state() == SessionState::Running
+        && clock.steps.is_multiple_of(active.every)
+    {
+        let view = sim.view();
+        let state = view.joint_positions();
+        let action = view
+            .commands()
+            .iter()
+            .zip(&state)
+            .map(|(cmd, &q)| match *cmd {
+                JointCommand::Position { target, .. } => target,
+                _ => q,
+            })
+            .collect();
+        let row = Row {
+            episode: clock.episode,
+            step: clock.steps,
+            state,
+            action,
+        };
+        result = active.push(row, referee.book.task());
+    }
+    if let Err(e) = result {
+        error!("LeRobot recording stopped: {e}");
+        let root = active.root.display().to_string();
+        // What was written so far is kept: the dataset is finished with the episodes it has.
+        let finished = rec.active.take().map(|a| a.writer.finish());
+        rec.last = Some(Err(match finished {
+            Some(Ok(s)) => format!("{root}: {e} (finished with {s})"),
+            Some(Err(f)) => format!("{root}: {e}; finishing failed too: {f}"),
+            None => format!("{root}: {e}"),
+        }));
+    }
+}
+
+/// With cameras, each frame's steps end on a row's step when they reach one
+/// (`SimClock::align_frames_to`), so the cameras render rows' steps.
+fn align_frames_to_rows(mut rec: ResMut<LeRobotRecording>, mut clock: ResMut<SimClock>) {
+    let every = rec
+        .active
+        .as_ref()
+        .filter(|a| !a.cameras.is_empty())
+        .map(|a| a.every);
+    match every {
+        Some(every) => {
+            clock.align_frames_to = every;
+            rec.barrier = true;
+        }
+        None if rec.barrier => {
+            clock.align_frames_to = 0;
+            rec.barrier = false;
+        }
+        None => {}
+    }
+}
+
+/// Camera images as they come back from the GPU.
+fn take_images(mut ready: MessageReader<CameraFrameReady>, mut rec: ResMut<LeRobotRecording>) {
+    for CameraFrameReady(frame) in ready.read() {
+        let Some(active) = rec.active.as_mut() else {
+            continue;
+        };
+        if let Err(e) = active.take_image(frame) {
+            error!("LeRobot recording: {e}");
+            rec.last = Some(Err(e));
+            rec.active = None;
+            return;
+        }
+    }
+}
+
+/// A scene reset ends the episode.
+fn end_episode_on_reset(
+    mut events: MessageReader<SessionEvent>,
+    mut rec: ResMut<LeRobotRecording>,
+) {
+    let resets = events
+        .read()
+        .filter(|e| matches!(e, SessionEvent::ResetDone))
+        .count();
+    if resets == 0 {
+        return;
+    }
+    if let Some(active) = rec.active.as_mut() {
+        active.waiting = false;
+        if let Err(e) = active.end_episode("reset") {
+            error!("LeRobot recording: {e}");
+            rec.last = Some(Err(e));
+        }
+    }
+}
+
+fn handle_commands(world: &mut World) {
+    let commands: Vec<LeRobotCommand> = world
+        .resource_mut::<Messages<LeRobotCommand>>()
+        .drain()
+        .collect();
+    for command in commands {
+        match command {
+            LeRobotCommand::Start { root } => {
+                if world.resource::<LeRobotRecording>().is_active() {
+                    continue;
+                }
+                if let Err(e) = start(world, &root, DEFAULT_FPS) {
+                    error!(
+                        "cannot record a LeRobot dataset into {}: {e}",
+                        root.display()
+                    );
+                    world.resource_mut::<LeRobotRecording>().last = Some(Err(e));
+                }
+            }
+            LeRobotCommand::Stop => {
+                finish(world);
+            }
+        }
+    }
+}
+
+/// On exit the dataset is finished; one that cannot be written makes the exit an error.
+fn finish_on_exit(world: &mut World) {
+    let exiting = world
+        .get_resource::<Messages<AppExit>>()
+        .is_some_and(|m| !m.is_empty());
+    if exiting && let Some(Err(e)) = finish(world) {
+        error!("exiting with an error: the LeRobot dataset was not written ({e})");
+        world.write_message(AppExit::error());
+    }
+}
+
+/// A fresh folder for the panel's button: `armsim-lerobot-<scene>-<unix seconds>` in the
+/// working directory.
+pub fn default_root(scene_id: &str) -> PathBuf {
+    let secs = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs());
+    PathBuf::from(format!("armsim-lerobot-{scene_id}-{secs}"))
+}
+
+pub fn plugin(app: &mut App) {
+    if app.world().contains_resource::<CameraFrames>() {
+        app.add_systems(
+            Update,
+            (
+                take_images,
+                align_frames_to_rows.before(crate::sim::ClockSystems),
+            ),
+        );
+    }
+    app.init_resource::<LeRobotRecording>()
+        .add_message::<LeRobotCommand>()
+        .add_systems(
+            Update,
+            (handle_commands, end_episode_on_reset).before(crate::sim::ClockSystems),
+        )
+        .add_systems(SimStep, record_step.in_set(SimSystems::Publish))
+        .add_systems(Last, finish_on_exit);
+}

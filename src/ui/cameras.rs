@@ -1,0 +1,590 @@
+//! The scene's simulated cameras in the window: one Bevy `Camera3d` per camera (the scene's
+//! `extensions.armsim.cameras` and the robot file's own, `Scene::cameras`) rendering into an
+//! image of its size, aimed each frame from the physics state (a camera attached to a link
+//! follows it), read back to the CPU at the camera's rate with Bevy's `Readback`, and shown live
+//! in the panel's Cameras section.
+//!
+//! **Tagging.** A camera renders only on frames where its next image is due: the sim has
+//! crossed a multiple of `1 / rate_hz` of sim time (counted in steps, so 30 Hz is every 8th
+//! step) since its last image, or a reset started a new episode. That frame, after the clock
+//! has run its steps (`ClockSystems`) and bevy_rapier has written the bodies' poses back, the
+//! camera is aimed and a capture entity is spawned holding `Readback::texture` and the stamp of
+//! that state (episode, step, sim time, the camera's pose). The render world extracts the
+//! poses, the meshes and the readback together at the end of that frame, so the image shows
+//! exactly the stamped state; it arrives one or more frames later (`ReadbackComplete` on the
+//! capture entity), and the stamp travels with it. The capture's `Readback` is removed the next
+//! frame, so each capture reads back once.
+//!
+//! **What you get.** [`CameraFrames`] holds each camera's newest [`CameraFrame`] (RGB8, rows
+//! top first, unpadded); every frame is also sent as a [`CameraFrameReady`] message, for a
+//! recorder that wants them all. `--camera-snapshots DIR` ([`CameraSnapshots`]) writes each
+//! camera's newest frame as `DIR/<camera>.png` with its stamp in `DIR/<camera>.json`.
+//!
+//! The 3D view's gizmos are moved to their own render layer ([`GIZMO_LAYER`]), which only the
+//! orbit camera sees, so the markers are not in the cameras' images; the panel is drawn by its
+//! own camera. Depth (`depth: true`) is not rendered yet: such a camera gives RGB only.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use bevy::asset::RenderAssetUsages;
+use bevy::camera::RenderTarget;
+use bevy::camera::visibility::RenderLayers;
+use bevy::core_pipeline::tonemapping::{DebandDither, Tonemapping};
+use bevy::diagnostic::FrameCount;
+use bevy::ecs::system::SystemParam;
+use bevy::prelude::*;
+use bevy::render::gpu_readback::{Readback, ReadbackComplete};
+use bevy::render::render_resource::{Extent3d, TextureDimension, TextureFormat, TextureUsages};
+use bevy_egui::{EguiContexts, EguiTextureHandle, egui};
+
+pub use armsim_core::camera::{CameraMount, CameraSpec, CameraState};
+use armsim_core::camera::{Placement, gl_from_armsim, link_poses};
+
+use super::camera::OrbitCamera;
+use super::render::{Profile, RenderProfile};
+use crate::sim::{ClockSystems, SIM_HZ, SimClock, SimRef, SimScene};
+
+/// The render layer of the 3D view's gizmos: the orbit camera sees it, the scene's cameras do
+/// not (they see layer 0, the meshes').
+pub const GIZMO_LAYER: usize = 1;
+
+/// The cameras' near plane: a wrist camera sees the fingers a few centimetres away.
+const NEAR_M: f32 = 0.01;
+
+/// One image of one camera, tagged with the state it shows.
+#[derive(Clone, Debug)]
+pub struct CameraFrame {
+    pub camera: String,
+    /// Resets since start (`SimClock::episode`) when the image was taken.
+    pub episode: u64,
+    /// The step whose state the image shows (`SimClock::steps`: steps since load or reset).
+    pub step: u64,
+    /// Sim time of that step, seconds.
+    pub sim_time: f64,
+    pub width: u32,
+    pub height: u32,
+    /// Where the camera was (spec 002's pos, `quat_world` w-first, intrinsics).
+    pub state: CameraState,
+    /// RGB8 (sRGB), `height` rows of `width * 3` bytes, the top row first.
+    pub rgb: Vec<u8>,
+}
+
+/// Sent once for every image read back, in the order they arrive (per camera, in step order).
+#[derive(Message, Clone, Debug)]
+pub struct CameraFrameReady(pub Arc<CameraFrame>);
+
+/// Each camera's newest image.
+#[derive(Resource, Default, Debug)]
+pub struct CameraFrames {
+    latest: HashMap<String, Arc<CameraFrame>>,
+    received: u64,
+}
+
+impl CameraFrames {
+    /// The newest image of camera `camera`, if one has arrived.
+    pub fn latest(&self, camera: &str) -> Option<&CameraFrame> {
+        self.latest.get(camera).map(Arc::as_ref)
+    }
+
+    /// The same, shared (no copy of the pixels).
+    pub fn latest_shared(&self, camera: &str) -> Option<Arc<CameraFrame>> {
+        self.latest.get(camera).cloned()
+    }
+
+    /// Every camera's newest image, in no particular order.
+    pub fn iter(&self) -> impl Iterator<Item = &CameraFrame> {
+        self.latest.values().map(Arc::as_ref)
+    }
+
+    /// Images read back since start, all cameras together.
+    pub fn received(&self) -> u64 {
+        self.received
+    }
+}
+
+/// A scene camera's Bevy camera: what it is, where it rides and the image it renders into.
+#[derive(Component, Debug)]
+pub struct SimCamera {
+    /// Its place in `Scene::cameras`.
+    pub index: usize,
+    pub spec: CameraSpec,
+    pub image: Handle<Image>,
+    placement: Placement,
+    /// `(episode, period index)` of its last image.
+    last: Option<(u64, u64)>,
+}
+
+/// One image on its way back from the GPU, and the state it shows.
+#[derive(Component, Debug)]
+struct Capture {
+    frame: CameraFrame,
+    /// `FrameCount` when it was spawned.
+    spawned: u32,
+}
+
+/// `--camera-snapshots DIR`: each camera's newest image as `DIR/<camera>.png` and its stamp as
+/// `DIR/<camera>.json`, each replaced atomically at most every `every`.
+#[derive(Resource, Debug)]
+pub struct CameraSnapshots {
+    pub dir: PathBuf,
+    pub every: Duration,
+    last: HashMap<String, Instant>,
+    failed: bool,
+}
+
+impl CameraSnapshots {
+    pub fn new(dir: impl Into<PathBuf>) -> Self {
+        Self {
+            dir: dir.into(),
+            every: Duration::from_millis(500),
+            last: HashMap::new(),
+            failed: false,
+        }
+    }
+}
+
+pub(super) fn plugin(app: &mut App) {
+    app.init_resource::<CameraFrames>()
+        .add_message::<CameraFrameReady>()
+        .add_observer(frame_arrived)
+        .add_systems(Startup, spawn_cameras)
+        .add_systems(First, retire_captures)
+        .add_systems(
+            Update,
+            (
+                aim_and_capture.after(ClockSystems),
+                gizmos_on_their_layer,
+                follow_profile,
+                write_snapshots,
+            ),
+        );
+}
+
+fn spawn_cameras(mut commands: Commands, scene: Res<SimScene>, mut images: ResMut<Assets<Image>>) {
+    let scene = &scene.0;
+    for (index, spec) in scene.cameras().into_iter().enumerate() {
+        let Some(placement) = spec.placement(&scene.robot) else {
+            warn!(
+                "camera {}: its frame is not on the robot; left out",
+                spec.name
+            );
+            continue;
+        };
+        let mut image =
+            Image::new_target_texture(spec.width, spec.height, TextureFormat::Rgba8UnormSrgb, None);
+        image.texture_descriptor.usage |= TextureUsages::COPY_SRC;
+        // The camera draws every pixel: nothing to upload, nothing to keep.
+        image.data = None;
+        image.copy_on_resize = false;
+        let handle = images.add(image);
+        let place = match &spec.mount {
+            CameraMount::Fixed { .. } => "fixed".to_string(),
+            CameraMount::Attached { frame, .. } => format!("on {frame}"),
+            CameraMount::Link { link, .. } => format!("on {}", scene.robot.links[*link].name),
+        };
+        info!(
+            "camera {}: {}x{} at {} Hz, {:.0}° vertical field of view, {place}{}",
+            spec.name,
+            spec.width,
+            spec.height,
+            spec.rate_hz,
+            spec.fov_deg,
+            if spec.depth {
+                " (depth asked for: not rendered yet, RGB only)"
+            } else {
+                ""
+            }
+        );
+        commands.spawn((
+            Name::new(format!("camera {}", spec.name)),
+            Camera3d::default(),
+            Camera {
+                // Before the 3D view (-1); each its own image, so the order only keeps them apart.
+                order: -10 - index as isize,
+                is_active: false,
+                ..default()
+            },
+            RenderTarget::Image(handle.clone().into()),
+            Projection::Perspective(PerspectiveProjection {
+                fov: spec.fov_y_rad(),
+                aspect_ratio: spec.width as f32 / spec.height as f32,
+                near: NEAR_M,
+                far: 100.0,
+                near_clip_plane: Vec4::new(0.0, 0.0, -1.0, -NEAR_M),
+            }),
+            Msaa::Off,
+            RenderLayers::layer(0),
+            Transform::default(),
+            SimCamera {
+                index,
+                spec,
+                image: handle,
+                placement,
+                last: None,
+            },
+        ));
+    }
+}
+
+/// After the frame's steps: each camera whose next image is due is aimed and renders this
+/// frame, and a capture stamped with this state reads its image back; the others skip the frame.
+fn aim_and_capture(
+    mut commands: Commands,
+    clock: Res<SimClock>,
+    sim: SimRef,
+    frames: Res<FrameCount>,
+    mut cameras: Query<(&mut SimCamera, &mut Camera, &mut Transform)>,
+) {
+    if cameras.is_empty() {
+        return;
+    }
+    let poses = link_poses(&sim.view());
+    for (mut cam, mut camera, mut transform) in &mut cameras {
+        let Some(pose) = cam.placement.world_pose(&poses) else {
+            continue;
+        };
+        // Steps, not sim time, so that 30 Hz is exactly every 8th step of 240.
+        let period = (clock.steps as f64 * f64::from(cam.spec.rate_hz) / SIM_HZ + 1e-9) as u64;
+        let due = cam
+            .last
+            .is_none_or(|(episode, last)| episode != clock.episode || period > last);
+        if camera.is_active != due {
+            camera.is_active = due;
+        }
+        if !due {
+            continue;
+        }
+        cam.last = Some((clock.episode, period));
+        *transform = Transform {
+            translation: pose.translation,
+            rotation: gl_from_armsim(pose.rotation),
+            scale: Vec3::ONE,
+        };
+        let spec = &cam.spec;
+        commands.spawn((
+            Readback::texture(cam.image.clone()),
+            Capture {
+                frame: CameraFrame {
+                    camera: spec.name.clone(),
+                    episode: clock.episode,
+                    step: clock.steps,
+                    sim_time: clock.sim_time,
+                    width: spec.width,
+                    height: spec.height,
+                    state: CameraState::new(spec, &pose),
+                    rgb: Vec::new(),
+                },
+                spawned: frames.0,
+            },
+        ));
+    }
+}
+
+/// A capture's readback was extracted with the frame it was spawned in: it must not read back
+/// again. One whose image never came back (a device hiccup) is dropped after a while.
+fn retire_captures(
+    mut commands: Commands,
+    frames: Res<FrameCount>,
+    captures: Query<(Entity, &Capture, Has<Readback>)>,
+) {
+    for (entity, capture, reading) in &captures {
+        if reading {
+            commands.entity(entity).remove::<Readback>();
+        } else if frames.0.wrapping_sub(capture.spawned) > 300 {
+            commands.entity(entity).despawn();
+        }
+    }
+}
+
+/// An image is back: unpad its rows, keep it as its camera's newest and announce it.
+fn frame_arrived(
+    event: On<ReadbackComplete>,
+    mut captures: Query<&mut Capture>,
+    mut frames: ResMut<CameraFrames>,
+    mut ready: MessageWriter<CameraFrameReady>,
+    mut commands: Commands,
+) {
+    let Ok(mut capture) = captures.get_mut(event.entity) else {
+        return;
+    };
+    commands.entity(event.entity).despawn();
+    let mut frame = std::mem::replace(&mut capture.frame, empty_frame());
+    let Some(rgb) = rgb_rows(&event.data, frame.width, frame.height) else {
+        warn!(
+            "camera {}: {} bytes read back for a {}x{} image",
+            frame.camera,
+            event.data.len(),
+            frame.width,
+            frame.height
+        );
+        return;
+    };
+    frame.rgb = rgb;
+    let frame = Arc::new(frame);
+    frames.received += 1;
+    let newer = frames
+        .latest
+        .get(&frame.camera)
+        .is_none_or(|old| (old.episode, old.step) <= (frame.episode, frame.step));
+    if newer {
+        frames.latest.insert(frame.camera.clone(), frame.clone());
+    }
+    ready.write(CameraFrameReady(frame));
+}
+
+fn empty_frame() -> CameraFrame {
+    CameraFrame {
+        camera: String::new(),
+        episode: 0,
+        step: 0,
+        sim_time: 0.0,
+        width: 0,
+        height: 0,
+        state: CameraState {
+            pos: [0.0; 3],
+            quat_world: [1.0, 0.0, 0.0, 0.0],
+            intrinsics: [[0.0; 3]; 3],
+        },
+        rgb: Vec::new(),
+    }
+}
+
+/// RGBA8 rows padded to 256 bytes (wgpu's copy alignment) → RGB8 rows without padding.
+fn rgb_rows(data: &[u8], width: u32, height: u32) -> Option<Vec<u8>> {
+    let (w, h) = (width as usize, height as usize);
+    let stride = (w * 4).div_ceil(256) * 256;
+    if data.len() < stride * h.saturating_sub(1) + w * 4 {
+        return None;
+    }
+    let mut rgb = Vec::with_capacity(w * h * 3);
+    for row in data.chunks(stride).take(h) {
+        for px in row[..w * 4].chunks_exact(4) {
+            rgb.extend_from_slice(&px[..3]);
+        }
+    }
+    Some(rgb)
+}
+
+/// Gizmos on [`GIZMO_LAYER`], which the orbit camera sees besides the meshes' layer 0.
+fn gizmos_on_their_layer(
+    mut commands: Commands,
+    view: Query<Entity, (With<OrbitCamera>, Without<RenderLayers>)>,
+    mut gizmos: ResMut<GizmoConfigStore>,
+    cameras: Query<(), With<SimCamera>>,
+) {
+    if cameras.is_empty() {
+        return;
+    }
+    for entity in &view {
+        commands
+            .entity(entity)
+            .insert(RenderLayers::from_layers(&[0, GIZMO_LAYER]));
+        let (config, _) = gizmos.config_mut::<DefaultGizmoConfigGroup>();
+        config.render_layers = RenderLayers::layer(GIZMO_LAYER);
+    }
+}
+
+/// The cameras' tonemapping follows the 3D view's (off in the lite profile, whose flat material
+/// the cameras see too).
+fn follow_profile(
+    profile: Res<RenderProfile>,
+    mut applied: Local<Option<bool>>,
+    cameras: Query<Entity, With<SimCamera>>,
+    mut commands: Commands,
+) {
+    let tonemap = profile.active != Some(Profile::Lite) || profile.lite.tonemapping;
+    if *applied == Some(tonemap) {
+        return;
+    }
+    for entity in &cameras {
+        if tonemap {
+            commands
+                .entity(entity)
+                .insert((Tonemapping::default(), DebandDither::Enabled));
+        } else {
+            commands
+                .entity(entity)
+                .insert((Tonemapping::None, DebandDither::Disabled));
+        }
+    }
+    *applied = Some(tonemap);
+}
+
+fn write_snapshots(
+    snapshots: Option<ResMut<CameraSnapshots>>,
+    mut ready: MessageReader<CameraFrameReady>,
+    frames: Res<CameraFrames>,
+) {
+    let Some(mut snapshots) = snapshots else {
+        ready.clear();
+        return;
+    };
+    let mut newest: HashMap<&str, &Arc<CameraFrame>> = HashMap::new();
+    for CameraFrameReady(frame) in ready.read() {
+        newest.insert(frame.camera.as_str(), frame);
+    }
+    let now = Instant::now();
+    for (name, frame) in newest {
+        let every = snapshots.every;
+        if snapshots
+            .last
+            .get(name)
+            .is_some_and(|t| now.duration_since(*t) < every)
+        {
+            continue;
+        }
+        snapshots.last.insert(name.to_string(), now);
+        if let Err(e) = write_snapshot(&snapshots.dir, frame, frames.received()) {
+            if !snapshots.failed {
+                error!("--camera-snapshots {}: {e}", snapshots.dir.display());
+            }
+            snapshots.failed = true;
+        }
+    }
+}
+
+/// `dir/<camera>.png` and `dir/<camera>.json`, each written aside and renamed into place.
+fn write_snapshot(dir: &Path, frame: &CameraFrame, received: u64) -> Result<(), String> {
+    std::fs::create_dir_all(dir).map_err(|e| e.to_string())?;
+    let rgba: Vec<u8> = frame
+        .rgb
+        .chunks_exact(3)
+        .flat_map(|p| [p[0], p[1], p[2], 255])
+        .collect();
+    let image = Image::new(
+        Extent3d {
+            width: frame.width,
+            height: frame.height,
+            depth_or_array_layers: 1,
+        },
+        TextureDimension::D2,
+        rgba,
+        TextureFormat::Rgba8UnormSrgb,
+        RenderAssetUsages::MAIN_WORLD,
+    );
+    let png = dir.join(format!("{}.png", frame.camera));
+    let tmp = dir.join(format!("{}.tmp.png", frame.camera));
+    image
+        .try_into_dynamic()
+        .map_err(|e| e.to_string())?
+        .to_rgb8()
+        .save(&tmp)
+        .map_err(|e| e.to_string())?;
+    std::fs::rename(&tmp, &png).map_err(|e| e.to_string())?;
+    let s = &frame.state;
+    let tag = serde_json::json!({
+        "camera": frame.camera,
+        "episode": frame.episode,
+        "step": frame.step,
+        "sim_time": frame.sim_time,
+        "width": frame.width,
+        "height": frame.height,
+        "pos": s.pos,
+        "quat_world": s.quat_world,
+        "intrinsics": s.intrinsics,
+        "frames_received": received,
+    });
+    let json = dir.join(format!("{}.json", frame.camera));
+    let tmp = dir.join(format!("{}.json.tmp", frame.camera));
+    std::fs::write(&tmp, tag.to_string()).map_err(|e| e.to_string())?;
+    std::fs::rename(&tmp, &json).map_err(|e| e.to_string())
+}
+
+/// What the panel's Cameras section shows of one camera.
+pub(super) struct Thumbnail {
+    name: String,
+    texture: egui::TextureId,
+    size: [u32; 2],
+    rate_hz: f32,
+    depth: bool,
+    /// Step and sim time of its newest image.
+    shows: Option<(u64, f64)>,
+}
+
+/// The cameras and their images, for the panel.
+#[derive(SystemParam)]
+pub(super) struct CameraPanel<'w, 's> {
+    cameras: Query<'w, 's, &'static SimCamera>,
+    frames: Res<'w, CameraFrames>,
+}
+
+impl CameraPanel<'_, '_> {
+    /// One thumbnail per camera, in scene order; their images registered with egui (before the
+    /// panel borrows egui's context).
+    pub(super) fn thumbnails(&self, contexts: &mut EguiContexts) -> Vec<Thumbnail> {
+        let mut cams: Vec<&SimCamera> = self.cameras.iter().collect();
+        cams.sort_by_key(|c| c.index);
+        cams.into_iter()
+            .map(|c| Thumbnail {
+                name: c.spec.name.clone(),
+                texture: contexts.add_image(EguiTextureHandle::Weak(c.image.id())),
+                size: [c.spec.width, c.spec.height],
+                rate_hz: c.spec.rate_hz,
+                depth: c.spec.depth,
+                shows: self
+                    .frames
+                    .latest(&c.spec.name)
+                    .map(|f| (f.step, f.sim_time)),
+            })
+            .collect()
+    }
+}
+
+/// Width of a thumbnail in the panel, logical pixels.
+const THUMBNAIL_WIDTH: f32 = 128.0;
+
+/// The Cameras section: each camera's image, live, with what it is and the step it shows.
+pub(super) fn section(ui: &mut egui::Ui, thumbnails: &[Thumbnail]) {
+    ui.horizontal_wrapped(|ui| {
+        for t in thumbnails {
+            ui.vertical(|ui| {
+                ui.set_width(THUMBNAIL_WIDTH);
+                let [w, h] = t.size;
+                let size = egui::vec2(THUMBNAIL_WIDTH, THUMBNAIL_WIDTH * h as f32 / w as f32);
+                ui.add(egui::Image::new(egui::load::SizedTexture::new(
+                    t.texture, size,
+                )))
+                .on_hover_text(format!(
+                    "{w}×{h} at {} Hz{}",
+                    t.rate_hz,
+                    if t.depth {
+                        "; depth asked for, not rendered yet"
+                    } else {
+                        ""
+                    }
+                ));
+                let shows = match t.shows {
+                    Some((step, time)) => format!("step {step} · {time:.2} s"),
+                    None => "no image yet".to_string(),
+                };
+                ui.label(egui::RichText::new(format!("{}  {shows}", t.name)).small());
+            });
+        }
+    });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::rgb_rows;
+
+    #[test]
+    fn readback_rows_lose_their_padding_and_alpha() {
+        // 3×2 RGBA: rows of 12 bytes padded to 256.
+        let mut data = vec![0u8; 256 + 12];
+        for (y, x) in [(0, 0), (0, 1), (0, 2), (1, 0), (1, 1), (1, 2)] {
+            let i = y * 256 + x * 4;
+            data[i..i + 4].copy_from_slice(&[y as u8, x as u8, 7, 255]);
+        }
+        let rgb = rgb_rows(&data, 3, 2).expect("enough bytes");
+        assert_eq!(rgb, [0, 0, 7, 0, 1, 7, 0, 2, 7, 1, 0, 7, 1, 1, 7, 1, 2, 7]);
+        assert_eq!(rgb_rows(&data[..256 + 11], 3, 2), None);
+        // 256 pixels of 4 bytes: no padding at all.
+        assert_eq!(
+            rgb_rows(&vec![9; 1024 * 2], 256, 2).map(|v| v.len()),
+            Some(256 * 2 * 3)
+        );
+    }
+}

@@ -1,0 +1,359 @@
+//! The scene's simulated cameras in the real window under Xvfb with Mesa's software Vulkan:
+//! armsim runs the default scene with `--camera-snapshots DIR`, and the images its `front` and
+//! `wrist` cameras read back show the table, the cubes and the arm where the cameras' poses and
+//! intrinsics (armsim-core's camera model) project them; their step tags advance with the sim
+//! and restart after a reset. Needs Xvfb, xdotool and Mesa, like `gui_smoke`; images and the log
+//! are kept in `target/gui-artifacts/cameras/`.
+
+mod gui;
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::Duration;
+
+use armsim::robot::Pose;
+use armsim::robot::kinematics::forward_kinematics;
+use armsim::scene::{Scene, load_scene};
+use armsim_core::camera::{CameraSpec, CameraState};
+use glam::Vec3;
+use gui::{Rgb, alive, launch, press_key, require, start_xvfb, wait_for, window_id};
+
+/// The first display of this file's Xvfbs (`gui_smoke` starts at 90, `gui_robots` at 1700, each
+/// taking 1600).
+const DISPLAY_BASE: u32 = 3400;
+
+/// A camera's stamp as `--camera-snapshots` writes it (`<camera>.json`).
+#[derive(Debug, Clone)]
+struct Tag {
+    episode: u64,
+    step: u64,
+    sim_time: f64,
+    pos: Vec3,
+    /// w, x, y, z.
+    quat: [f32; 4],
+}
+
+fn read_tag(dir: &Path, camera: &str) -> Option<Tag> {
+    let text = std::fs::read_to_string(dir.join(format!("{camera}.json"))).ok()?;
+    let v: serde_json::Value = serde_json::from_str(&text).ok()?;
+    let f = |k: &str, i: usize| v[k][i].as_f64().unwrap() as f32;
+    Some(Tag {
+        episode: v["episode"].as_u64()?,
+        step: v["step"].as_u64()?,
+        sim_time: v["sim_time"].as_f64()?,
+        pos: Vec3::new(f("pos", 0), f("pos", 1), f("pos", 2)),
+        quat: [
+            f("quat_world", 0),
+            f("quat_world", 1),
+            f("quat_world", 2),
+            f("quat_world", 3),
+        ],
+    })
+}
+
+fn red(&[r, g, b]: &[u8; 3]) -> bool {
+    r > 120 && r > g.saturating_add(70) && r > b.saturating_add(70)
+}
+fn green(&[r, g, b]: &[u8; 3]) -> bool {
+    g > 100 && g > r.saturating_add(50) && g > b.saturating_add(50)
+}
+fn blue(&[r, g, b]: &[u8; 3]) -> bool {
+    b > 120 && b > r.saturating_add(70) && b > g.saturating_add(70)
+}
+fn wood(&[r, g, b]: &[u8; 3]) -> bool {
+    let (r, g, b) = (u16::from(r), u16::from(g), u16::from(b));
+    r > 60 && r > g + 15 && g > b + 10 && !(r > 170 && r > b + 120 && r > g + 60)
+}
+fn orange(&[r, g, b]: &[u8; 3]) -> bool {
+    r > 170 && i32::from(r) - i32::from(b) > 120 && i32::from(r) - i32::from(g) > 60
+}
+fn yellow(&[r, g, b]: &[u8; 3]) -> bool {
+    r > 200 && g > 170 && b < 80
+}
+
+/// Fraction of the `2r+1` square around `(u, v)` whose pixels are `colour`.
+fn around(img: &Rgb, [u, v]: [f32; 2], r: usize, colour: fn(&[u8; 3]) -> bool) -> f64 {
+    let (u, v) = (u.round() as usize, v.round() as usize);
+    img.fraction(
+        u.saturating_sub(r),
+        u + r + 1,
+        v.saturating_sub(r),
+        v + r + 1,
+        |p| colour(&p),
+    )
+}
+
+/// Every link's world pose at the scene's home posture (the arm holds it while IDLE).
+fn home_link_poses(scene: &Scene) -> Vec<Pose> {
+    let base = scene.config.robot.base_pose.to_pose();
+    forward_kinematics(&scene.robot, &scene.home_q_full())
+        .iter()
+        .map(|p| base.mul(p))
+        .collect()
+}
+
+fn state_of(scene: &Scene, spec: &CameraSpec, links: &[Pose]) -> CameraState {
+    let pose = spec
+        .placement(&scene.robot)
+        .and_then(|p| p.world_pose(links))
+        .expect("the camera resolves");
+    CameraState::new(spec, &pose)
+}
+
+fn object(scene: &Scene, name: &str) -> Vec3 {
+    scene
+        .config
+        .objects
+        .iter()
+        .find(|o| o.name == name)
+        .expect("the default scene's cube")
+        .pose
+        .translation()
+}
+
+#[test]
+fn the_default_scenes_cameras_show_what_they_look_at_tagged_with_the_step() {
+    for tool in ["Xvfb", "xdotool"] {
+        require(tool);
+    }
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    let artifacts = root.join("target/gui-artifacts/cameras");
+    let _ = std::fs::remove_dir_all(&artifacts);
+    std::fs::create_dir_all(&artifacts).unwrap();
+    let snapshots = artifacts.join("snapshots");
+    let shot = artifacts.join("window.png");
+    let cwd = std::env::temp_dir().join(format!("armsim-gui-cameras-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&cwd);
+    std::fs::create_dir_all(&cwd).unwrap();
+
+    let (_xvfb, display) = start_xvfb(DISPLAY_BASE, 0);
+    let mut armsim = Command::new(env!("CARGO_BIN_EXE_armsim"));
+    armsim
+        .env("ARMSIM_CONFIG_DIR", cwd.join("config"))
+        .args([
+            "--render-profile",
+            "lite",
+            "--no-teleop",
+            "--no-agent-ports",
+        ])
+        .arg("--camera-snapshots")
+        .arg(&snapshots);
+    let (mut app, log) = launch(armsim, &display, &cwd, &shot);
+    let save_log = |log: &str| std::fs::write(artifacts.join("armsim.log"), log).unwrap();
+    for camera in ["front", "wrist"] {
+        let line = format!("camera {camera}: 256x256 at 30 Hz");
+        assert!(
+            log.lock().unwrap().contains(&line),
+            "no `{line}` in the log"
+        );
+    }
+
+    // Images keep coming: each camera's tag advances with the sim.
+    let first_of = |camera: &str, app: &mut gui::Guard| {
+        let mut tag = None;
+        wait_for(
+            &format!("a {camera} image"),
+            Duration::from_secs(120),
+            || {
+                alive(app, &log);
+                tag = read_tag(&snapshots, camera).filter(|t| t.step > 0);
+                tag.is_some()
+            },
+        );
+        tag.unwrap()
+    };
+    let front0 = first_of("front", &mut app);
+    let wrist0 = first_of("wrist", &mut app);
+    // Let the scene settle into its first images' state (pipelines compiled, cubes at rest).
+    std::thread::sleep(Duration::from_secs(3));
+    let mut later = |camera: &str, before: &Tag| {
+        let mut tag = None;
+        wait_for(
+            &format!("a later {camera} image"),
+            Duration::from_secs(60),
+            || {
+                alive(&mut app, &log);
+                tag = read_tag(&snapshots, camera).filter(|t| t.step > before.step);
+                tag.is_some()
+            },
+        );
+        tag.unwrap()
+    };
+    let front = later("front", &front0);
+    let wrist = later("wrist", &wrist0);
+    for (camera, tag) in [("front", &front), ("wrist", &wrist)] {
+        assert_eq!(tag.episode, 0, "{camera}: {tag:?}");
+        assert!(
+            (tag.sim_time - tag.step as f64 / 240.0).abs() < 1e-6,
+            "{camera}: the sim time is the step's: {tag:?}"
+        );
+        for ext in ["png", "json"] {
+            let _ = std::fs::copy(
+                snapshots.join(format!("{camera}.{ext}")),
+                artifacts.join(format!("{camera}_step{}.{ext}", tag.step)),
+            );
+        }
+    }
+
+    let scene = load_scene(&root.join("assets/scenes/default_scene.json"))
+        .unwrap_or_else(|e| panic!("{e}"));
+    let cameras = scene.cameras();
+    let spec = |name: &str| cameras.iter().find(|c| c.name == name).unwrap();
+    let links = home_link_poses(&scene);
+
+    // The front camera: the cubes where their centres project, the arm's upper link where it
+    // projects at the home posture, the table around them, and no gizmo (the goal zone's
+    // yellow line is in its field of view).
+    let img = Rgb::load(&artifacts.join(format!("front_step{}.png", front.step)));
+    assert_eq!((img.width, img.height), (256, 256));
+    let state = state_of(&scene, spec("front"), &links);
+    assert!(
+        (Vec3::from_array(state.pos) - front.pos).length() < 1e-4,
+        "{front:?}"
+    );
+    for (cube, colour) in [
+        ("cube_red", red as fn(&[u8; 3]) -> bool),
+        ("cube_green", green),
+        ("cube_blue", blue),
+    ] {
+        let uv = state.project(object(&scene, cube)).unwrap();
+        let share = around(&img, uv, 2, colour);
+        assert!(
+            share > 0.6,
+            "front: {cube} at {uv:?}: {share:.2} of it is its colour"
+        );
+    }
+    let upper_arm = scene.robot.link_index("upper_arm_link").unwrap();
+    let arm_uv = state
+        .project(links[upper_arm].transform_point(Vec3::new(0.0, 0.0, 0.165)))
+        .unwrap();
+    let arm = around(&img, arm_uv, 2, orange);
+    assert!(
+        arm > 0.6,
+        "front: the upper arm at {arm_uv:?}: {arm:.2} orange"
+    );
+    let table = img.fraction(0, 256, 0, 256, |p| wood(&p));
+    assert!(
+        table > 0.15,
+        "front: {table:.2} of the image is the table's wood"
+    );
+    let near_corner = state.project(Vec3::new(0.8, -0.3, 1.0)).unwrap();
+    let corner = around(&img, near_corner, 3, wood);
+    assert!(
+        corner > 0.8,
+        "front: the table at {near_corner:?}: {corner:.2} wood"
+    );
+    let goal = scene
+        .config
+        .extensions
+        .armsim
+        .goal_zone
+        .expect("a goal zone");
+    let corners: Vec<[f32; 2]> = [(-1.0, -1.0), (1.0, -1.0), (1.0, 1.0), (-1.0, 1.0)]
+        .iter()
+        .map(|&(sx, sy)| {
+            let c = goal.center_xy_m;
+            let h = goal.half_size_m;
+            state
+                .project(Vec3::new(c[0] + sx * h[0], c[1] + sy * h[1], 1.0))
+                .unwrap()
+        })
+        .collect();
+    let (u0, u1) = corners
+        .iter()
+        .fold((f32::MAX, f32::MIN), |(a, b), p| (a.min(p[0]), b.max(p[0])));
+    let (v0, v1) = corners
+        .iter()
+        .fold((f32::MAX, f32::MIN), |(a, b), p| (a.min(p[1]), b.max(p[1])));
+    assert!(
+        u0 >= 0.0 && v0 >= 0.0 && u1 < 256.0 && v1 < 256.0,
+        "the goal zone is in view"
+    );
+    let (u0, u1, v0, v1) = (u0 as usize, u1 as usize + 2, v0 as usize, v1 as usize + 2);
+    let zone = img.fraction(u0, u1, v0, v1, |p| yellow(&p)) * ((u1 - u0) * (v1 - v0)) as f64;
+    assert!(
+        zone < 3.0,
+        "front: {zone} yellow pixels: the goal zone gizmo is drawn"
+    );
+
+    // The wrist camera: riding on wrist_3_link at the home posture (where the app says it is,
+    // within the arm's sag), looking down between the fingers at the table and the cubes.
+    let img = Rgb::load(&artifacts.join(format!("wrist_step{}.png", wrist.step)));
+    let state = state_of(&scene, spec("wrist"), &links);
+    let moved = (Vec3::from_array(state.pos) - wrist.pos).length();
+    assert!(
+        moved < 0.02,
+        "wrist: {moved:.4} m from the home posture's pose: {wrist:?}"
+    );
+    let [w, x, y, z] = state.quat_world;
+    let dot = w * wrist.quat[0] + x * wrist.quat[1] + y * wrist.quat[2] + z * wrist.quat[3];
+    assert!(
+        dot.abs() > 0.995,
+        "wrist: turned away from the home posture's: {wrist:?}"
+    );
+    for (cube, colour) in [
+        ("cube_red", red as fn(&[u8; 3]) -> bool),
+        ("cube_green", green),
+        ("cube_blue", blue),
+    ] {
+        let uv = state.project(object(&scene, cube)).unwrap();
+        let share = around(&img, uv, 3, colour);
+        assert!(
+            share > 0.6,
+            "wrist: {cube} at {uv:?}: {share:.2} of it is its colour"
+        );
+    }
+    let table = img.fraction(0, 256, 0, 256, |p| wood(&p));
+    assert!(
+        table > 0.3,
+        "wrist: {table:.2} of the image is the table's wood"
+    );
+
+    // A reset: the images go on, stamped with the new episode's steps.
+    let id = window_id(&display);
+    press_key(&display, &id, "BackSpace");
+    let mut reset = None;
+    wait_for(
+        "a front image after the reset",
+        Duration::from_secs(60),
+        || {
+            alive(&mut app, &log);
+            reset = read_tag(&snapshots, "front").filter(|t| t.episode == 1);
+            reset.is_some()
+        },
+    );
+    let reset = reset.unwrap();
+    assert!(
+        reset.step < front.step && (reset.sim_time - reset.step as f64 / 240.0).abs() < 1e-6,
+        "steps restart at a reset: {reset:?} after {front:?}"
+    );
+
+    // The panel shows both cameras live: with the Robot section folded, the Cameras section
+    // comes into the window, and its thumbnails bring the cubes' colours into the dark panel.
+    let st = Command::new("xdotool")
+        .env("DISPLAY", &display)
+        .args(["mousemove", "--window", &id, "44", "168", "click", "1"])
+        .status()
+        .expect("xdotool runs");
+    assert!(st.success());
+    std::thread::sleep(Duration::from_secs(2));
+    press_key(&display, &id, "F12");
+    let panel_shot = cwd.join("armsim-screenshot-1.png");
+    wait_for("the F12 screenshot", Duration::from_secs(60), || {
+        alive(&mut app, &log);
+        std::fs::metadata(&panel_shot).is_ok_and(|m| m.len() > 0)
+    });
+    std::thread::sleep(Duration::from_millis(500));
+    let _ = std::fs::copy(&panel_shot, artifacts.join("panel.png"));
+    let img = Rgb::load(&panel_shot);
+    let in_panel = |colour: fn(&[u8; 3]) -> bool| {
+        let share = img.fraction(0, 300, 150, 800, |p| colour(&p));
+        (share * 300.0 * 650.0) as usize
+    };
+    let (r, g, b) = (in_panel(red), in_panel(green), in_panel(blue));
+    assert!(
+        r > 40 && g > 40 && b > 40,
+        "the panel's thumbnails: red {r}, green {g}, blue {b} pixels"
+    );
+    save_log(&log.lock().unwrap());
+}
