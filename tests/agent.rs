@@ -413,6 +413,18 @@ fn monitor_commands_change_the_world() {
                 find(msg, "state").is_some() && atom_in(msg, "state", "") == "IDLE"
             });
             assert!(time_of(&reset) < 0.1, "time restarts: {}", time_of(&reset));
+            // A reset and a kick-off in one message (as `armsim.connect`'s reset sends them):
+            // the kick-off waits for the reset, which would otherwise put BeforeStart back.
+            m.send("(reset)(kickOff)");
+            m.until(
+                "PlayOn and RUNNING after reset and kick-off in one message",
+                |msg| {
+                    find(msg, "GS").is_some()
+                        && atom_in(msg, "GS", "pm") == "PlayOn"
+                        && atom_in(msg, "state", "") == "RUNNING"
+                        && time_of(msg) < 0.5
+                },
+            );
             m.send("(dropBall)");
             let err = m.until("an error", |msg| find(msg, "error").is_some());
             assert!(is_error(&err).unwrap().contains("unknown command"));

@@ -115,6 +115,8 @@ fn monitor_events(
     for conn in registry.take_kicks(Protocol::Monitor) {
         port.disconnect(conn);
     }
+    // A `(reset)` this frame: the session resets after these commands run.
+    let mut reset_asked = false;
     while let Ok(event) = port.events.try_recv() {
         match event {
             NetEvent::Opened {
@@ -164,14 +166,24 @@ fn monitor_events(
                 for e in exprs.iter().take(MAX_MONITOR_COMMANDS) {
                     let reply = match parse_monitor_command(e) {
                         Err(reason) => Err(reason),
-                        Ok(cmd) => run_monitor_command(
-                            cmd,
-                            &mut sim.view_mut(),
-                            &mut referee,
-                            &clock,
-                            &mut session_cmds,
-                            &mut exit,
-                        ),
+                        // The reset runs after this frame's commands; a kick-off behind it
+                        // waits for it, or the reset would undo the kick-off.
+                        Ok(MonitorCommand::KickOff) if reset_asked => {
+                            referee.kick_off_after_reset();
+                            session_cmds.write(SessionCommand::Start);
+                            Ok(())
+                        }
+                        Ok(cmd) => {
+                            reset_asked |= matches!(cmd, MonitorCommand::Reset);
+                            run_monitor_command(
+                                cmd,
+                                &mut sim.view_mut(),
+                                &mut referee,
+                                &clock,
+                                &mut session_cmds,
+                                &mut exit,
+                            )
+                        }
                     };
                     let bytes = match reply {
                         Ok(()) => payload(&[Sexp::list([

@@ -28,6 +28,9 @@ pub struct Referee {
     /// Decisions the world could not carry out (an object that cannot be put back), with the
     /// sim time: the panel's alerts log and the Python package take them.
     warnings: std::collections::VecDeque<(f64, String)>,
+    /// A kick-off asked for after a scene reset that has not happened yet (a monitor's
+    /// `(reset)` then `(kickOff)` in one frame): it runs once the reset is done.
+    kick_off_after_reset: bool,
 }
 
 impl Referee {
@@ -38,7 +41,13 @@ impl Referee {
             events: Vec::new(),
             actions: Vec::new(),
             warnings: std::collections::VecDeque::new(),
+            kick_off_after_reset: false,
         }
+    }
+
+    /// Kicks off once the scene reset already asked for is done, so the reset does not undo it.
+    pub fn kick_off_after_reset(&mut self) {
+        self.kick_off_after_reset = true;
     }
 
     /// The problems met since the last call (sim time, text), oldest first.
@@ -134,11 +143,18 @@ fn to_alert_log(
     }
 }
 
-fn on_session_events(mut events: MessageReader<SessionEvent>, mut referee: ResMut<Referee>) {
+fn on_session_events(
+    mut events: MessageReader<SessionEvent>,
+    mut referee: ResMut<Referee>,
+    clock: Res<SimClock>,
+) {
     for event in events.read() {
         if matches!(event, SessionEvent::ResetDone) {
             // A scene reset is a new start: back to BeforeStart, no score, no play time.
             referee.book.reset();
+            if std::mem::take(&mut referee.kick_off_after_reset) {
+                referee.kick_off(clock.sim_time);
+            }
         }
     }
 }
