@@ -381,16 +381,22 @@ fn record_step(
         result = active.push(row, referee.book.task());
     }
     if let Err(e) = result {
-        error!("LeRobot recording stopped: {e}");
-        let root = active.root.display().to_string();
-        // What was written so far is kept: the dataset is finished with the episodes it has.
-        let finished = rec.active.take().map(|a| a.writer.finish());
-        rec.last = Some(Err(match finished {
-            Some(Ok(s)) => format!("{root}: {e} (finished with {s})"),
-            Some(Err(f)) => format!("{root}: {e}; finishing failed too: {f}"),
-            None => format!("{root}: {e}"),
-        }));
+        stop_on_error(&mut rec, &e);
     }
+}
+
+/// A recording that cannot go on stops; the dataset is finished with the episodes it has, and
+/// the error is kept (the exit then fails).
+fn stop_on_error(rec: &mut LeRobotRecording, e: &str) {
+    error!("LeRobot recording stopped: {e}");
+    let Some(active) = rec.active.take() else {
+        return;
+    };
+    let root = active.root.display().to_string();
+    rec.last = Some(Err(match active.writer.finish() {
+        Ok(s) => format!("{root}: {e} (finished with {s})"),
+        Err(f) => format!("{root}: {e}; finishing failed too: {f}"),
+    }));
 }
 
 /// With cameras, each frame's steps end on a row's step when they reach one
@@ -421,9 +427,7 @@ fn take_images(mut ready: MessageReader<CameraFrameReady>, mut rec: ResMut<LeRob
             continue;
         };
         if let Err(e) = active.take_image(frame) {
-            error!("LeRobot recording: {e}");
-            rec.last = Some(Err(e));
-            rec.active = None;
+            stop_on_error(&mut rec, &e);
             return;
         }
     }
@@ -444,8 +448,7 @@ fn end_episode_on_reset(
     if let Some(active) = rec.active.as_mut() {
         active.waiting = false;
         if let Err(e) = active.end_episode("reset") {
-            error!("LeRobot recording: {e}");
-            rec.last = Some(Err(e));
+            stop_on_error(&mut rec, &e);
         }
     }
 }
