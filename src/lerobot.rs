@@ -80,8 +80,6 @@ pub struct LeRobotRecording {
     active: Option<Active>,
     /// What the last finished recording wrote (`root: N episodes, M frames`) or why it failed.
     pub last: Option<Result<String, String>>,
-    /// The recorder aligns frames to rows (`SimClock::align_frames_to`).
-    barrier: bool,
 }
 
 impl LeRobotRecording {
@@ -190,10 +188,6 @@ pub fn start(world: &mut World, root: &Path, fps: u32) -> Result<(), String> {
 pub fn finish(world: &mut World) -> Option<Result<String, String>> {
     let mut rec = world.get_resource_mut::<LeRobotRecording>()?;
     let mut active = rec.active.take()?;
-    let barrier = std::mem::take(&mut rec.barrier);
-    if barrier && let Some(mut clock) = world.get_resource_mut::<SimClock>() {
-        clock.align_frames_to = 0;
-    }
     let root = active.root.display().to_string();
     // The open episode keeps its last rows, with the newest images there are.
     let outcome = active
@@ -400,23 +394,16 @@ fn stop_on_error(rec: &mut LeRobotRecording, e: &str) {
 }
 
 /// With cameras, each frame's steps end on a row's step when they reach one
-/// (`SimClock::align_frames_to`), so the cameras render rows' steps.
-fn align_frames_to_rows(mut rec: ResMut<LeRobotRecording>, mut clock: ResMut<SimClock>) {
+/// (`SimClock::align_frames_to`), so the cameras render rows' steps; off (0) otherwise. The
+/// recorder is the clock's only aligner, so this sets it every frame.
+fn align_frames_to_rows(rec: Res<LeRobotRecording>, mut clock: ResMut<SimClock>) {
     let every = rec
         .active
         .as_ref()
         .filter(|a| !a.cameras.is_empty())
-        .map(|a| a.every);
-    match every {
-        Some(every) => {
-            clock.align_frames_to = every;
-            rec.barrier = true;
-        }
-        None if rec.barrier => {
-            clock.align_frames_to = 0;
-            rec.barrier = false;
-        }
-        None => {}
+        .map_or(0, |a| a.every);
+    if clock.align_frames_to != every {
+        clock.align_frames_to = every;
     }
 }
 
