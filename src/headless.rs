@@ -16,16 +16,64 @@ use crate::trajectory::plugin::Replay;
 
 static STOP: AtomicBool = AtomicBool::new(false);
 
-/// Turns Ctrl-C and SIGTERM into a graceful stop: the run loop (or the window) ends after the
-/// current frame, so recordings are finished and the report is printed.
+/// Turns Ctrl-C, SIGTERM and SIGHUP into a graceful stop: the run loop (or the window, through
+/// [`exit_on_stop_request`]) ends after the current frame, so recordings and datasets are
+/// finished and the report is printed. A second signal exits at once (code 130).
+///
+/// The handler is installed even where the process inherited an ignored signal: a job started
+/// by `nohup` or in the background of a script has SIGHUP or SIGINT ignored, and `ctrlc`'s
+/// non-overwriting install (the one Bevy's own handler uses) then gives up and leaves SIGTERM
+/// killing the process outright, losing a recording. An inherited ignored SIGHUP stays ignored,
+/// so `nohup armsim ...` still survives its terminal.
 pub fn stop_on_signals() -> Result<(), String> {
-    ctrlc::set_handler(|| STOP.store(true, Ordering::SeqCst))
-        .map_err(|e| format!("cannot install the Ctrl-C/SIGTERM handler: {e}"))
+    let hangup_ignored = signal_ignored(libc::SIGHUP);
+    ctrlc::set_handler(|| {
+        if STOP.swap(true, Ordering::SeqCst) {
+            eprintln!("armsim: second interrupt: exiting without finishing");
+            std::process::exit(130);
+        }
+    })
+    .map_err(|e| format!("cannot install the Ctrl-C/SIGTERM handler: {e}"))?;
+    if hangup_ignored {
+        ignore_signal(libc::SIGHUP);
+    }
+    Ok(())
+}
+
+/// Whether `signal`'s disposition is "ignore" (inherited through exec from `nohup`, or a shell
+/// running a job in the background).
+fn signal_ignored(signal: libc::c_int) -> bool {
+    // SAFETY: sigaction with a null new action only reads the current disposition into `old`,
+    // a zeroed plain-data struct it fully owns.
+    unsafe {
+        let mut old: libc::sigaction = std::mem::zeroed();
+        libc::sigaction(signal, std::ptr::null(), &mut old) == 0 && old.sa_sigaction == libc::SIG_IGN
+    }
+}
+
+fn ignore_signal(signal: libc::c_int) {
+    // SAFETY: setting a signal's disposition to SIG_IGN installs no code; `old` is ignored.
+    unsafe {
+        let mut action: libc::sigaction = std::mem::zeroed();
+        action.sa_sigaction = libc::SIG_IGN;
+        let mut old: libc::sigaction = std::mem::zeroed();
+        libc::sigaction(signal, &action, &mut old);
+    }
 }
 
 /// Whether Ctrl-C or SIGTERM asked the process to stop.
 pub fn stop_requested() -> bool {
     STOP.load(Ordering::SeqCst)
+}
+
+/// The window's side of [`stop_on_signals`]: a stop request closes the app through `AppExit`
+/// (exit code 0), on which recordings and datasets are finished.
+pub fn exit_on_stop_request(mut exit: MessageWriter<AppExit>, mut sent: Local<bool>) {
+    if stop_requested() && !*sent {
+        *sent = true;
+        info!("stop requested (Ctrl-C, SIGTERM or SIGHUP): closing");
+        exit.write(AppExit::Success);
+    }
 }
 
 /// When a headless run ends.

@@ -715,9 +715,10 @@ fn run() -> anyhow::Result<ExitCode> {
             app.insert_resource(armsim::ui::cameras::CameraSnapshots::new(dir));
         }
         add_servers(&mut app)?;
-        // Bevy's own Ctrl-C handler closes the window through AppExit (ctrlc's `termination`
-        // feature, which armsim enables, makes it cover SIGTERM too); recordings finish on it,
-        // and one that cannot be written makes the exit an error.
+        // Ctrl-C, SIGTERM and SIGHUP close the window through AppExit; recordings and datasets
+        // finish on it, and one that cannot be written makes the exit an error.
+        headless::stop_on_signals().map_err(anyhow::Error::msg)?;
+        app.add_systems(bevy::app::Update, headless::exit_on_stop_request);
         if app.run().is_error() {
             return Ok(ExitCode::FAILURE);
         }

@@ -29,3 +29,115 @@ def test_a_scripted_session_becomes_a_dataset_lerobot_loads(armsim_exe, tmp_path
     assert names[0] == "shoulder_pan.pos" and len(names) == len(info["features"]["action"]["names"])
     # Headless armsim renders no cameras yet: joints only.
     assert info["video_path"] is None and summary["video_files"] == 0, summary
+
+
+def Image_save(img, path):
+    """Keeps a decoded frame for a person to look at (PNG through PyAV, no extra package)."""
+    import av
+
+    with av.open(str(path), "w") as c:
+        s = c.add_stream("png")
+        s.width, s.height, s.pix_fmt = img.shape[1], img.shape[0], "rgb24"
+        for packet in s.encode(av.VideoFrame.from_ndarray(img, format="rgb24")):
+            c.mux(packet)
+
+
+def _xvfb():
+    """A fresh Xvfb display (the window's tests run under one too); the process and its name."""
+    import os
+    import shutil
+    import subprocess
+    import time
+
+    exe = shutil.which("Xvfb")
+    assert exe, "Xvfb is needed for the window's cameras (Debian: apt-get install xvfb)"
+    for n in range(90, 140):
+        display = f":{n + os.getpid() % 400}"
+        sock = f"/tmp/.X11-unix/X{display[1:]}"
+        if os.path.exists(sock):
+            continue
+        proc = subprocess.Popen([exe, display, "-screen", "0", "1280x800x24", "-nolisten", "tcp"],
+                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        deadline = time.monotonic() + 20
+        while time.monotonic() < deadline and not os.path.exists(sock):
+            time.sleep(0.05)
+        if os.path.exists(sock):
+            return proc, display
+        proc.kill()
+    raise RuntimeError("no free X display")
+
+
+def _ignore_hangup_and_interrupt():
+    import signal
+
+    signal.signal(signal.SIGHUP, signal.SIG_IGN)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+def test_the_window_records_its_cameras_as_video(armsim_exe, tmp_path):
+    """The window (under Xvfb, Mesa's software Vulkan) records the default scene's front and
+    wrist cameras while the scripted policy drives it through `armsim.connect` for 2 episodes;
+    the videos load by LeRobot's rules and show the table and the three cubes."""
+    import os
+    import signal
+    import subprocess
+
+    import av
+    import numpy as np
+    import armsim
+    from lerobot_dataset import drive, free_ports, wait_port
+
+    xvfb, display = _xvfb()
+    out = tmp_path / "dataset"
+    agent, monitor = free_ports(2)
+    log = open(tmp_path / "armsim.log", "w")
+    proc = subprocess.Popen(
+        [str(armsim_exe), "--no-teleop", "--xr-port", "0", "--agent-port", str(agent), "--monitor-port",
+         str(monitor), "--render-profile", "lite", "--record-lerobot", str(out)],
+        env=dict(os.environ, DISPLAY=display, RUST_LOG="info"), stdout=log, stderr=subprocess.STDOUT,
+        # As under `nohup` or in a script's background job: SIGHUP and SIGINT arrive ignored. Bevy's
+        # own handler then refused to install and SIGTERM killed the window with its dataset.
+        preexec_fn=_ignore_hangup_and_interrupt)
+    try:
+        wait_port(agent, proc)
+        wait_port(monitor, proc)
+        outcomes = drive(armsim, f"127.0.0.1:{agent}", f"127.0.0.1:{monitor}", 2, 120)
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        code = proc.wait(timeout=120)
+        xvfb.kill()
+        log.close()
+    text = (tmp_path / "armsim.log").read_text(errors="replace")
+    assert "LeRobot dataset written" in text, text[-3000:]
+    assert code == 0, (code, text[-3000:])
+    assert len(outcomes) == 2
+    summary = check_dataset(out)
+    assert summary["episodes"] == 2, summary
+    assert sorted(summary["video_keys"]) == ["observation.images.front", "observation.images.wrist"]
+    info = json.loads((out / "meta" / "info.json").read_text())
+    assert info["features"]["observation.images.front"]["shape"] == [256, 256, 3]
+
+    def frame(key, n=60):
+        """Frame n (2 s in: the first images may lack meshes whose shaders still compile)."""
+        path = out / "videos" / key / "chunk-000" / "file-000.mp4"
+        with av.open(str(path)) as c:
+            for k, f in enumerate(c.decode(video=0)):
+                if k == n:
+                    img = f.to_ndarray(format="rgb24")
+                    Image_save(img, tmp_path / f"{key}.png")
+                    return img.astype(int)
+        raise AssertionError(f"{path} has under {n + 1} frames")
+
+    def count(img, pred):
+        r, g, b = img[..., 0], img[..., 1], img[..., 2]
+        return int(pred(r, g, b).sum())
+
+    front = frame("observation.images.front")
+    red = count(front, lambda r, g, b: (r > 120) & (g < 70) & (b < 70))
+    green = count(front, lambda r, g, b: (g > 100) & (r < 80) & (b < 90))
+    blue = count(front, lambda r, g, b: (b > 120) & (r < 70) & (g < 90))
+    wood = count(front, lambda r, g, b: (r > 100) & (r > g + 20) & (g > b + 10))
+    assert min(red, green, blue) > 20, (red, green, blue)
+    assert wood > 0.15 * 256 * 256, wood
+    wrist = frame("observation.images.wrist")
+    assert count(wrist, lambda r, g, b: (r > 100) & (r > g + 20) & (g > b + 10)) > 0.2 * 256 * 256

@@ -43,7 +43,11 @@ pub fn window_title(scene: &Scene) -> String {
 /// Bevy's default plugins configured for our window, plus egui; `pipelined`: see
 /// [`render::pipelined_rendering`].
 pub fn add_window_plugins(app: &mut App, scene: &Scene, pipelined: bool) {
-    let mut plugins = DefaultPlugins.build();
+    // Ctrl-C and SIGTERM are armsim's own (`headless::stop_on_signals`): Bevy's handler gives
+    // up where the process inherited an ignored signal, and SIGTERM then kills the window.
+    let mut plugins = DefaultPlugins
+        .build()
+        .disable::<bevy::app::TerminalCtrlCHandlerPlugin>();
     if !pipelined {
         plugins = plugins.disable::<bevy::render::pipelined_rendering::PipelinedRenderingPlugin>();
     }
