@@ -20,15 +20,19 @@
 //! frames after `Success`/`TimeUp` wait for the next reset or kick-off. An episode under one
 //! second is dropped, with a log line: the moments between a client's connect and its reset,
 //! or between a reset and a kick-off, are not demonstrations. Each episode's task is the
-//! rule book's (`RuleBook::task`). The dataset is written by `armsim-lerobot` when recording stops
-//! (on exit too: window close, Ctrl-C, SIGTERM), so a killed session still leaves a dataset that
-//! loads; a write that fails makes the exit an error.
+//! rule book's (`RuleBook::task`). Rows and images are queued to `armsim-lerobot`'s
+//! `BackgroundWriter`, which encodes and writes on a thread of its own (the frame waits for it
+//! only when it falls 64 jobs behind, and the log counts those waits). The dataset is finished
+//! when recording stops (on exit too: window close, Ctrl-C, SIGTERM), so a killed session still
+//! leaves a dataset that loads; a write that fails makes the exit an error.
 
 use std::collections::VecDeque;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use armsim_lerobot::{CameraSpec, DatasetSpec, DatasetWriter};
+use armsim_lerobot::{
+    BackgroundWriter, CameraSpec, DatasetSpec, Finished, SharedImage, WriterEvent,
+};
 use bevy::app::AppExit;
 use bevy::prelude::*;
 
@@ -56,7 +60,10 @@ const KEPT_IMAGES: usize = 64;
 const MAX_PENDING_ROWS: usize = 300;
 
 struct Active {
-    writer: DatasetWriter,
+    /// Encodes and writes on a thread of its own, so the frame only queues rows and images.
+    writer: BackgroundWriter,
+    /// Why each ended episode ended, until the writer thread reports it saved.
+    ending: VecDeque<String>,
     root: PathBuf,
     /// Steps per dataset frame.
     every: u64,
@@ -153,7 +160,7 @@ pub fn start(world: &mut World, root: &Path, fps: u32) -> Result<(), String> {
         joint_names: robot.joints.iter().map(|j| j.name.clone()).collect(),
         cameras: cameras.clone(),
     };
-    let writer = DatasetWriter::create(root, spec).map_err(|e| e.to_string())?;
+    let writer = BackgroundWriter::create(root, spec).map_err(|e| e.to_string())?;
     let cursor = world.resource::<Referee>().last_seq();
     info!(
         "recording a LeRobot v3.0 dataset into {} at {fps} fps ({} joints; cameras: {})",
@@ -171,6 +178,7 @@ pub fn start(world: &mut World, root: &Path, fps: u32) -> Result<(), String> {
     );
     world.resource_mut::<LeRobotRecording>().active = Some(Active {
         writer,
+        ending: VecDeque::new(),
         root: root.to_path_buf(),
         every,
         episode_open: false,
@@ -184,17 +192,14 @@ pub fn start(world: &mut World, root: &Path, fps: u32) -> Result<(), String> {
     Ok(())
 }
 
-/// Ends the recording (if any) and writes the dataset. Safe to call more than once.
+/// Ends the recording (if any) and writes the dataset, waiting for the writer thread. Safe to
+/// call more than once.
 pub fn finish(world: &mut World) -> Option<Result<String, String>> {
     let mut rec = world.get_resource_mut::<LeRobotRecording>()?;
     let mut active = rec.active.take()?;
-    let root = active.root.display().to_string();
     // The open episode keeps its last rows, with the newest images there are.
-    let outcome = active
-        .end_episode("recording stopped")
-        .and_then(|()| active.writer.finish().map_err(|e| e.to_string()))
-        .map(|s| format!("{root}: {s}"))
-        .map_err(|e| format!("{root}: {e}"));
+    active.end_episode("recording stopped");
+    let outcome = active.close(None);
     match &outcome {
         Ok(s) => info!("LeRobot dataset written: {s}"),
         Err(e) => error!("the LeRobot dataset could not be written: {e}"),
@@ -211,8 +216,8 @@ pub fn outcome(world: &mut World) -> Option<Result<String, String>> {
 impl Active {
     /// Ends the open episode, if any. Rows still waiting for images take the newest there are
     /// (those of the scene that was just reset will not come).
-    fn end_episode(&mut self, why: &str) -> Result<(), String> {
-        self.flush(true)?;
+    fn end_episode(&mut self, why: &str) {
+        self.flush(true);
         self.pending.clear();
         if self.stale_images > 0 {
             info!(
@@ -223,7 +228,7 @@ impl Active {
             self.stale_images = 0;
         }
         if !self.episode_open {
-            return Ok(());
+            return;
         }
         self.episode_open = false;
         // A moment between a client's connect and its reset, or between a reset and a
@@ -233,28 +238,45 @@ impl Active {
         if frames < min {
             self.writer.discard_episode();
             info!("LeRobot episode dropped ({why}): {frames} frame(s), under a second");
-            return Ok(());
+            return;
         }
-        match self.writer.end_episode() {
-            Ok(Some(summary)) => {
-                info!("LeRobot episode ended ({why}): {summary}");
-                Ok(())
-            }
-            Ok(None) => Ok(()),
-            Err(e) => Err(format!("cannot end the episode: {e}")),
+        self.ending.push_back(why.to_string());
+        self.writer.end_episode();
+    }
+
+    /// Waits for the writer thread and finishes the dataset; `error` (why the recording stopped
+    /// early) makes the outcome an error even when the dataset was written.
+    fn close(mut self, error: Option<&str>) -> Result<String, String> {
+        let root = self.root.display().to_string();
+        let waits = self.writer.waits();
+        if waits > 0 {
+            info!(
+                "LeRobot: the frame waited {waits} time(s) for the writer thread (encoding behind)"
+            );
+        }
+        let Finished {
+            result,
+            failure,
+            events,
+        } = self.writer.finish();
+        report(&mut self.ending, events);
+        let error = error.map(str::to_string).or(failure);
+        match (result, error) {
+            (Ok(s), None) => Ok(format!("{root}: {s}")),
+            (Ok(s), Some(e)) => Err(format!("{root}: {e} (finished with {s})")),
+            (Err(f), Some(e)) => Err(format!("{root}: {e}; finishing failed too: {f}")),
+            (Err(f), None) => Err(format!("{root}: {f}")),
         }
     }
 
     /// Queues `row`; it is written once its images are in (at once without cameras).
     fn push(&mut self, row: Row, task: &str) -> Result<(), String> {
         if !self.episode_open {
-            self.writer
-                .begin_episode(task)
-                .map_err(|e| format!("cannot begin an episode: {e}"))?;
+            self.writer.begin_episode(task);
             self.episode_open = true;
         }
         self.pending.push_back(row);
-        self.flush(false)?;
+        self.flush(false);
         if self.pending.len() > MAX_PENDING_ROWS {
             return Err(format!(
                 "no camera images came back for {} rows ({} s): the cameras are not rendering",
@@ -266,29 +288,29 @@ impl Active {
     }
 
     /// Keeps a camera image for the rows waiting on it.
-    fn take_image(&mut self, frame: &Arc<CameraFrame>) -> Result<(), String> {
+    fn take_image(&mut self, frame: &Arc<CameraFrame>) {
         let Some(k) = self.cameras.iter().position(|c| *c == frame.camera) else {
-            return Ok(());
+            return;
         };
         let kept = &mut self.images[k];
         kept.push_back(frame.clone());
         while kept.len() > KEPT_IMAGES {
             kept.pop_front();
         }
-        self.flush(false)
+        self.flush(false);
     }
 
     /// Writes the waiting rows whose images are all in, in order. `force` (the episode ends)
     /// does not wait: a row takes the newest image before its step, and one without any is
     /// dropped.
-    fn flush(&mut self, force: bool) -> Result<(), String> {
+    fn flush(&mut self, force: bool) {
         while let Some(row) = self.pending.front() {
             let at = (row.episode, row.step);
             let mut chosen = Vec::with_capacity(self.cameras.len());
             for kept in &self.images {
                 // Nothing newer may still come once an image of this step or later is in.
                 if !force && !kept.iter().any(|f| (f.episode, f.step) >= at) {
-                    return Ok(());
+                    return;
                 }
                 let exact = kept.iter().find(|f| (f.episode, f.step) == at);
                 let before = kept.iter().rev().find(|f| (f.episode, f.step) < at);
@@ -297,7 +319,7 @@ impl Active {
                     if force {
                         break;
                     }
-                    return Ok(());
+                    return;
                 };
                 if exact.is_none() {
                     self.stale_images += 1;
@@ -308,12 +330,37 @@ impl Active {
             if chosen.len() < self.cameras.len() {
                 continue;
             }
-            let images: Vec<&[u8]> = chosen.iter().map(|f| f.rgb.as_slice()).collect();
-            self.writer
-                .push_frame(&row.state, &row.action, &images)
-                .map_err(|e| format!("cannot add a frame: {e}"))?;
+            let images = chosen
+                .into_iter()
+                .map(|f| Arc::new(Rgb(f)) as SharedImage)
+                .collect();
+            self.writer.push_frame(row.state, row.action, images);
         }
-        Ok(())
+    }
+}
+
+/// Logs what the writer thread saved, with why each episode ended (`ending`, oldest first); its
+/// failure, if it reported one.
+fn report(ending: &mut VecDeque<String>, events: Vec<WriterEvent>) -> Option<String> {
+    let mut failure = None;
+    for event in events {
+        match event {
+            WriterEvent::EpisodeSaved(summary) => {
+                let why = ending.pop_front().unwrap_or_default();
+                info!("LeRobot episode ended ({why}): {summary}");
+            }
+            WriterEvent::Failed(e) => failure = Some(e),
+        }
+    }
+    failure
+}
+
+/// A camera image's RGB bytes, handed to the writer thread without a copy.
+struct Rgb(Arc<CameraFrame>);
+
+impl AsRef<[u8]> for Rgb {
+    fn as_ref(&self) -> &[u8] {
+        &self.0.rgb
     }
 }
 
@@ -329,7 +376,6 @@ fn record_step(
     let Some(active) = rec.active.as_mut() else {
         return;
     };
-    let mut result = Ok(());
     let events: Vec<RefereeEvent> = referee
         .since(active.cursor)
         .map(|e| e.event.clone())
@@ -340,18 +386,17 @@ fn record_step(
             RefereeEvent::PlayModeChanged { to, .. }
                 if matches!(to, PlayMode::Success | PlayMode::TimeUp) =>
             {
-                result = result.and(active.end_episode(&format!("{to:?}")));
+                active.end_episode(&format!("{to:?}"));
                 active.waiting = true;
             }
             RefereeEvent::KickOff => {
-                result = result.and(active.end_episode("kick-off"));
+                active.end_episode("kick-off");
                 active.waiting = false;
             }
             _ => {}
         }
     }
-    if result.is_ok()
-        && !active.waiting
+    if !active.waiting
         && session.state() == SessionState::Running
         && clock.steps.is_multiple_of(active.every)
     {
@@ -372,10 +417,9 @@ fn record_step(
             state,
             action,
         };
-        result = active.push(row, referee.book.task());
-    }
-    if let Err(e) = result {
-        stop_on_error(&mut rec, &e);
+        if let Err(e) = active.push(row, referee.book.task()) {
+            stop_on_error(&mut rec, &e);
+        }
     }
 }
 
@@ -386,11 +430,21 @@ fn stop_on_error(rec: &mut LeRobotRecording, e: &str) {
     let Some(active) = rec.active.take() else {
         return;
     };
-    let root = active.root.display().to_string();
-    rec.last = Some(Err(match active.writer.finish() {
-        Ok(s) => format!("{root}: {e} (finished with {s})"),
-        Err(f) => format!("{root}: {e}; finishing failed too: {f}"),
-    }));
+    rec.last = Some(active.close(Some(e)));
+}
+
+/// What the writer thread saved (logged) or why it failed (the recording stops).
+fn poll_writer(mut rec: ResMut<LeRobotRecording>) {
+    let Some(active) = rec.active.as_mut() else {
+        return;
+    };
+    let events = active.writer.poll();
+    if events.is_empty() {
+        return;
+    }
+    if let Some(e) = report(&mut active.ending, events) {
+        stop_on_error(&mut rec, &format!("the dataset writer failed: {e}"));
+    }
 }
 
 /// With cameras, each frame's steps end on a row's step when they reach one
@@ -413,10 +467,7 @@ fn take_images(mut ready: MessageReader<CameraFrameReady>, mut rec: ResMut<LeRob
         let Some(active) = rec.active.as_mut() else {
             continue;
         };
-        if let Err(e) = active.take_image(frame) {
-            stop_on_error(&mut rec, &e);
-            return;
-        }
+        active.take_image(frame);
     }
 }
 
@@ -434,9 +485,7 @@ fn end_episode_on_reset(
     }
     if let Some(active) = rec.active.as_mut() {
         active.waiting = false;
-        if let Err(e) = active.end_episode("reset") {
-            stop_on_error(&mut rec, &e);
-        }
+        active.end_episode("reset");
     }
 }
 
@@ -500,7 +549,7 @@ pub fn plugin(app: &mut App) {
         .add_message::<LeRobotCommand>()
         .add_systems(
             Update,
-            (handle_commands, end_episode_on_reset).before(crate::sim::ClockSystems),
+            (handle_commands, end_episode_on_reset, poll_writer).before(crate::sim::ClockSystems),
         )
         .add_systems(SimStep, record_step.in_set(SimSystems::Publish))
         .add_systems(Last, finish_on_exit);

@@ -60,6 +60,7 @@
 //! * A dataset is complete only after [`DatasetWriter::finish`] returns; `meta/info.json` is the
 //!   last file written, so a folder without it is an interrupted recording.
 
+mod background;
 mod data;
 mod meta;
 mod spec;
@@ -72,6 +73,7 @@ mod tests;
 
 use std::path::PathBuf;
 
+pub use background::{BackgroundWriter, Finished, QUEUE, SharedImage, WriterEvent};
 pub use spec::{CameraSpec, DatasetSpec, VideoOptions};
 pub use writer::{DatasetSummary, DatasetWriter, EpisodeSummary, IMAGE_STATS_EVERY};
 

@@ -3,6 +3,7 @@
 //! `ARMSIM_LEROBOT_KEEP=DIR cargo test -p armsim-lerobot two_episodes` keeps the main test's
 //! dataset in DIR (which must not exist or be empty), e.g. for `python/tests/lerobot_check.py`.
 
+mod background;
 mod bad_input;
 mod bench;
 mod dataset;
