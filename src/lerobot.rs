@@ -45,6 +45,16 @@ use crate::ui::cameras::{CameraFrame, CameraFrameReady, CameraFrames};
 /// The dataset rate unless `--lerobot-fps` says otherwise: LeRobot's recorder's.
 pub const DEFAULT_FPS: u32 = 30;
 
+/// What waits, in order, for the rows' camera images: an episode's start and end travel in the
+/// same queue as its rows, so the rows of an episode that just ended still get the images of
+/// their own steps, which come back from the GPU a frame or more after a reset.
+enum Pending {
+    Begin(String),
+    Row(Row),
+    /// Why the episode ended.
+    End(String),
+}
+
 /// One row waiting for its camera images.
 struct Row {
     /// `SimClock::episode` (resets since start) and `steps` of the row.
@@ -74,7 +84,9 @@ struct Active {
     cursor: u64,
     /// The cameras whose images each row carries, in the dataset's order.
     cameras: Vec<String>,
-    pending: VecDeque<Row>,
+    pending: VecDeque<Pending>,
+    /// Rows in `pending`.
+    pending_rows: usize,
     /// Per camera (dataset order), its newest images, oldest first.
     images: Vec<VecDeque<Arc<CameraFrame>>>,
     /// Row images taken from an earlier step because a camera skipped the row's.
@@ -187,6 +199,7 @@ pub fn start(world: &mut World, root: &Path, fps: u32) -> Result<(), String> {
         images: vec![VecDeque::new(); cameras.len()],
         cameras: cameras.into_iter().map(|c| c.name).collect(),
         pending: VecDeque::new(),
+        pending_rows: 0,
         stale_images: 0,
     });
     Ok(())
@@ -199,6 +212,7 @@ pub fn finish(world: &mut World) -> Option<Result<String, String>> {
     let mut active = rec.active.take()?;
     // The open episode keeps its last rows, with the newest images there are.
     active.end_episode("recording stopped");
+    active.flush(true);
     let outcome = active.close(None);
     match &outcome {
         Ok(s) => info!("LeRobot dataset written: {s}"),
@@ -214,11 +228,18 @@ pub fn outcome(world: &mut World) -> Option<Result<String, String>> {
 }
 
 impl Active {
-    /// Ends the open episode, if any. Rows still waiting for images take the newest there are
-    /// (those of the scene that was just reset will not come).
+    /// Ends the open episode, if any, once its rows have their images.
     fn end_episode(&mut self, why: &str) {
-        self.flush(true);
-        self.pending.clear();
+        if !self.episode_open {
+            return;
+        }
+        self.episode_open = false;
+        self.pending.push_back(Pending::End(why.to_string()));
+        self.flush(false);
+    }
+
+    /// Hands the episode's end to the writer, or drops it when it is too short.
+    fn close_episode(&mut self, why: &str) {
         if self.stale_images > 0 {
             info!(
                 "LeRobot episode: {} image(s) taken from the step before the row's (a camera \
@@ -227,10 +248,6 @@ impl Active {
             );
             self.stale_images = 0;
         }
-        if !self.episode_open {
-            return;
-        }
-        self.episode_open = false;
         // A moment between a client's connect and its reset, or between a reset and a
         // kick-off, is not a demonstration.
         let frames = self.writer.open_episode_frames().unwrap_or(0);
@@ -272,16 +289,17 @@ impl Active {
     /// Queues `row`; it is written once its images are in (at once without cameras).
     fn push(&mut self, row: Row, task: &str) -> Result<(), String> {
         if !self.episode_open {
-            self.writer.begin_episode(task);
+            self.pending.push_back(Pending::Begin(task.to_string()));
             self.episode_open = true;
         }
-        self.pending.push_back(row);
+        self.pending.push_back(Pending::Row(row));
+        self.pending_rows += 1;
         self.flush(false);
-        if self.pending.len() > MAX_PENDING_ROWS {
+        if self.pending_rows > MAX_PENDING_ROWS {
             return Err(format!(
                 "no camera images came back for {} rows ({} s): the cameras are not rendering",
-                self.pending.len(),
-                self.pending.len() as u64 * self.every / SIM_HZ as u64
+                self.pending_rows,
+                self.pending_rows as u64 * self.every / SIM_HZ as u64
             ));
         }
         Ok(())
@@ -300,11 +318,25 @@ impl Active {
         self.flush(false);
     }
 
-    /// Writes the waiting rows whose images are all in, in order. `force` (the episode ends)
-    /// does not wait: a row takes the newest image before its step, and one without any is
-    /// dropped.
+    /// Writes the waiting rows whose images are all in, in order, with the episode starts and
+    /// ends between them. `force` (recording stops) does not wait: a row takes the newest image
+    /// before its step, and one without any is dropped.
     fn flush(&mut self, force: bool) {
-        while let Some(row) = self.pending.front() {
+        while let Some(next) = self.pending.front() {
+            let row = match next {
+                Pending::Begin(task) => {
+                    self.writer.begin_episode(task);
+                    self.pending.pop_front();
+                    continue;
+                }
+                Pending::End(why) => {
+                    let why = why.clone();
+                    self.pending.pop_front();
+                    self.close_episode(&why);
+                    continue;
+                }
+                Pending::Row(row) => row,
+            };
             let at = (row.episode, row.step);
             let mut chosen = Vec::with_capacity(self.cameras.len());
             for kept in &self.images {
@@ -326,7 +358,10 @@ impl Active {
                 }
                 chosen.push(image);
             }
-            let row = self.pending.pop_front().expect("a row is waiting");
+            let Some(Pending::Row(row)) = self.pending.pop_front() else {
+                continue; // the front was the row above
+            };
+            self.pending_rows -= 1;
             if chosen.len() < self.cameras.len() {
                 continue;
             }

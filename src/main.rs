@@ -233,10 +233,16 @@ struct Cli {
     #[arg(long, value_name = "PATH")]
     screenshot: Option<PathBuf>,
 
-    /// Window only: write each scene camera's newest image to DIR/<camera>.png and the step,
-    /// sim time and pose it shows to DIR/<camera>.json, at most twice a second.
+    /// Write each scene camera's newest image to DIR/<camera>.png and the step, sim time and
+    /// pose it shows to DIR/<camera>.json, at most twice a second (headless: implies --cameras).
     #[arg(long, value_name = "DIR")]
     camera_snapshots: Option<PathBuf>,
+
+    /// Headless: render the scene's cameras offscreen (Vulkan; Mesa's software lavapipe will
+    /// do, no display needed), for --record-lerobot's video and --camera-snapshots, which imply
+    /// it where the scene has cameras.
+    #[arg(long)]
+    cameras: bool,
 
     /// Window only: `full` (window resolution, tonemapping, no frame cap), `lite` (for software
     /// renderers: reduced resolution, no tonemapping, capped frame rate) or `auto` (lite on a
@@ -670,11 +676,20 @@ fn run() -> anyhow::Result<ExitCode> {
             (None, Some(s)) => StopAfter::SimSeconds(s),
             (None, None) => StopAfter::Never,
         };
-        let mut app = armsim::headless_app(scene, &options);
-        app.add_plugins(armsim::logging::log_plugin());
+        let cameras = armsim::offscreen::HeadlessCameras {
+            cameras: cli.cameras,
+            recording: cli.record_lerobot.is_some(),
+            snapshots: cli.camera_snapshots.clone(),
+        };
+        let (mut app, rendering) = armsim::offscreen::headless_app(scene, &options, &cameras)
+            .map_err(anyhow::Error::msg)?;
         add_servers(&mut app)?;
         headless::stop_on_signals().map_err(anyhow::Error::msg)?;
-        let report = headless::run(&mut app, stop);
+        let report = if rendering {
+            armsim::offscreen::run(&mut app, stop)
+        } else {
+            headless::run(&mut app, stop)
+        };
         let recording = trajectory::recording_outcome(app.world_mut());
         let dataset = armsim::lerobot::outcome(app.world_mut());
         let mut code = ExitCode::SUCCESS;

@@ -1,15 +1,16 @@
 #!/usr/bin/env python3
 """Make a LeRobot v3.0 dataset with no headset: the scripted pick-and-place policy
 (`pick_and_place.py`) drives an armsim through `armsim.connect`, and armsim records what it does
-(`--record-lerobot`): joint states, joint targets and, where its cameras render, their video.
+(`--record-lerobot`): joint states, joint targets and its cameras' video.
 Each episode ends at the referee's Success (or TimeUp, or after --max-steps policy steps), and the
 next starts with a scene reset.
 
-By default this starts its own `armsim --headless --record-lerobot OUT` on free ports, runs the
+By default this starts its own `armsim --headless --record-lerobot OUT` on free ports (the
+cameras render offscreen: Vulkan, Mesa's software lavapipe will do, no display needed), runs the
 episodes in sync mode (as fast as the machine allows), then stops armsim with SIGTERM, which
 finishes the dataset. With --connect it drives an armsim you started yourself with
-`--record-lerobot DIR --agent-port … --monitor-port …` (for example the window, whose cameras
-render) and leaves it running; stop it to write the dataset.
+`--record-lerobot DIR --agent-port … --monitor-port …` (for example the window) and leaves it
+running; stop it to write the dataset.
 
     python3 examples/python/lerobot_dataset.py --out my_dataset --episodes 2
     armsim --record-lerobot my_dataset --agent-port 60000 --monitor-port 60001 &
@@ -72,7 +73,8 @@ def default_armsim():
 
 def record(out, episodes, max_steps, armsim_bin, scene=None, extra=()):
     """Starts armsim recording into `out`, runs `episodes` scripted episodes through
-    `armsim.connect` and stops armsim with SIGTERM. Returns (outcomes, armsim's stdout)."""
+    `armsim.connect` and stops armsim with SIGTERM. Returns (outcomes, armsim's stdout, its log
+    (stderr))."""
     import armsim
 
     agent, monitor = free_ports(2)
@@ -91,7 +93,7 @@ def record(out, episodes, max_steps, armsim_bin, scene=None, extra=()):
         stdout, stderr = proc.communicate(timeout=120)
     if proc.returncode != 0:
         raise RuntimeError(f"armsim failed ({proc.returncode}):\n{stderr}")
-    return outcomes, stdout
+    return outcomes, stdout, stderr
 
 
 def drive(armsim, agent, monitor, episodes, max_steps, scene=None, sync=False):
@@ -122,7 +124,7 @@ def main(argv=None):
         drive(armsim, args.connect, args.monitor, args.episodes, args.max_steps, args.scene, args.sync)
         print("done; stop armsim (Ctrl-C or SIGTERM) to write the dataset")
         return 0
-    outcomes, stdout = record(Path(args.out), args.episodes, args.max_steps, args.armsim, args.scene)
+    outcomes, stdout, _log = record(Path(args.out), args.episodes, args.max_steps, args.armsim, args.scene)
     info = json.loads((Path(args.out) / "meta" / "info.json").read_text())
     print(f"{args.out}: {info['total_episodes']} episodes, {info['total_frames']} frames at "
           f"{info['fps']} fps ({', '.join(o[0] for o in outcomes)})")

@@ -17,7 +17,9 @@ the scene and kicks off an episode on `reset()`.
 
 from __future__ import annotations
 
+import base64
 import math
+import re
 import socket
 import struct
 import threading
@@ -77,24 +79,33 @@ def _recv(sock):
     return None if body is None else body.decode("utf-8", "replace")
 
 
+# A bracket, a quoted atom ("…" with the escapes \" \\ \n \t \r; group 1 is its text) or a bare
+# atom. Tokenizing with one regular expression keeps a megabyte image atom cheap to read.
+_TOKEN = re.compile(r'[()]|"((?:[^"\\]|\\.)*)"|[^\s()"]+', re.S)
+_ESCAPES = {"n": "\n", "t": "\t", "r": "\r"}
+
+
+def _unescape(text):
+    return re.sub(r"\\(.)", lambda m: _ESCAPES.get(m.group(1), m.group(1)), text, flags=re.S)
+
+
 def parse_sexp(text):
-    """Top-level S-expressions as nested lists of atoms (strings)."""
-    stack, cur, atom = [], [], []
-    for ch in text:
-        if ch in "() \t\r\n":
-            if atom:
-                cur.append("".join(atom))
-                atom = []
-            if ch == "(":
-                stack.append(cur)
-                cur = []
-            elif ch == ")":
-                if not stack:
-                    raise ProtocolError(f"unbalanced ')' in {text[:200]!r}")
-                done, cur = cur, stack.pop()
-                cur.append(done)
+    """Top-level S-expressions as nested lists of atoms (strings); quoted atoms come unquoted."""
+    stack, cur = [], []
+    for m in _TOKEN.finditer(text):
+        tok = m.group(0)
+        if tok == "(":
+            stack.append(cur)
+            cur = []
+        elif tok == ")":
+            if not stack:
+                raise ProtocolError(f"unbalanced ')' in {text[:200]!r}")
+            done, cur = cur, stack.pop()
+            cur.append(done)
+        elif m.group(1) is not None:
+            cur.append(_unescape(m.group(1)) if "\\" in tok else m.group(1))
         else:
-            atom.append(ch)
+            cur.append(tok)
     if stack:
         raise ProtocolError(f"unbalanced '(' in {text[:200]!r}")
     return cur
@@ -320,6 +331,57 @@ class RemoteSim:
             raise RuntimeError("no monitor connection; pass monitor='host:port' to armsim.connect")
         _send(self._monitor, text)
 
+    # -- cameras (monitor port) ---------------------------------------------------------------
+
+    def _ask_monitor(self, text, head):
+        """Sends monitor command `text` and returns its reply: the next top-level expression
+        named `head` (world frames in between are skipped). Raises CameraError for an
+        `(error …)` about cameras."""
+        if self._monitor is None:
+            raise RuntimeError("no monitor connection; pass monitor='host:port' to armsim.connect")
+        reader = self._monitor_reader
+        with reader.cond:
+            reader.frames.clear()  # old world frames and replies: not the answer
+        _send(self._monitor, text)
+        deadline = time.monotonic() + self.timeout
+        while True:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise TimeoutError(f"no reply to {text} within {self.timeout} s")
+            frame = reader.get(left)
+            if head not in frame and "error" not in frame:
+                continue
+            for e in parse_sexp(frame):
+                if not isinstance(e, list) or not e:
+                    continue
+                if e[0] == head:
+                    return e
+                if e[0] == "error":
+                    reason = " ".join(_text(x) for x in e[1:])
+                    if "amera" in reason:
+                        raise CameraError(reason)
+
+    def camera(self, name):
+        """Camera `name` as the server has it, via the monitor port's `(getCamera NAME)`: a dict
+        with `rgb` (uint8 (H, W, 3), rows top first) and `depth` (float32 (H, W), metres) of its
+        newest rendered image, or None where there is none (`no_image` / `no_depth` then say
+        why: images need `armsim` in a window or `armsim --headless --cameras`); `pos` (3,),
+        `quat_world` (4,) w first of the camera frame +X forward / +Z up, `intrinsics` (3, 3),
+        `width`, `height`, and the `step` and `sim_time` they show (the image's, or now's).
+        Raises CameraError (a KeyError) for a name the scene lacks."""
+        return _camera_of(self._ask_monitor(f"(getCamera {name})", "camera"), images=True)
+
+    def cameras(self):
+        """Every scene camera by name, via `(getCameras)`: pose, intrinsics and size now (as
+        `camera` gives them), with `image_step` / `image_sim_time` of its newest rendered image
+        (None without one) and no pixels; call `camera(name)` for those."""
+        reply = self._ask_monitor("(getCameras)", "cameras")
+        out = {}
+        for c in reply[1:]:
+            cam = _camera_of(c, images=False)
+            out[cam["name"]] = cam
+        return out
+
     # -- env API ------------------------------------------------------------------------------
 
     def reset(self, *, seed=None, options=None):
@@ -420,6 +482,51 @@ class RemoteSim:
     def __exit__(self, *exc):
         self.close()
         return False
+
+
+class CameraError(KeyError):
+    """The server refused a camera query (an unknown camera name; the message lists the scene's
+    cameras)."""
+
+    def __str__(self):
+        return str(self.args[0]) if self.args else ""
+
+
+def _fields(e):
+    return {f[0]: f[1:] for f in e[1:] if isinstance(f, list) and f}
+
+
+def _camera_of(e, images):
+    """A `(camera (n …)(size W H)(step N)(time T)(pos …)(quat …)(intrinsics …) …)` reply as a
+    dict."""
+    f = _fields(e)
+    width, height = (int(v) for v in f["size"])
+    cam = {
+        "name": f["n"][0],
+        "width": width,
+        "height": height,
+        "step": int(f["step"][0]),
+        "sim_time": float(f["time"][0]),
+        "pos": np.array([float(v) for v in f["pos"]], dtype=np.float32),
+        "quat_world": np.array([float(v) for v in f["quat"]], dtype=np.float32),
+        "intrinsics": np.array([float(v) for v in f["intrinsics"]], dtype=np.float32).reshape(3, 3),
+    }
+    if images:
+        rgb = f.get("rgb")
+        cam["rgb"] = None if rgb is None else np.frombuffer(
+            base64.b64decode(rgb[0]), dtype=np.uint8).reshape(height, width, 3)
+        depth = f.get("depth")
+        cam["depth"] = None if depth is None else np.frombuffer(
+            base64.b64decode(depth[0]), dtype="<f4").astype(np.float32).reshape(height, width)
+    else:
+        image = _fields(["image", *f["image"]]) if "image" in f else None
+        cam["image_step"] = None if image is None else int(image["step"][0])
+        cam["image_sim_time"] = None if image is None else float(image["time"][0])
+        cam["has_depth"] = image is not None and image.get("depth", ["0"])[0] == "1"
+    cam["no_image"] = " ".join(f["noimage"]) if "noimage" in f else None
+    if images:
+        cam["no_depth"] = " ".join(f["nodepth"]) if "nodepth" in f else None
+    return cam
 
 
 def _robot_name(scene):

@@ -8,7 +8,7 @@ use std::path::PathBuf;
 
 use armsim_core::referee::PlayMode;
 use armsim_core::sim::{JointCommand, SIM_DT, gripper_commands};
-use armsim_core::state::{NamedAction, apply_actions, snapshot};
+use armsim_core::state::{NamedAction, apply_actions, camera_states, snapshot};
 use numpy::{PyArray1, PyReadonlyArray1};
 use pyo3::exceptions::{PyKeyError, PyOSError, PyRuntimeError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
@@ -253,10 +253,13 @@ impl Sim {
     }
 
     /// MetaSim's dict view of the world (spec 002 `DictEnvState`): objects and robots by name,
-    /// `rot` w first, joint maps by name; `extras` holds the referee and the clock.
+    /// `rot` w first, joint maps by name; `cameras` holds each scene camera's `CameraState`
+    /// (`pos`, `quat_world` w first of the camera frame +X forward / +Z up, 3×3 `intrinsics`,
+    /// `width`, `height`; no images: see `camera`); `extras` holds the referee and the clock.
     fn state<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
         let r = &self.app;
         let mut dict = snapshot(&r.sim()).to_dict();
+        dict.cameras = camera_states(&r.scene().cameras(), &r.sim());
         dict.extras
             .insert("sim_time_s".into(), serde_json::json!(r.clock().sim_time));
         dict.extras
@@ -273,6 +276,35 @@ impl Sim {
         let json =
             serde_json::to_value(&dict).map_err(|e| PyRuntimeError::new_err(e.to_string()))?;
         json_to_py(py, &json)
+    }
+
+    /// Camera `name`'s image: always raises, because the Python package has no render stack.
+    /// KeyError for a name the scene lacks; RuntimeError (saying where images come from) for
+    /// a scene camera, whose pose and intrinsics are in `state()["cameras"][name]`.
+    fn camera(&self, name: &str) -> PyResult<()> {
+        let names: Vec<String> = self
+            .app
+            .scene()
+            .cameras()
+            .into_iter()
+            .map(|c| c.name)
+            .collect();
+        if !names.iter().any(|n| n == name) {
+            let known = if names.is_empty() {
+                "this scene has no cameras".to_string()
+            } else {
+                format!("the scene's cameras are: {}", names.join(", "))
+            };
+            return Err(PyKeyError::new_err(format!(
+                "no camera named {name:?}; {known}"
+            )));
+        }
+        Err(PyRuntimeError::new_err(format!(
+            "armsim.Sim has no render stack, so it has no camera images (camera {name:?}'s \
+             pose and intrinsics are in Sim.state()[\"cameras\"][{name:?}]). For images, run \
+             `armsim` in a window or `armsim --headless --cameras`, with --agent-port and \
+             --monitor-port, and use armsim.connect(...).camera({name:?})"
+        )))
     }
 
     /// The hash over every body's pose and velocity and every joint's coordinate and velocity,

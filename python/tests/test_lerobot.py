@@ -1,7 +1,8 @@
 """A LeRobot v3.0 dataset made the way a user makes one without a headset
 (`examples/python/lerobot_dataset.py`: the scripted policy drives `armsim --headless
---record-lerobot` through `armsim.connect`, and SIGTERM finishes the dataset), then loaded by the
-rules LeRobot applies, with pyarrow, datasets and PyAV (`lerobot_check.check_dataset`)."""
+--record-lerobot`, whose cameras render offscreen, through `armsim.connect`, and SIGTERM finishes
+the dataset), then loaded by the rules LeRobot applies, with pyarrow, datasets and PyAV
+(`lerobot_check.check_dataset`); and the same from the window under Xvfb."""
 
 import json
 
@@ -13,7 +14,7 @@ def test_a_scripted_session_becomes_a_dataset_lerobot_loads(armsim_exe, tmp_path
 
     out = tmp_path / "dataset"
     # Short episodes: 150 policy steps of 8 physics steps each (5 s of sim time, 150 frames).
-    outcomes, stdout = record(out, episodes=2, max_steps=150, armsim_bin=str(armsim_exe))
+    outcomes, stdout, log = record(out, episodes=2, max_steps=150, armsim_bin=str(armsim_exe))
     assert len(outcomes) == 2
     assert "LeRobot dataset" in stdout and "2 episodes" in stdout, stdout
     summary = check_dataset(out)
@@ -27,8 +28,12 @@ def test_a_scripted_session_becomes_a_dataset_lerobot_loads(armsim_exe, tmp_path
     assert summary["tasks"] == ["Pick up each cube and place it in the goal zone."], summary
     names = info["features"]["observation.state"]["names"]
     assert names[0] == "shoulder_pan.pos" and len(names) == len(info["features"]["action"]["names"])
-    # Headless armsim renders no cameras yet: joints only.
-    assert info["video_path"] is None and summary["video_files"] == 0, summary
+    # Headless, --record-lerobot renders the scene's cameras offscreen (lavapipe, no display).
+    assert sorted(summary["video_keys"]) == ["observation.images.front", "observation.images.wrist"]
+    # In sync mode every row's step ends a frame, so every row has its own image.
+    assert "recording a LeRobot v3.0 dataset" in log, log[-3000:]
+    assert "taken from the step before" not in log, log[-3000:]
+    assert_images_show_the_scene(out, tmp_path)
 
 
 def Image_save(img, path):
@@ -116,6 +121,14 @@ def test_the_window_records_its_cameras_as_video(armsim_exe, tmp_path):
     assert sorted(summary["video_keys"]) == ["observation.images.front", "observation.images.wrist"]
     info = json.loads((out / "meta" / "info.json").read_text())
     assert info["features"]["observation.images.front"]["shape"] == [256, 256, 3]
+    assert_images_show_the_scene(out, tmp_path)
+
+
+def assert_images_show_the_scene(out, tmp_path):
+    """Frame 60 of the front camera shows the wooden table and the three cubes, and the wrist
+    camera looks down at the table (2 s in: the first images may lack meshes whose shaders still
+    compile). The frames are kept as PNGs beside the test's files."""
+    import av
 
     def frame(key, n=60):
         """Frame n (2 s in: the first images may lack meshes whose shaders still compile)."""

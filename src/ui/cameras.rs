@@ -22,7 +22,12 @@
 //!
 //! The 3D view's gizmos are moved to their own render layer ([`GIZMO_LAYER`]), which only the
 //! orbit camera sees, so the markers are not in the cameras' images; the panel is drawn by its
-//! own camera. Depth (`depth: true`) is not rendered yet: such a camera gives RGB only.
+//! own camera.
+//!
+//! **Depth.** A camera with `depth: true` also delivers [`CameraFrame::depth`], metres along
+//! its optical axis: its depth attachment is kept (`COPY_SRC`, no MSAA), copied in the render
+//! world right after the frame's passes into an image of its own ([`copy_depth`]), and read back
+//! with the colour; Bevy's reverse-Z with an infinite far plane stores `near / z`.
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -36,8 +41,14 @@ use bevy::core_pipeline::tonemapping::{DebandDither, Tonemapping};
 use bevy::diagnostic::FrameCount;
 use bevy::ecs::system::SystemParam;
 use bevy::prelude::*;
+use bevy::render::extract_component::{ExtractComponent, ExtractComponentPlugin};
 use bevy::render::gpu_readback::{Readback, ReadbackComplete};
+use bevy::render::render_asset::RenderAssets;
 use bevy::render::render_resource::{Extent3d, TextureDimension, TextureFormat, TextureUsages};
+use bevy::render::renderer::{RenderDevice, RenderGraph, RenderGraphSystems, RenderQueue};
+use bevy::render::texture::GpuImage;
+use bevy::render::view::ViewDepthTexture;
+use bevy::render::RenderApp;
 use bevy_egui::{EguiContexts, EguiTextureHandle, egui};
 
 pub use armsim_core::camera::{CameraMount, CameraSpec, CameraState};
@@ -70,6 +81,10 @@ pub struct CameraFrame {
     pub state: CameraState,
     /// RGB8 (sRGB), `height` rows of `width * 3` bytes, the top row first.
     pub rgb: Vec<u8>,
+    /// A `depth: true` camera's depth: `height` rows of `width` values, the top row first, in
+    /// metres along the optical axis (the distance from the camera's plane, not along the
+    /// pixel's ray); `f32::INFINITY` where nothing was hit. `None` for other cameras.
+    pub depth: Option<Arc<[f32]>>,
 }
 
 /// Sent once for every image read back, in the order they arrive (per camera, in step order).
@@ -112,6 +127,8 @@ pub struct SimCamera {
     pub index: usize,
     pub spec: CameraSpec,
     pub image: Handle<Image>,
+    /// Where a `depth: true` camera's depth is copied for reading back.
+    pub depth_image: Option<Handle<Image>>,
     placement: Placement,
     /// `(episode, period index)` of its last image.
     last: Option<(u64, u64)>,
@@ -123,7 +140,23 @@ struct Capture {
     frame: CameraFrame,
     /// `FrameCount` when it was spawned.
     spawned: u32,
+    /// Its depth is still on its way ([`DepthCapture`]).
+    waiting_depth: bool,
+    /// Its colour is in (`frame.rgb`).
+    has_rgb: bool,
 }
+
+/// A depth image on its way back, for the [`Capture`] `of`.
+#[derive(Component, Debug)]
+struct DepthCapture {
+    of: Entity,
+    spawned: u32,
+}
+
+/// On a `depth: true` camera in the frames it renders: the image its depth attachment is copied
+/// into ([`copy_depth`]), in the render world.
+#[derive(Component, ExtractComponent, Clone, Debug)]
+struct DepthCopy(Handle<Image>);
 
 /// `--camera-snapshots DIR`: each camera's newest image as `DIR/<camera>.png` and its stamp as
 /// `DIR/<camera>.json`, each replaced atomically at most every `every`.
@@ -147,6 +180,17 @@ impl CameraSnapshots {
 }
 
 pub(super) fn plugin(app: &mut App) {
+    capture_plugin(app);
+    app.add_systems(Update, gizmos_on_their_layer);
+}
+
+/// The cameras, their images and `--camera-snapshots`, without the window's parts (the gizmos'
+/// layer, the panel): what the headless offscreen renderer (`crate::offscreen`) adds.
+pub(crate) fn capture_plugin(app: &mut App) {
+    app.add_plugins(ExtractComponentPlugin::<DepthCopy>::default());
+    if let Some(render_app) = app.get_sub_app_mut(RenderApp) {
+        render_app.add_systems(RenderGraph, copy_depth.in_set(RenderGraphSystems::Finish));
+    }
     app.init_resource::<CameraFrames>()
         .add_message::<CameraFrameReady>()
         .add_observer(frame_arrived)
@@ -156,11 +200,19 @@ pub(super) fn plugin(app: &mut App) {
             Update,
             (
                 aim_and_capture.after(ClockSystems),
-                gizmos_on_their_layer,
                 follow_profile,
                 write_snapshots,
             ),
         );
+}
+
+/// Makes every camera take an image on the next frame, whether one is due or not (the
+/// offscreen renderer's warm-up, which renders the first state until the pipelines are in).
+pub(crate) fn retake_all(world: &mut World) {
+    let mut cameras = world.query::<&mut SimCamera>();
+    for mut cam in cameras.iter_mut(world) {
+        cam.last = None;
+    }
 }
 
 fn spawn_cameras(mut commands: Commands, scene: Res<SimScene>, mut images: ResMut<Assets<Image>>) {
@@ -180,6 +232,22 @@ fn spawn_cameras(mut commands: Commands, scene: Res<SimScene>, mut images: ResMu
         image.data = None;
         image.copy_on_resize = false;
         let handle = images.add(image);
+        let depth_image = spec.depth.then(|| {
+            let mut depth = Image::new_uninit(
+                Extent3d {
+                    width: spec.width,
+                    height: spec.height,
+                    depth_or_array_layers: 1,
+                },
+                TextureDimension::D2,
+                TextureFormat::Depth32Float,
+                RenderAssetUsages::default(),
+            );
+            depth.texture_descriptor.usage = TextureUsages::COPY_DST
+                | TextureUsages::COPY_SRC
+                | TextureUsages::TEXTURE_BINDING;
+            images.add(depth)
+        });
         let place = match &spec.mount {
             CameraMount::Fixed { .. } => "fixed".to_string(),
             CameraMount::Attached { frame, .. } => format!("on {frame}"),
@@ -192,15 +260,18 @@ fn spawn_cameras(mut commands: Commands, scene: Res<SimScene>, mut images: ResMu
             spec.height,
             spec.rate_hz,
             spec.fov_deg,
-            if spec.depth {
-                " (depth asked for: not rendered yet, RGB only)"
-            } else {
-                ""
-            }
+            if spec.depth { ", with depth" } else { "" }
         );
         commands.spawn((
             Name::new(format!("camera {}", spec.name)),
-            Camera3d::default(),
+            Camera3d {
+                depth_texture_usages: if spec.depth {
+                    (TextureUsages::RENDER_ATTACHMENT | TextureUsages::COPY_SRC).into()
+                } else {
+                    TextureUsages::RENDER_ATTACHMENT.into()
+                },
+                ..default()
+            },
             Camera {
                 // Before the 3D view (-1); each its own image, so the order only keeps them apart.
                 order: -10 - index as isize,
@@ -222,6 +293,7 @@ fn spawn_cameras(mut commands: Commands, scene: Res<SimScene>, mut images: ResMu
                 index,
                 spec,
                 image: handle,
+                depth_image,
                 placement,
                 last: None,
             },
@@ -236,13 +308,13 @@ fn aim_and_capture(
     clock: Res<SimClock>,
     sim: SimRef,
     frames: Res<FrameCount>,
-    mut cameras: Query<(&mut SimCamera, &mut Camera, &mut Transform)>,
+    mut cameras: Query<(Entity, &mut SimCamera, &mut Camera, &mut Transform, Has<DepthCopy>)>,
 ) {
     if cameras.is_empty() {
         return;
     }
     let poses = link_poses(&sim.view());
-    for (mut cam, mut camera, mut transform) in &mut cameras {
+    for (entity, mut cam, mut camera, mut transform, copying) in &mut cameras {
         let Some(pose) = cam.placement.world_pose(&poses) else {
             continue;
         };
@@ -254,6 +326,9 @@ fn aim_and_capture(
         if camera.is_active != due {
             camera.is_active = due;
         }
+        if copying && !due {
+            commands.entity(entity).remove::<DepthCopy>();
+        }
         if !due {
             continue;
         }
@@ -264,22 +339,37 @@ fn aim_and_capture(
             scale: Vec3::ONE,
         };
         let spec = &cam.spec;
-        commands.spawn((
-            Readback::texture(cam.image.clone()),
-            Capture {
-                frame: CameraFrame {
-                    camera: spec.name.clone(),
-                    episode: clock.episode,
-                    step: clock.steps,
-                    sim_time: clock.sim_time,
-                    width: spec.width,
-                    height: spec.height,
-                    state: CameraState::new(spec, &pose),
-                    rgb: Vec::new(),
+        let capture = commands
+            .spawn((
+                Readback::texture(cam.image.clone()),
+                Capture {
+                    frame: CameraFrame {
+                        camera: spec.name.clone(),
+                        episode: clock.episode,
+                        step: clock.steps,
+                        sim_time: clock.sim_time,
+                        width: spec.width,
+                        height: spec.height,
+                        state: CameraState::new(spec, &pose),
+                        rgb: Vec::new(),
+                        depth: None,
+                    },
+                    spawned: frames.0,
+                    waiting_depth: cam.depth_image.is_some(),
+                    has_rgb: false,
                 },
-                spawned: frames.0,
-            },
-        ));
+            ))
+            .id();
+        if let Some(depth) = &cam.depth_image {
+            commands.entity(entity).insert(DepthCopy(depth.clone()));
+            commands.spawn((
+                Readback::texture(depth.clone()),
+                DepthCapture {
+                    of: capture,
+                    spawned: frames.0,
+                },
+            ));
+        }
     }
 }
 
@@ -288,42 +378,72 @@ fn aim_and_capture(
 fn retire_captures(
     mut commands: Commands,
     frames: Res<FrameCount>,
-    captures: Query<(Entity, &Capture, Has<Readback>)>,
+    captures: Query<(Entity, AnyOf<(&Capture, &DepthCapture)>, Has<Readback>)>,
 ) {
-    for (entity, capture, reading) in &captures {
+    for (entity, (capture, depth), reading) in &captures {
+        let spawned = capture.map_or_else(|| depth.map_or(0, |d| d.spawned), |c| c.spawned);
         if reading {
             commands.entity(entity).remove::<Readback>();
-        } else if frames.0.wrapping_sub(capture.spawned) > 300 {
+        } else if frames.0.wrapping_sub(spawned) > 300 {
             commands.entity(entity).despawn();
         }
     }
 }
 
-/// An image is back: unpad its rows, keep it as its camera's newest and announce it.
+/// An image is back: unpad its rows; once its depth is in too (a `depth: true` camera), keep it
+/// as its camera's newest and announce it.
 fn frame_arrived(
     event: On<ReadbackComplete>,
     mut captures: Query<&mut Capture>,
+    depths: Query<&DepthCapture>,
     mut frames: ResMut<CameraFrames>,
     mut ready: MessageWriter<CameraFrameReady>,
     mut commands: Commands,
 ) {
-    let Ok(mut capture) = captures.get_mut(event.entity) else {
+    let (entity, depth) = match depths.get(event.entity) {
+        Ok(d) => {
+            commands.entity(event.entity).despawn();
+            (d.of, true)
+        }
+        Err(_) => (event.entity, false),
+    };
+    let Ok(mut capture) = captures.get_mut(entity) else {
         return;
     };
-    commands.entity(event.entity).despawn();
-    let mut frame = std::mem::replace(&mut capture.frame, empty_frame());
-    let Some(rgb) = rgb_rows(&event.data, frame.width, frame.height) else {
+    let (camera, width, height) = (
+        capture.frame.camera.clone(),
+        capture.frame.width,
+        capture.frame.height,
+    );
+    let size_error = || {
         warn!(
-            "camera {}: {} bytes read back for a {}x{} image",
-            frame.camera,
+            "camera {camera}: {} bytes read back for a {width}x{height} {}",
             event.data.len(),
-            frame.width,
-            frame.height
+            if depth { "depth image" } else { "image" }
         );
-        return;
     };
-    frame.rgb = rgb;
-    let frame = Arc::new(frame);
+    if depth {
+        capture.waiting_depth = false;
+        match depth_rows(&event.data, width, height, NEAR_M) {
+            Some(d) => capture.frame.depth = Some(d.into()),
+            None => size_error(),
+        }
+    } else {
+        capture.has_rgb = true;
+        match rgb_rows(&event.data, width, height) {
+            Some(rgb) => capture.frame.rgb = rgb,
+            None => {
+                size_error();
+                commands.entity(entity).despawn();
+                return;
+            }
+        }
+    }
+    if capture.waiting_depth || !capture.has_rgb {
+        return;
+    }
+    commands.entity(entity).despawn();
+    let frame = Arc::new(std::mem::replace(&mut capture.frame, empty_frame()));
     frames.received += 1;
     let newer = frames
         .latest
@@ -349,6 +469,57 @@ fn empty_frame() -> CameraFrame {
             intrinsics: [[0.0; 3]; 3],
         },
         rgb: Vec::new(),
+        depth: None,
+    }
+}
+
+/// Depth32Float rows padded to 256 bytes → metres along the optical axis, unpadded: Bevy's
+/// reverse-Z with an infinite far plane stores `near / z`, and 0 (the clear value) where nothing
+/// was drawn, which becomes infinity.
+fn depth_rows(data: &[u8], width: u32, height: u32, near: f32) -> Option<Vec<f32>> {
+    let (w, h) = (width as usize, height as usize);
+    let stride = (w * 4).div_ceil(256) * 256;
+    if data.len() < stride * h.saturating_sub(1) + w * 4 {
+        return None;
+    }
+    let mut depth = Vec::with_capacity(w * h);
+    for row in data.chunks(stride).take(h) {
+        for b in row[..w * 4].chunks_exact(4) {
+            let d = f32::from_le_bytes([b[0], b[1], b[2], b[3]]);
+            depth.push(if d > 0.0 { near / d } else { f32::INFINITY });
+        }
+    }
+    Some(depth)
+}
+
+/// Render world, after the frame's passes: each depth camera that rendered this frame has its
+/// depth attachment copied into its [`DepthCopy`] image, which its capture reads back (Bevy
+/// encodes the readbacks after this).
+fn copy_depth(
+    views: Query<(&DepthCopy, &ViewDepthTexture)>,
+    images: Res<RenderAssets<GpuImage>>,
+    device: Res<RenderDevice>,
+    queue: Res<RenderQueue>,
+) {
+    let mut encoder = None;
+    for (copy, depth) in &views {
+        let Some(target) = images.get(&copy.0) else {
+            continue;
+        };
+        let size = target.texture_descriptor.size;
+        if depth.texture.size() != size || depth.texture.sample_count() != 1 {
+            continue;
+        }
+        encoder
+            .get_or_insert_with(|| device.create_command_encoder(&Default::default()))
+            .copy_texture_to_texture(
+                depth.texture.as_image_copy(),
+                target.texture.as_image_copy(),
+                size,
+            );
+    }
+    if let Some(encoder) = encoder {
+        queue.submit([encoder.finish()]);
     }
 }
 
@@ -550,11 +721,7 @@ pub(super) fn section(ui: &mut egui::Ui, thumbnails: &[Thumbnail]) {
                 .on_hover_text(format!(
                     "{w}×{h} at {} Hz{}",
                     t.rate_hz,
-                    if t.depth {
-                        "; depth asked for, not rendered yet"
-                    } else {
-                        ""
-                    }
+                    if t.depth { ", with depth" } else { "" }
                 ));
                 let shows = match t.shows {
                     Some((step, time)) => format!("step {step} · {time:.2} s"),

@@ -81,6 +81,15 @@ pub fn add_window_plugins(app: &mut App, scene: &Scene, pipelined: bool) {
     }
 }
 
+/// What the headless offscreen renderer (`crate::offscreen`) takes of the window: the scene's
+/// meshes and lights, the flat material and the scene's cameras with their images; no panel,
+/// orbit camera, gizmos or window.
+pub(crate) fn offscreen_plugin(app: &mut App) {
+    render::materials_plugin(app);
+    cameras::capture_plugin(app);
+    visuals::plugin(app);
+}
+
 pub(crate) fn plugin(app: &mut App) {
     app.init_resource::<UiOptions>();
     render::plugin(app);

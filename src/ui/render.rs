@@ -154,16 +154,28 @@ pub struct ViewRect {
 pub struct LiteTarget(pub Handle<Image>);
 
 pub(super) fn plugin(app: &mut App) {
-    bevy::asset::embedded_asset!(app, "flat.wgsl");
-    app.add_plugins(MaterialPlugin::<FlatMaterial>::default())
-        .init_resource::<RenderProfile>()
-        .init_resource::<ViewRect>()
+    materials_plugin(app);
+    app.init_resource::<ViewRect>()
         .add_systems(Startup, spawn_target)
         .add_systems(
             PostUpdate,
-            (detect_adapter, apply_profile, swap_materials, place_view)
+            (detect_adapter, apply_profile, place_view)
                 .chain()
+                .before(swap_materials)
                 .before(bevy::camera::CameraUpdateSystems),
+        );
+}
+
+/// The flat material and the swap between it and PBR, following [`RenderProfile`]: what the
+/// headless offscreen renderer (`crate::offscreen`, which sets the profile to lite) takes of the
+/// window's profiles.
+pub(crate) fn materials_plugin(app: &mut App) {
+    bevy::asset::embedded_asset!(app, "flat.wgsl");
+    app.add_plugins(MaterialPlugin::<FlatMaterial>::default())
+        .init_resource::<RenderProfile>()
+        .add_systems(
+            PostUpdate,
+            swap_materials.before(bevy::camera::CameraUpdateSystems),
         );
 }
 

@@ -53,11 +53,14 @@ pub struct Finished {
     pub events: Vec<WriterEvent>,
 }
 
+/// What the writer thread gives back when it ends: the finished dataset, and its first failure.
+type Outcome = (Result<DatasetSummary, LeRobotError>, Option<String>);
+
 /// A [`DatasetWriter`] running on its own thread.
 pub struct BackgroundWriter {
     jobs: Option<Sender<Job>>,
     events: Receiver<WriterEvent>,
-    thread: Option<JoinHandle<(Result<DatasetSummary, LeRobotError>, Option<String>)>>,
+    thread: Option<JoinHandle<Outcome>>,
     root: PathBuf,
     spec: DatasetSpec,
     open_frames: Option<u64>,
@@ -207,11 +210,7 @@ impl Drop for BackgroundWriter {
     }
 }
 
-fn run(
-    mut writer: DatasetWriter,
-    jobs: Receiver<Job>,
-    events: Sender<WriterEvent>,
-) -> (Result<DatasetSummary, LeRobotError>, Option<String>) {
+fn run(mut writer: DatasetWriter, jobs: Receiver<Job>, events: Sender<WriterEvent>) -> Outcome {
     let mut failure: Option<String> = None;
     for job in jobs {
         if failure.is_some() {

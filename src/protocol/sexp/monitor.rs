@@ -1,7 +1,10 @@
 //! The monitor port of spec 001: the world every cycle to every monitor, and the session,
 //! referee and world commands monitors send (upstream has no pause, step or reset; ours does).
 //! A cycle's world frame is encoded once and handed to the port's writer thread once for all
-//! the monitors it goes to.
+//! the monitors it goes to. Monitors may also query the scene's cameras: `(getCameras)` and
+//! `(getCamera NAME)` answer with the cameras' states and, where a renderer runs, the newest
+//! image as base64 (`CameraQuery`); like every reply they are queued to the writer thread,
+//! never written from the simulation's thread.
 
 use std::collections::BTreeMap;
 use std::io;
@@ -24,7 +27,8 @@ use crate::robot::Pose;
 use crate::session::{
     AlertLog, Session, SessionCommand, SessionEvent, SessionState, SessionSystems,
 };
-use crate::sim::{SimClock, SimMut, SimRef, SimStep, SimSystems, SimView, SimViewMut};
+use crate::sim::{SimClock, SimMut, SimRef, SimScene, SimStep, SimSystems, SimView, SimViewMut};
+use crate::state::{CameraEntry, CameraImages, attach_image, camera_states};
 
 fn monitor_key(conn: u64) -> ConnKey {
     ConnKey::new(Protocol::Monitor, conn)
@@ -110,6 +114,7 @@ fn monitor_events(
     clock: Res<SimClock>,
     mut session_cmds: MessageWriter<SessionCommand>,
     mut exit: MessageWriter<AppExit>,
+    (scene, images): (Res<SimScene>, Option<Res<CameraImages>>),
 ) {
     let port = &mut *port;
     for conn in registry.take_kicks(Protocol::Monitor) {
@@ -164,7 +169,32 @@ fn monitor_events(
                 }
                 let mut refused = 0usize;
                 for e in exprs.iter().take(MAX_MONITOR_COMMANDS) {
+                    // Camera queries answer with data, not `(ok …)`.
+                    let cameras = CameraQuery {
+                        scene: &scene.0,
+                        images: images.as_deref(),
+                        clock: &clock,
+                    };
+                    if let Some(answer) = cameras.answer(e, &sim.view()) {
+                        let bytes = match answer {
+                            Ok(reply) => payload(&[reply]),
+                            Err(reason) => {
+                                if refused == 0 {
+                                    warn!("monitor: {}: {reason}", m.peer);
+                                }
+                                refused += 1;
+                                error_payload(&reason)
+                            }
+                        };
+                        if m.out.send(&bytes) {
+                            m.counters.count_out();
+                        }
+                        continue;
+                    }
                     let reply = match parse_monitor_command(e) {
+                        Err(reason) if reason.starts_with("unknown command") => {
+                            Err(format!("{reason}; camera queries: getCameras, getCamera"))
+                        }
                         Err(reason) => Err(reason),
                         // The reset runs after this frame's commands; a kick-off behind it
                         // waits for it, or the reset would undo the kick-off.
@@ -269,6 +299,169 @@ fn run_monitor_command(
         }
     }
     Ok(())
+}
+
+/// Why `(getCamera …)` has no image when no renderer runs.
+pub const NO_RENDERER: &str =
+    "no image: cameras are rendered only in the window or with `--headless --cameras`";
+
+/// What the monitor's camera queries read: the scene's cameras, the renderer's newest images
+/// (absent without a renderer) and the clock.
+struct CameraQuery<'a> {
+    scene: &'a crate::scene::Scene,
+    images: Option<&'a CameraImages>,
+    clock: &'a SimClock,
+}
+
+fn fixed(v: f64, decimals: usize) -> Sexp {
+    Sexp::fixed(v, decimals).unwrap_or_else(|_| Sexp::atom("nan"))
+}
+
+fn field(name: &str, values: impl IntoIterator<Item = Sexp>) -> Sexp {
+    Sexp::list(std::iter::once(Sexp::atom(name)).chain(values))
+}
+
+fn floats(name: &str, values: &[f32], decimals: usize) -> Sexp {
+    field(name, values.iter().map(|&v| fixed(v.into(), decimals)))
+}
+
+/// `(size W H)(step N)(time T)(pos x y z)(quat w x y z)(intrinsics k11 … k33)` after `(n NAME)`.
+fn camera_fields(name: &str, entry: &CameraEntry, step: u64, time: f64) -> Vec<Sexp> {
+    let k: Vec<f32> = entry.intrinsics.iter().flatten().copied().collect();
+    vec![
+        Sexp::atom("camera"),
+        field("n", [Sexp::atom(name)]),
+        field(
+            "size",
+            [
+                Sexp::atom(entry.width.to_string()),
+                Sexp::atom(entry.height.to_string()),
+            ],
+        ),
+        field("step", [Sexp::atom(step.to_string())]),
+        field("time", [fixed(time, 4)]),
+        floats("pos", &entry.pos, 5),
+        floats("quat", &entry.quat_world, 6),
+        floats("intrinsics", &k, 4),
+    ]
+}
+
+impl CameraQuery<'_> {
+    /// The answer to `(getCameras)` or `(getCamera NAME)`; `None` for any other command.
+    fn answer(&self, e: &Sexp, sim: &SimView<'_>) -> Option<Result<Sexp, String>> {
+        match e.head()? {
+            "getCameras" => Some(if e.args().is_empty() {
+                Ok(self.all(sim))
+            } else {
+                Err("(getCameras) takes no arguments".into())
+            }),
+            "getCamera" => Some(match e.args() {
+                [name] if name.as_atom().is_some() => self.one(name.as_atom().unwrap_or(""), sim),
+                _ => Err(format!(
+                    "(getCamera NAME) takes one camera name; {}",
+                    self.names()
+                )),
+            }),
+            _ => None,
+        }
+    }
+
+    fn names(&self) -> String {
+        let names: Vec<String> = self.scene.cameras().into_iter().map(|c| c.name).collect();
+        if names.is_empty() {
+            "this scene has no cameras".into()
+        } else {
+            format!("the scene's cameras are: {}", names.join(", "))
+        }
+    }
+
+    /// Why camera `name` has no image.
+    fn no_image(&self, name: &str) -> String {
+        match self.images {
+            None => NO_RENDERER.into(),
+            Some(_) => format!(
+                "no image yet: the renderer has not delivered an image of camera {name} yet"
+            ),
+        }
+    }
+
+    /// `(cameras (camera …) …)`: every camera where it is now, with `(image (step N)(time T)
+    /// (depth 0|1))` for its newest rendered image or `(noimage REASON)`.
+    fn all(&self, sim: &SimView<'_>) -> Sexp {
+        let specs = self.scene.cameras();
+        let states = camera_states(&specs, sim);
+        let mut out = vec![Sexp::atom("cameras")];
+        for spec in &specs {
+            let Some(entry) = states.get(&spec.name) else {
+                continue;
+            };
+            let mut fields =
+                camera_fields(&spec.name, entry, self.clock.steps, self.clock.sim_time);
+            match self.images.and_then(|i| i.get(&spec.name)) {
+                Some(image) => fields.push(field(
+                    "image",
+                    [
+                        field("step", [Sexp::atom(image.step.to_string())]),
+                        field("time", [fixed(image.sim_time, 4)]),
+                        field(
+                            "depth",
+                            [Sexp::atom(if image.depth.is_some() { "1" } else { "0" })],
+                        ),
+                    ],
+                )),
+                None => fields.push(field("noimage", [Sexp::atom(self.no_image(&spec.name))])),
+            }
+            out.push(Sexp::List(fields));
+        }
+        Sexp::List(out)
+    }
+
+    /// `(camera (n NAME)(size W H)(step N)(time T)(pos …)(quat …)(intrinsics …)(rgb B64)
+    /// (depth B64))` for its newest image (the pose and stamp are the image's), or the camera
+    /// where it is now with `(noimage REASON)`.
+    fn one(&self, name: &str, sim: &SimView<'_>) -> Result<Sexp, String> {
+        use base64::Engine as _;
+        let b64 = &base64::engine::general_purpose::STANDARD;
+        let specs = self.scene.cameras();
+        let Some(spec) = specs.iter().find(|c| c.name == name) else {
+            return Err(format!("no camera named {name}; {}", self.names()));
+        };
+        let states = camera_states(std::slice::from_ref(spec), sim);
+        let now = states
+            .get(name)
+            .ok_or_else(|| format!("camera {name}: its mount is not on the robot"))?;
+        let Some(image) = self.images.and_then(|i| i.get(name)) else {
+            let mut fields = camera_fields(name, now, self.clock.steps, self.clock.sim_time);
+            fields.push(field("noimage", [Sexp::atom(self.no_image(name))]));
+            return Ok(Sexp::List(fields));
+        };
+        let mut entry = now.clone();
+        entry.pos = image.state.pos;
+        entry.quat_world = image.state.quat_world;
+        entry.intrinsics = image.state.intrinsics;
+        attach_image(&mut entry, image);
+        entry.width = image.width;
+        entry.height = image.height;
+        let mut fields = camera_fields(name, &entry, image.step, image.sim_time);
+        fields.push(field("rgb", [Sexp::atom(b64.encode(&image.rgb[..]))]));
+        match &image.depth {
+            Some(depth) => {
+                let bytes: Vec<u8> = depth.iter().flat_map(|d| d.to_le_bytes()).collect();
+                fields.push(field("depth", [Sexp::atom(b64.encode(bytes))]));
+            }
+            None => {
+                let why = if spec.depth {
+                    format!("the renderer gave no depth for camera {name}")
+                } else {
+                    format!(
+                        "camera {name} has no depth: its scene entry does not set depth to true"
+                    )
+                };
+                fields.push(field("nodepth", [Sexp::atom(why)]));
+            }
+        }
+        Ok(Sexp::List(fields))
+    }
 }
 
 /// Step phase Publish: the world to every monitor at the end of each cycle.

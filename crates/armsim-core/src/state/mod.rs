@@ -14,6 +14,7 @@ use std::collections::BTreeMap;
 use glam::{Quat, Vec3};
 use serde::{Deserialize, Serialize};
 
+use crate::camera::{CameraSpec, CameraState, link_poses};
 use crate::robot::{Pose, RobotModel};
 use crate::sim::{JointCommand, SimModel, SimView, SimViewMut};
 use crate::trajectory::{BodyState, JointValues, StateFrame};
@@ -57,9 +58,11 @@ pub struct RobotState {
 pub struct TensorState {
     pub objects: BTreeMap<String, ObjectState>,
     pub robots: BTreeMap<String, RobotState>,
-    /// No cameras in armsim yet; present so the shape is MetaSim's.
+    /// Spec 002's `CameraState` of every scene camera, by name ([`camera_states`]): empty from
+    /// [`snapshot`] alone (a `SimView` does not know the scene's cameras); filled by
+    /// `armsim_sim::state::snapshot_app` and the Python `Sim.state()`.
     #[serde(default)]
-    pub cameras: BTreeMap<String, serde_json::Value>,
+    pub cameras: BTreeMap<String, CameraEntry>,
     /// Referee and session information.
     #[serde(default)]
     pub extras: BTreeMap<String, serde_json::Value>,
@@ -103,9 +106,81 @@ pub struct DictEnvState {
     pub objects: BTreeMap<String, DictObjectState>,
     pub robots: BTreeMap<String, DictRobotState>,
     #[serde(default)]
-    pub cameras: BTreeMap<String, serde_json::Value>,
+    pub cameras: BTreeMap<String, CameraEntry>,
     #[serde(default)]
     pub extras: BTreeMap<String, serde_json::Value>,
+}
+
+/// One camera in a state (spec 002's `CameraState`): where it is (`pos`, `quat_world` **w x y
+/// z** of the camera frame +X forward, +Z up), how it projects (`intrinsics`, row by row) and
+/// its image size, at the state's step; plus, where a renderer has given one, the newest image
+/// (`rgb`: `height` rows of `width * 3` bytes, the top row first; `depth`: metres, `height`
+/// rows of `width`) and the step and sim time it shows (`image_step`, `image_sim_time`; the
+/// image is that older state's, not necessarily this one's). The pixels are not serialized:
+/// JSON (and the dict Python gets) carries the pose, the intrinsics and the image's stamp;
+/// `has_rgb` / `has_depth` say whether the pixels were there.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct CameraEntry {
+    #[serde(default)]
+    pub pos: [f32; 3],
+    #[serde(default)]
+    pub quat_world: [f32; 4],
+    #[serde(default)]
+    pub intrinsics: [[f32; 3]; 3],
+    #[serde(default)]
+    pub width: u32,
+    #[serde(default)]
+    pub height: u32,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub image_step: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub image_sim_time: Option<f64>,
+    #[serde(default)]
+    pub has_rgb: bool,
+    #[serde(default)]
+    pub has_depth: bool,
+    #[serde(skip)]
+    pub rgb: Option<std::sync::Arc<[u8]>>,
+    #[serde(skip)]
+    pub depth: Option<std::sync::Arc<[f32]>>,
+}
+
+impl CameraEntry {
+    /// Camera `spec` at its world pose `pose` (+X forward, +Z up), without an image.
+    pub fn new(spec: &CameraSpec, pose: &Pose) -> Self {
+        let s = CameraState::new(spec, pose);
+        Self {
+            pos: s.pos,
+            quat_world: s.quat_world,
+            intrinsics: s.intrinsics,
+            width: spec.width,
+            height: spec.height,
+            ..Self::default()
+        }
+    }
+
+    /// The pose and intrinsics as the camera model's [`CameraState`].
+    pub fn camera_state(&self) -> CameraState {
+        CameraState {
+            pos: self.pos,
+            quat_world: self.quat_world,
+            intrinsics: self.intrinsics,
+        }
+    }
+}
+
+/// Every camera of `cameras` (a scene's, `Scene::cameras`) where the world has it now, by
+/// name, without images. A camera whose mount the robot lacks (none in a scene that loaded) is
+/// left out.
+pub fn camera_states(cameras: &[CameraSpec], world: &SimView<'_>) -> BTreeMap<String, CameraEntry> {
+    let links = link_poses(world);
+    cameras
+        .iter()
+        .filter_map(|spec| {
+            let pose = spec.placement(&world.robot)?.world_pose(&links)?;
+            Some((spec.name.clone(), CameraEntry::new(spec, &pose)))
+        })
+        .collect()
 }
 
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]

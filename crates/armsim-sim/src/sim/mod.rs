@@ -190,9 +190,19 @@ fn drive_clock(world: &mut World) {
     let paused = world.resource::<SimClock>().is_paused();
     let gated = world.resource::<StepGate>().is_gated();
     let budget = world.resource_mut::<SimClock>().begin_frame(paused, gated);
+    // Aligned frames (`SimClock::align_frames_to`) that run out of wall time mid-way still end
+    // on a multiple (at most `align - 1` steps more), so what renders after them is a row's step.
+    let align = match (paused, gated) {
+        (false, false) => world.resource::<SimClock>().align_frames_to,
+        _ => 0,
+    };
+    let mid_row =
+        |world: &World| align > 1 && !world.resource::<SimClock>().steps.is_multiple_of(align);
     let started = Instant::now();
     let mut ran = 0u32;
-    while ran < budget.max_steps && started.elapsed() < budget.wall_budget {
+    while ran < budget.max_steps
+        && (started.elapsed() < budget.wall_budget || (ran > 0 && mid_row(world)))
+    {
         // Even a paused single step must not hold the frame hostage to a silent client.
         let wait_budget = budget
             .wall_budget
