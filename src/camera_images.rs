@@ -36,9 +36,7 @@ fn keep_camera_images(
                 height: frame.height,
                 state: frame.state,
                 rgb: frame.rgb.as_slice().into(),
-                // `CameraFrame` carries no depth yet; once it has `depth: Option<Arc<[f32]>>`,
-                // this becomes `frame.depth.clone()`.
-                depth: None,
+                depth: frame.depth.clone(),
             }),
         );
     }

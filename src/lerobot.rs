@@ -4,7 +4,7 @@
 //! becomes a row: `observation.state` (joint positions) and `action` (joint targets: a position
 //! command's target, the joint's position under a velocity or effort command), both named
 //! `<joint>.pos`, plus one image per scene camera (`observation.images.<camera>`, H.264) when the
-//! cameras render (the window; headless runs record no images yet and say so).
+//! cameras render (the window, or headless with `--cameras`, which `--record-lerobot` implies).
 //!
 //! **Images and rows.** While recording with cameras, each frame's batch of steps ends on a
 //! row's step when it reaches one (`SimClock::align_frames_to`; the steps past it run next
@@ -134,8 +134,9 @@ pub fn steps_per_frame(fps: u32) -> Result<u64, String> {
 }
 
 /// Starts recording into `root` (which must not hold a dataset yet) at `fps`. The scene's cameras
-/// are recorded when they render (the window app, which has `CameraFrames`); a headless app
-/// records joints only, and the log says so.
+/// are recorded when the app renders them (it has `CameraFrames`: the window, or
+/// `offscreen::headless_render_app`); an app without a renderer records joints only, and the
+/// log says so.
 pub fn start(world: &mut World, root: &Path, fps: u32) -> Result<(), String> {
     let every = steps_per_frame(fps)?;
     let rendering = world.contains_resource::<CameraFrames>();
@@ -148,8 +149,8 @@ pub fn start(world: &mut World, root: &Path, fps: u32) -> Result<(), String> {
     } else {
         if !scene_cameras.is_empty() {
             warn!(
-                "the LeRobot dataset gets no images: {} camera(s) in the scene, but cameras \
-                 render only in the window (not with --headless) for now",
+                "the LeRobot dataset gets no images: {} camera(s) in the scene, but this app \
+                 renders none (headless: --cameras renders them offscreen)",
                 scene_cameras.len()
             );
         }

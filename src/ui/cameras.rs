@@ -41,6 +41,7 @@ use bevy::core_pipeline::tonemapping::{DebandDither, Tonemapping};
 use bevy::diagnostic::FrameCount;
 use bevy::ecs::system::SystemParam;
 use bevy::prelude::*;
+use bevy::render::RenderApp;
 use bevy::render::extract_component::{ExtractComponent, ExtractComponentPlugin};
 use bevy::render::gpu_readback::{Readback, ReadbackComplete};
 use bevy::render::render_asset::RenderAssets;
@@ -48,7 +49,6 @@ use bevy::render::render_resource::{Extent3d, TextureDimension, TextureFormat, T
 use bevy::render::renderer::{RenderDevice, RenderGraph, RenderGraphSystems, RenderQueue};
 use bevy::render::texture::GpuImage;
 use bevy::render::view::ViewDepthTexture;
-use bevy::render::RenderApp;
 use bevy_egui::{EguiContexts, EguiTextureHandle, egui};
 
 pub use armsim_core::camera::{CameraMount, CameraSpec, CameraState};
@@ -243,9 +243,8 @@ fn spawn_cameras(mut commands: Commands, scene: Res<SimScene>, mut images: ResMu
                 TextureFormat::Depth32Float,
                 RenderAssetUsages::default(),
             );
-            depth.texture_descriptor.usage = TextureUsages::COPY_DST
-                | TextureUsages::COPY_SRC
-                | TextureUsages::TEXTURE_BINDING;
+            depth.texture_descriptor.usage =
+                TextureUsages::COPY_DST | TextureUsages::COPY_SRC | TextureUsages::TEXTURE_BINDING;
             images.add(depth)
         });
         let place = match &spec.mount {
@@ -308,7 +307,13 @@ fn aim_and_capture(
     clock: Res<SimClock>,
     sim: SimRef,
     frames: Res<FrameCount>,
-    mut cameras: Query<(Entity, &mut SimCamera, &mut Camera, &mut Transform, Has<DepthCopy>)>,
+    mut cameras: Query<(
+        Entity,
+        &mut SimCamera,
+        &mut Camera,
+        &mut Transform,
+        Has<DepthCopy>,
+    )>,
 ) {
     if cameras.is_empty() {
         return;
@@ -373,12 +378,15 @@ fn aim_and_capture(
     }
 }
 
+/// A colour or a depth capture.
+type InFlight = AnyOf<(&'static Capture, &'static DepthCapture)>;
+
 /// A capture's readback was extracted with the frame it was spawned in: it must not read back
 /// again. One whose image never came back (a device hiccup) is dropped after a while.
 fn retire_captures(
     mut commands: Commands,
     frames: Res<FrameCount>,
-    captures: Query<(Entity, AnyOf<(&Capture, &DepthCapture)>, Has<Readback>)>,
+    captures: Query<(Entity, InFlight, Has<Readback>)>,
 ) {
     for (entity, (capture, depth), reading) in &captures {
         let spawned = capture.map_or_else(|| depth.map_or(0, |d| d.spawned), |c| c.spawned);
@@ -735,7 +743,24 @@ pub(super) fn section(ui: &mut egui::Ui, thumbnails: &[Thumbnail]) {
 
 #[cfg(test)]
 mod tests {
-    use super::rgb_rows;
+    use super::{depth_rows, rgb_rows};
+
+    #[test]
+    fn depth_rows_become_metres_and_nothing_becomes_infinity() {
+        // 2×2 Depth32Float, rows of 8 bytes padded to 256; reverse-Z stores near / z.
+        let mut data = vec![0u8; 256 + 8];
+        for (i, d) in [(0, 0.01f32 / 0.5), (4, 0.0), (256, 0.01 / 2.0), (260, 1.0)] {
+            data[i..i + 4].copy_from_slice(&d.to_le_bytes());
+        }
+        let z = depth_rows(&data, 2, 2, 0.01).expect("enough bytes");
+        assert!(
+            (z[0] - 0.5).abs() < 1e-6 && (z[2] - 2.0).abs() < 1e-6,
+            "{z:?}"
+        );
+        assert_eq!(z[1], f32::INFINITY);
+        assert!((z[3] - 0.01).abs() < 1e-9, "the near plane");
+        assert_eq!(depth_rows(&data[..256 + 7], 2, 2, 0.01), None);
+    }
 
     #[test]
     fn readback_rows_lose_their_padding_and_alpha() {
