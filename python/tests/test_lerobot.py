@@ -36,6 +36,63 @@ def test_a_scripted_session_becomes_a_dataset_lerobot_loads(armsim_exe, tmp_path
     assert_images_show_the_scene(out, tmp_path)
 
 
+def test_a_teleop_session_becomes_two_episodes(armsim_exe, tmp_path):
+    """A scripted TeleSpace revA session (the WebSocket teleop a headset speaks,
+    `examples/python/teleop_client.py`) against `armsim --headless --record-lerobot`: start, move
+    the hand, reset, twice; SIGTERM; two episodes that load by LeRobot's rules, whose actions
+    follow the hand and whose images show the scene."""
+    import os
+    import signal
+    import subprocess
+
+    import numpy as np
+    import pyarrow.parquet as pq
+    from lerobot_dataset import free_ports, wait_port
+    from teleop_client import Session
+    from websockets.sync.client import connect
+
+    out = tmp_path / "dataset"
+    (port,) = free_ports(1)
+    env = {k: v for k, v in os.environ.items() if k != "DISPLAY"}
+    log = open(tmp_path / "armsim.log", "w")
+    proc = subprocess.Popen(
+        [str(armsim_exe), "--headless", "--no-agent-ports", "--no-xr", "--teleop-port", str(port),
+         "--record-lerobot", str(out)],
+        env=dict(env, RUST_LOG="info"), stdout=log, stderr=subprocess.STDOUT)
+    try:
+        wait_port(port, proc)
+        with connect(f"ws://127.0.0.1:{port}/ws") as ws:
+            s = Session(ws)
+            s.send("ui_cmd", {"command": "CONNECT", "requested_scene_config_id": "default_scene"})
+            s.session_id = s.wait("CONNECTED")["session_id"]
+            for _ in range(2):
+                s.send("ui_cmd", {"command": "START"})
+                s.wait("STARTED")
+                for target in ([0.5, 0.1, 1.2], [0.4, -0.2, 1.15]):
+                    s.move(target, secs=1.5)
+                s.send("ui_cmd", {"command": "RESET"})
+                s.wait("RESET_DONE")
+            s.send("ui_cmd", {"command": "DISCONNECT"})
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        code = proc.wait(timeout=120)
+        log.close()
+    text = (tmp_path / "armsim.log").read_text(errors="replace")
+    assert code == 0 and "LeRobot dataset written" in text, (code, text[-3000:])
+    summary = check_dataset(out)
+    assert summary["episodes"] == 2, summary
+    # 3 s of hand motion each at 30 fps, give or take the round trips around START and RESET.
+    assert all(60 <= n <= 130 for n in summary["episode_lengths"]), summary["episode_lengths"]
+    assert sorted(summary["video_keys"]) == ["observation.images.front", "observation.images.wrist"]
+    data = pq.read_table(out / "data" / "chunk-000" / "file-000.parquet").to_pydict()
+    actions = np.array(data["action"], dtype=float)
+    episodes = np.array(data["episode_index"])
+    for k in (0, 1):
+        swing = np.ptp(actions[episodes == k], axis=0).max()
+        assert swing > 0.1, f"episode {k}: the joint targets barely moved ({swing:.3f} rad)"
+    assert_images_show_the_scene(out, tmp_path)
+
+
 def Image_save(img, path):
     """Keeps a decoded frame for a person to look at (PNG through PyAV, no extra package)."""
     import av
