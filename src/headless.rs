@@ -23,10 +23,11 @@ static STOP: AtomicBool = AtomicBool::new(false);
 /// The handler is installed even where the process inherited an ignored signal: a job started
 /// by `nohup` or in the background of a script has SIGHUP or SIGINT ignored, and `ctrlc`'s
 /// non-overwriting install (the one Bevy's own handler uses) then gives up and leaves SIGTERM
-/// killing the process outright, losing a recording. An inherited ignored SIGHUP stays ignored,
-/// so `nohup armsim ...` still survives its terminal.
+/// killing the process outright, losing a recording. A SIGINT or SIGHUP inherited ignored is
+/// ignored again right after, as the shell or `nohup` meant: `nohup armsim ...` outlives its
+/// terminal, and a script's background armsim is not stopped by the terminal's Ctrl-C.
 pub fn stop_on_signals() -> Result<(), String> {
-    let hangup_ignored = signal_ignored(libc::SIGHUP);
+    let inherited_ignored = ignored_signals();
     ctrlc::set_handler(|| {
         if STOP.swap(true, Ordering::SeqCst) {
             eprintln!("armsim: second interrupt: exiting without finishing");
@@ -34,33 +35,54 @@ pub fn stop_on_signals() -> Result<(), String> {
         }
     })
     .map_err(|e| format!("cannot install the Ctrl-C/SIGTERM handler: {e}"))?;
-    if hangup_ignored {
-        ignore_signal(libc::SIGHUP);
+    for signal in inherited_ignored {
+        ignore_signal(signal);
     }
     Ok(())
 }
 
-/// Whether `signal`'s disposition is "ignore" (inherited through exec from `nohup`, or a shell
-/// running a job in the background).
-fn signal_ignored(signal: libc::c_int) -> bool {
-    // SAFETY: sigaction with a null new action only reads the current disposition into `old`,
-    // a zeroed plain-data struct it fully owns.
-    unsafe {
-        let mut old: libc::sigaction = std::mem::zeroed();
-        libc::sigaction(signal, std::ptr::null(), &mut old) == 0
-            && old.sa_sigaction == libc::SIG_IGN
-    }
+/// SIGINT and SIGHUP where their disposition is "ignore" (inherited through exec from `nohup`,
+/// or from a shell running a job in the background).
+#[cfg(unix)]
+fn ignored_signals() -> Vec<libc::c_int> {
+    [libc::SIGINT, libc::SIGHUP]
+        .into_iter()
+        .filter(|&signal| {
+            // SAFETY: sigaction with a null new action only reads the current disposition into
+            // `old`, a zeroed plain-data struct it fully owns.
+            unsafe {
+                let mut old: libc::sigaction = std::mem::zeroed();
+                libc::sigaction(signal, std::ptr::null(), &mut old) == 0
+                    && old.sa_sigaction == libc::SIG_IGN
+            }
+        })
+        .collect()
 }
 
+#[cfg(not(unix))]
+fn ignored_signals() -> Vec<i32> {
+    Vec::new()
+}
+
+#[cfg(unix)]
 fn ignore_signal(signal: libc::c_int) {
     // SAFETY: setting a signal's disposition to SIG_IGN installs no code; `old` is ignored.
-    unsafe {
+    let done = unsafe {
         let mut action: libc::sigaction = std::mem::zeroed();
         action.sa_sigaction = libc::SIG_IGN;
         let mut old: libc::sigaction = std::mem::zeroed();
-        libc::sigaction(signal, &action, &mut old);
+        libc::sigaction(signal, &action, &mut old)
+    };
+    if done != 0 {
+        eprintln!(
+            "armsim: cannot keep signal {signal} ignored as inherited: {}",
+            std::io::Error::last_os_error()
+        );
     }
 }
+
+#[cfg(not(unix))]
+fn ignore_signal(_signal: i32) {}
 
 /// Whether Ctrl-C or SIGTERM asked the process to stop.
 pub fn stop_requested() -> bool {

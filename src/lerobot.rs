@@ -551,8 +551,16 @@ fn handle_commands(world: &mut World) {
     }
 }
 
+/// In the headless renderer (`offscreen::run`) the dataset is finished by [`outcome`] after the
+/// run has drained the images still on their way, not on `AppExit`, so the last rows get theirs.
+#[derive(Resource, Default)]
+pub struct FinishAfterDrain;
+
 /// On exit the dataset is finished; one that cannot be written makes the exit an error.
 fn finish_on_exit(world: &mut World) {
+    if world.contains_resource::<FinishAfterDrain>() {
+        return;
+    }
     let exiting = world
         .get_resource::<Messages<AppExit>>()
         .is_some_and(|m| !m.is_empty());

@@ -726,6 +726,9 @@ fn run() -> anyhow::Result<ExitCode> {
             frame_log_secs: Some(cli.frame_log_secs),
         };
         let mut app = armsim::window_app(scene, &options, ui_options, render);
+        if cli.cameras {
+            bevy::log::info!("--cameras is for --headless: the window renders its cameras anyway");
+        }
         if let Some(dir) = &cli.camera_snapshots {
             app.insert_resource(armsim::ui::cameras::CameraSnapshots::new(dir));
         }

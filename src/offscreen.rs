@@ -127,6 +127,7 @@ pub fn headless_render_app(scene: Arc<Scene>, options: &SimOptions) -> Result<Ap
             }),
     )
     .insert_resource(ClearColor(CLEAR))
+    .init_resource::<crate::lerobot::FinishAfterDrain>()
     .insert_resource(RenderProfile {
         choice: ProfileChoice::Lite,
         active: Some(Profile::Lite),
@@ -165,13 +166,20 @@ fn no_shadows(
 /// The frame's commands are submitted: wait until the device has run them, so that the images
 /// read back this frame arrive in the next one (Bevy maps readback buffers asynchronously and
 /// nothing else polls the device without a window).
-fn wait_for_gpu(device: Res<RenderDevice>) {
+fn wait_for_gpu(device: Res<RenderDevice>, mut failures: Local<u64>) {
     let wait = PollType::Wait {
         submission_index: None,
         timeout: Some(Duration::from_secs(10)),
     };
     if let Err(e) = device.wgpu_device().poll(wait) {
-        warn!("offscreen cameras: waiting for the device: {e}");
+        *failures += 1;
+        // The first failure, then one line per thousand: a lost device fails every frame.
+        if *failures == 1 || failures.is_multiple_of(1000) {
+            warn!(
+                "offscreen cameras: waiting for the device failed ({e}; {} time(s))",
+                *failures
+            );
+        }
     }
 }
 
@@ -253,6 +261,9 @@ pub fn warm_up(app: &mut App, timeout: Duration) -> u32 {
     let mut frames = 0;
     let mut idle_frames = 0;
     loop {
+        if crate::headless::stop_requested() {
+            break;
+        }
         if frames == 1 {
             // The cameras are spawned by the first frame's `Startup`.
             let world = app.world_mut();
@@ -376,7 +387,20 @@ pub fn headless_app(
         }
         return Ok((app, false));
     }
-    let mut app = headless_render_app(scene, options)?;
+    let mut app = match headless_render_app(scene.clone(), options) {
+        Ok(app) => app,
+        // Implied by a recording or snapshots, not asked for: go on without images, loudly.
+        Err(e) if !asked.cameras => {
+            let mut app = crate::headless_app(scene, options);
+            app.add_plugins(crate::logging::log_plugin());
+            warn!(
+                "the scene's {count} camera(s) cannot render, so they give no images (the \
+                 LeRobot dataset records joints only; --cameras makes this an error): {e}"
+            );
+            return Ok((app, false));
+        }
+        Err(e) => return Err(e),
+    };
     app.add_plugins(log_plugin());
     if let Some((adapter, software)) = &app.world().resource::<RenderProfile>().adapter {
         info!(

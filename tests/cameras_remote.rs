@@ -259,5 +259,30 @@ fn a_512_image_with_depth_comes_back_whole() {
         // The wrist camera has no image yet (the renderer runs, it has not sent one).
         let wrist = m.ask("(getCamera wrist)", "camera");
         assert!(atom(&wrist, "noimage").contains("no image yet"), "{wrist}");
+
+        // A client that asks for 40 images (about 100 MB) in one message without reading gets
+        // a few, and the rest are refused until it has read them; the connection goes on.
+        m.send(&"(getCamera front)".repeat(40));
+        std::thread::sleep(std::time::Duration::from_millis(1500));
+        let (mut images, mut refused) = (0, 0);
+        while images + refused < 40 {
+            for e in m.recv() {
+                match e.head() {
+                    Some("camera") => images += 1,
+                    Some("error") if e.to_string().contains("still unread") => refused += 1,
+                    _ => {}
+                }
+            }
+        }
+        assert!(
+            images >= 4 && refused > 0,
+            "{images} images, {refused} refused"
+        );
+        assert!(
+            images < 20,
+            "{images} images queued for a client that did not read"
+        );
+        let again = m.ask("(getCamera front)", "camera");
+        assert_eq!(atom(&again, "step"), "16");
     });
 }

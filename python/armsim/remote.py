@@ -335,8 +335,8 @@ class RemoteSim:
 
     def _ask_monitor(self, text, head):
         """Sends monitor command `text` and returns its reply: the next top-level expression
-        named `head` (world frames in between are skipped). Raises CameraError for an
-        `(error …)` about cameras."""
+        named `head` (world frames in between are skipped). Raises CameraError for an unknown
+        camera, ProtocolError for an `(error …)` about the query itself."""
         if self._monitor is None:
             raise RuntimeError("no monitor connection; pass monitor='host:port' to armsim.connect")
         reader = self._monitor_reader
@@ -358,8 +358,14 @@ class RemoteSim:
                     return e
                 if e[0] == "error":
                     reason = " ".join(_text(x) for x in e[1:])
-                    if "amera" in reason:
+                    if reason.startswith("no camera named") or "has no cameras" in reason:
                         raise CameraError(reason)
+                    # An error about the query itself (a server without camera queries, bad
+                    # arguments); an error answering an earlier command is not the reply.
+                    about_query = reason.startswith("(getCamera") or (
+                        reason.startswith("unknown command") and "getCamera" in reason.split(";")[0])
+                    if about_query:
+                        raise ProtocolError(reason)
 
     def camera(self, name):
         """Camera `name` as the server has it, via the monitor port's `(getCamera NAME)`: a dict

