@@ -56,6 +56,9 @@ fn wood(&[r, g, b]: &[u8; 3]) -> bool {
     let (r, g, b) = (u16::from(r), u16::from(g), u16::from(b));
     r > 60 && r > g + 15 && g > b + 10 && !(r > 170 && r > b + 120 && r > g + 60)
 }
+fn orange(&[r, g, b]: &[u8; 3]) -> bool {
+    r > 170 && i32::from(r) - i32::from(b) > 120 && i32::from(r) - i32::from(g) > 60
+}
 
 fn px(f: &CameraFrame, x: usize, y: usize) -> [u8; 3] {
     let i = (y * f.width as usize + x) * 3;
@@ -148,8 +151,8 @@ fn offscreen_images_show_the_scene_stamped_with_increasing_steps() {
         }
     }
 
-    // The front camera's first image after the start: the cubes where their centres project,
-    // the table around them.
+    // Each camera's first image after the start: the cubes where their centres project, the
+    // table around them, and in the front camera the arm's upper link where it projects.
     let cameras = scene.cameras();
     let links = home_link_poses(&scene);
     for (camera, radius, table) in [("front", 2, 0.15), ("wrist", 3, 0.3)] {
@@ -180,6 +183,15 @@ fn offscreen_images_show_the_scene_stamped_with_increasing_steps() {
             wood > table,
             "{camera}: {wood:.2} of the image is the table's wood"
         );
+        if camera == "front" {
+            // The arm's upper link where it projects at the home posture.
+            let upper_arm = scene.robot.link_index("upper_arm_link").unwrap();
+            let uv = state
+                .project(links[upper_arm].transform_point(Vec3::new(0.0, 0.0, 0.165)))
+                .unwrap();
+            let arm = around(img, uv, 2, orange);
+            assert!(arm > 0.6, "front: the upper arm at {uv:?}: {arm:.2} orange");
+        }
     }
 }
 
