@@ -1,16 +1,15 @@
 //! The renderer's camera images in the simulation's render-free [`CameraImages`]: every
 //! [`CameraFrameReady`] the cameras' readback sends (the window, or `--headless --cameras`) is
-//! kept as its camera's newest image, so the state snapshot (`armsim::state::snapshot_app`) and
-//! the monitor port's `(getCamera NAME)` can hand out the pixels without a render dependency.
-
-use std::sync::Arc;
+//! kept, shared and not copied, as its camera's newest image, so the state snapshot
+//! (`armsim::state::snapshot_app`) and the monitor port's `(getCamera NAME)` can hand out the
+//! pixels without a render dependency.
 
 use bevy::prelude::*;
 
-use crate::state::{CameraImage, CameraImages};
+use crate::state::CameraImages;
 use crate::ui::cameras::{CameraFrameReady, CameraFrames};
 
-/// Adds [`CameraImages`] and the system copying each [`CameraFrameReady`] into it. Call it
+/// Adds [`CameraImages`] and the system keeping each [`CameraFrameReady`] into it. Call it
 /// after the cameras' plugin (`ui::plugin`, or the headless render app's): it does nothing in
 /// an app without [`CameraFrames`].
 pub fn plugin(app: &mut App) {
@@ -26,18 +25,6 @@ fn keep_camera_images(
     mut images: ResMut<CameraImages>,
 ) {
     for CameraFrameReady(frame) in ready.read() {
-        images.insert(
-            &frame.camera,
-            Arc::new(CameraImage {
-                episode: frame.episode,
-                step: frame.step,
-                sim_time: frame.sim_time,
-                width: frame.width,
-                height: frame.height,
-                state: frame.state,
-                rgb: frame.rgb.as_slice().into(),
-                depth: frame.depth.clone(),
-            }),
-        );
+        images.insert(frame.clone());
     }
 }

@@ -368,7 +368,7 @@ impl Active {
             }
             let images = chosen
                 .into_iter()
-                .map(|f| Arc::new(Rgb(f)) as SharedImage)
+                .map(|f| Arc::new(f.rgb.clone()) as SharedImage)
                 .collect();
             self.writer.push_frame(row.state, row.action, images);
         }
@@ -389,15 +389,6 @@ fn report(ending: &mut VecDeque<String>, events: Vec<WriterEvent>) -> Option<Str
         }
     }
     failure
-}
-
-/// A camera image's RGB bytes, handed to the writer thread without a copy.
-struct Rgb(Arc<CameraFrame>);
-
-impl AsRef<[u8]> for Rgb {
-    fn as_ref(&self) -> &[u8] {
-        &self.0.rgb
-    }
 }
 
 /// After each step: episode boundaries from the referee, then the step's row when it lands on

@@ -48,23 +48,11 @@ const CLEAR: Color = Color::srgb(0.62, 0.68, 0.75);
 /// The graphics adapter Bevy will render on (its name, backend and driver) and whether it
 /// rasterizes on the CPU, or an error naming the fix when there is none.
 pub fn find_adapter() -> Result<(String, bool), String> {
-    let mut descriptor = wgpu::InstanceDescriptor::new_without_display_handle().with_env();
-    descriptor.backends = backends();
-    let instance = wgpu::Instance::new(descriptor);
-    let options = wgpu::RequestAdapterOptions {
-        power_preference: wgpu::PowerPreference::from_env()
-            .unwrap_or(wgpu::PowerPreference::HighPerformance),
-        force_fallback_adapter: false,
-        compatible_surface: None,
-    };
-    match bevy::tasks::block_on(instance.request_adapter(&options)) {
-        Ok(adapter) => {
-            let info = adapter.get_info();
-            Ok((
-                format!("{} ({:?}, {})", info.name, info.backend, info.driver_info),
-                info.device_type == wgpu::DeviceType::Cpu,
-            ))
-        }
+    match crate::ui::render::probe_adapter(Some(backends())) {
+        Ok(info) => Ok((
+            format!("{} ({:?}, {})", info.name, info.backend, info.driver_info),
+            info.device_type == wgpu::DeviceType::Cpu,
+        )),
         Err(e) => Err(format!(
             "no Vulkan adapter to render the cameras offscreen ({e}): install a Vulkan driver; \
              without a GPU, Mesa's software one, lavapipe (Debian/Ubuntu: apt install \

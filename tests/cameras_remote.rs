@@ -15,7 +15,7 @@ use armsim::protocol::sexp::framing::{FrameDecoder, encode_frame};
 use armsim::protocol::sexp::plugin::{self, SexpOptions};
 use armsim::protocol::sexp::{Sexp, parse_all};
 use armsim::sim::ClockMode;
-use armsim::state::{CameraImage, CameraImages};
+use armsim::state::{CameraFrame, CameraImages};
 use base64::Engine as _;
 use bevy::prelude::App;
 use common::*;
@@ -217,19 +217,17 @@ fn a_512_image_with_depth_comes_back_whole() {
         intrinsics: [[400.0, 0.0, 256.0], [0.0, 400.0, 256.0], [0.0, 0.0, 1.0]],
     };
     let mut images = CameraImages::default();
-    images.insert(
-        "front",
-        Arc::new(CameraImage {
-            episode: 0,
-            step: 16,
-            sim_time: 16.0 / 240.0,
-            width: w,
-            height: h,
-            state,
-            rgb: rgb.clone().into(),
-            depth: Some(depth.clone().into()),
-        }),
-    );
+    images.insert(Arc::new(CameraFrame {
+        camera: "front".into(),
+        episode: 0,
+        step: 16,
+        sim_time: 16.0 / 240.0,
+        width: w,
+        height: h,
+        state,
+        rgb: rgb.clone().into(),
+        depth: Some(depth.clone().into()),
+    }));
     serve(Some(images), move |monitor| {
         let mut m = Monitor::open(monitor);
         let one = m.ask("(getCamera front)", "camera");

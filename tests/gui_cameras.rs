@@ -5,6 +5,8 @@
 //! and restart after a reset. Needs Xvfb, xdotool and Mesa, like `gui_smoke`; images and the log
 //! are kept in `target/gui-artifacts/cameras/`.
 
+#[path = "common/colours.rs"]
+mod colours;
 mod gui;
 
 use std::path::{Path, PathBuf};
@@ -15,6 +17,7 @@ use armsim::robot::Pose;
 use armsim::robot::kinematics::forward_kinematics;
 use armsim::scene::{Scene, load_scene};
 use armsim_core::camera::{CameraSpec, CameraState};
+use colours::{blue, green, orange, red, wood, yellow};
 use glam::Vec3;
 use gui::{Rgb, alive, launch, press_key, require, start_xvfb, wait_for, window_id};
 
@@ -49,26 +52,6 @@ fn read_tag(dir: &Path, camera: &str) -> Option<Tag> {
             f("quat_world", 3),
         ],
     })
-}
-
-fn red(&[r, g, b]: &[u8; 3]) -> bool {
-    r > 120 && r > g.saturating_add(70) && r > b.saturating_add(70)
-}
-fn green(&[r, g, b]: &[u8; 3]) -> bool {
-    g > 100 && g > r.saturating_add(50) && g > b.saturating_add(50)
-}
-fn blue(&[r, g, b]: &[u8; 3]) -> bool {
-    b > 120 && b > r.saturating_add(70) && b > g.saturating_add(70)
-}
-fn wood(&[r, g, b]: &[u8; 3]) -> bool {
-    let (r, g, b) = (u16::from(r), u16::from(g), u16::from(b));
-    r > 60 && r > g + 15 && g > b + 10 && !(r > 170 && r > b + 120 && r > g + 60)
-}
-fn orange(&[r, g, b]: &[u8; 3]) -> bool {
-    r > 170 && i32::from(r) - i32::from(b) > 120 && i32::from(r) - i32::from(g) > 60
-}
-fn yellow(&[r, g, b]: &[u8; 3]) -> bool {
-    r > 200 && g > 170 && b < 80
 }
 
 /// Fraction of the `2r+1` square around `(u, v)` whose pixels are `colour`.

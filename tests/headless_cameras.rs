@@ -23,8 +23,9 @@ use armsim::ui::cameras::{CameraFrame, CameraFrameReady};
 use armsim_core::camera::CameraState;
 use bevy::prelude::*;
 use common::child::Armsim;
-use common::default_scene;
+use common::colours::{blue, green, orange, red, wood};
 use common::sexp::Peer;
+use common::{default_scene, lerobot_info};
 use glam::Vec3;
 
 fn scratch(name: &str) -> PathBuf {
@@ -41,23 +42,6 @@ struct Got(Vec<Arc<CameraFrame>>);
 
 fn collect(mut ready: MessageReader<CameraFrameReady>, mut got: ResMut<Got>) {
     got.0.extend(ready.read().map(|r| r.0.clone()));
-}
-
-fn red(&[r, g, b]: &[u8; 3]) -> bool {
-    r > 120 && r > g.saturating_add(70) && r > b.saturating_add(70)
-}
-fn green(&[r, g, b]: &[u8; 3]) -> bool {
-    g > 100 && g > r.saturating_add(50) && g > b.saturating_add(50)
-}
-fn blue(&[r, g, b]: &[u8; 3]) -> bool {
-    b > 120 && b > r.saturating_add(70) && b > g.saturating_add(70)
-}
-fn wood(&[r, g, b]: &[u8; 3]) -> bool {
-    let (r, g, b) = (u16::from(r), u16::from(g), u16::from(b));
-    r > 60 && r > g + 15 && g > b + 10 && !(r > 170 && r > b + 120 && r > g + 60)
-}
-fn orange(&[r, g, b]: &[u8; 3]) -> bool {
-    r > 170 && i32::from(r) - i32::from(b) > 120 && i32::from(r) - i32::from(g) > 60
 }
 
 fn px(f: &CameraFrame, x: usize, y: usize) -> [u8; 3] {
@@ -195,12 +179,6 @@ fn offscreen_images_show_the_scene_stamped_with_increasing_steps() {
     }
 }
 
-fn info(root: &Path) -> serde_json::Value {
-    let text = std::fs::read_to_string(root.join("meta/info.json"))
-        .unwrap_or_else(|e| panic!("{}/meta/info.json: {e}", root.display()));
-    serde_json::from_str(&text).expect("info.json is JSON")
-}
-
 /// `--headless --record-lerobot` with an agent that starts the session: the dataset lists both
 /// cameras as video features and their mp4 files hold frames; `--camera-snapshots` writes
 /// their images too.
@@ -249,7 +227,7 @@ fn headless_record_lerobot_writes_the_cameras_as_video() {
         })
         .sum();
 
-    let info = info(&root);
+    let info = lerobot_info(&root);
     let frames = info["total_frames"].as_u64().unwrap();
     assert!(frames >= 30, "{frames} frames");
     assert!(

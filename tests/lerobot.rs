@@ -5,7 +5,7 @@
 
 mod common;
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
@@ -15,19 +15,12 @@ use armsim::session::SessionCommand;
 use armsim::sim::run_steps;
 use common::child::Armsim;
 use common::sexp::Peer;
-use common::{app_for, command, default_scene};
-use serde_json::Value;
+use common::{app_for, command, default_scene, lerobot_info};
 
 fn scratch(name: &str) -> PathBuf {
     let dir = std::env::temp_dir().join(format!("armsim-lerobot-{name}-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     dir
-}
-
-fn info(root: &Path) -> Value {
-    let text = std::fs::read_to_string(root.join("meta/info.json"))
-        .unwrap_or_else(|e| panic!("{}/meta/info.json: {e}", root.display()));
-    serde_json::from_str(&text).expect("info.json is JSON")
 }
 
 #[test]
@@ -67,7 +60,7 @@ fn episodes_follow_resets_and_success_and_rows_only_run_while_running() {
         .expect("the dataset is written");
     assert!(outcome.contains("2 episodes"), "{outcome}");
 
-    let info = info(&root);
+    let info = lerobot_info(&root);
     assert_eq!(info["codebase_version"], "v3.0");
     assert_eq!(info["fps"], 30);
     assert_eq!(info["robot_type"], "arm6");
@@ -173,7 +166,7 @@ fn a_session_stopped_by_sigterm_leaves_a_complete_dataset() {
     );
     let exit = sim.child.wait().unwrap();
     assert!(exit.success(), "exit status {exit:?}");
-    let info = info(&root);
+    let info = lerobot_info(&root);
     assert_eq!(info["total_episodes"], 1);
     // About 2 s at 30 fps, with a wide margin for a slow start.
     let frames = info["total_frames"].as_u64().unwrap();

@@ -65,27 +65,9 @@ pub const GIZMO_LAYER: usize = 1;
 /// The cameras' near plane: a wrist camera sees the fingers a few centimetres away.
 const NEAR_M: f32 = 0.01;
 
-/// One image of one camera, tagged with the state it shows.
-#[derive(Clone, Debug)]
-pub struct CameraFrame {
-    pub camera: String,
-    /// Resets since start (`SimClock::episode`) when the image was taken.
-    pub episode: u64,
-    /// The step whose state the image shows (`SimClock::steps`: steps since load or reset).
-    pub step: u64,
-    /// Sim time of that step, seconds.
-    pub sim_time: f64,
-    pub width: u32,
-    pub height: u32,
-    /// Where the camera was (spec 002's pos, `quat_world` w-first, intrinsics).
-    pub state: CameraState,
-    /// RGB8 (sRGB), `height` rows of `width * 3` bytes, the top row first.
-    pub rgb: Vec<u8>,
-    /// A `depth: true` camera's depth: `height` rows of `width` values, the top row first, in
-    /// metres along the optical axis (the distance from the camera's plane, not along the
-    /// pixel's ray); `f32::INFINITY` where nothing was hit. `None` for other cameras.
-    pub depth: Option<Arc<[f32]>>,
-}
+/// One image of one camera, tagged with the state it shows: the simulation crate's type, so
+/// the state snapshot and the protocols hand out the very images the renderer made.
+pub use crate::state::CameraFrame;
 
 /// Sent once for every image read back, in the order they arrive (per camera, in step order).
 #[derive(Message, Clone, Debug)]
@@ -356,7 +338,7 @@ fn aim_and_capture(
                         width: spec.width,
                         height: spec.height,
                         state: CameraState::new(spec, &pose),
-                        rgb: Vec::new(),
+                        rgb: Arc::from([]),
                         depth: None,
                     },
                     spawned: frames.0,
@@ -439,7 +421,7 @@ fn frame_arrived(
     } else {
         capture.has_rgb = true;
         match rgb_rows(&event.data, width, height) {
-            Some(rgb) => capture.frame.rgb = rgb,
+            Some(rgb) => capture.frame.rgb = rgb.into(),
             None => {
                 size_error();
                 commands.entity(entity).despawn();
@@ -476,7 +458,7 @@ fn empty_frame() -> CameraFrame {
             quat_world: [1.0, 0.0, 0.0, 0.0],
             intrinsics: [[0.0; 3]; 3],
         },
-        rgb: Vec::new(),
+        rgb: Arc::from([]),
         depth: None,
     }
 }

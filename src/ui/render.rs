@@ -49,21 +49,28 @@ pub fn pipelined_rendering(choice: ProfileChoice) -> bool {
         ProfileChoice::Full => true,
         ProfileChoice::Lite => false,
         ProfileChoice::Auto => {
-            let instance = wgpu::Instance::new(
-                wgpu::InstanceDescriptor::new_without_display_handle().with_env(),
-            );
-            let options = wgpu::RequestAdapterOptions {
-                power_preference: wgpu::PowerPreference::from_env()
-                    .unwrap_or(wgpu::PowerPreference::HighPerformance),
-                force_fallback_adapter: false,
-                compatible_surface: None,
-            };
-            match bevy::tasks::block_on(instance.request_adapter(&options)) {
-                Ok(adapter) => adapter.get_info().device_type != wgpu::DeviceType::Cpu,
-                Err(_) => true,
-            }
+            probe_adapter(None).map_or(true, |info| info.device_type != wgpu::DeviceType::Cpu)
         }
     }
+}
+
+/// The adapter Bevy will most likely get on `backends` (default: Bevy's, from the environment):
+/// its power preference, no surface. `Err`: why there is none.
+pub fn probe_adapter(
+    backends: Option<wgpu::Backends>,
+) -> Result<wgpu::AdapterInfo, wgpu::RequestAdapterError> {
+    let mut descriptor = wgpu::InstanceDescriptor::new_without_display_handle().with_env();
+    if let Some(backends) = backends {
+        descriptor.backends = backends;
+    }
+    let instance = wgpu::Instance::new(descriptor);
+    let options = wgpu::RequestAdapterOptions {
+        power_preference: wgpu::PowerPreference::from_env()
+            .unwrap_or(wgpu::PowerPreference::HighPerformance),
+        force_fallback_adapter: false,
+        compatible_surface: None,
+    };
+    bevy::tasks::block_on(instance.request_adapter(&options)).map(|a| a.get_info())
 }
 
 /// Whether the app was built with pipelined rendering (for the log).

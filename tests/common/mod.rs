@@ -4,6 +4,7 @@
 #![allow(dead_code)]
 
 pub mod child;
+pub mod colours;
 pub mod sexp;
 pub mod teleop;
 
@@ -97,4 +98,11 @@ pub fn joint(app: &App, name: &str) -> usize {
         .robot
         .joint_index(name)
         .unwrap_or_else(|| panic!("robot has no joint {name}"))
+}
+
+/// A LeRobot dataset's `meta/info.json`.
+pub fn lerobot_info(root: &Path) -> serde_json::Value {
+    let text = std::fs::read_to_string(root.join("meta/info.json"))
+        .unwrap_or_else(|e| panic!("{}/meta/info.json: {e}", root.display()));
+    serde_json::from_str(&text).expect("info.json is JSON")
 }

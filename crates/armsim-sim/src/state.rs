@@ -11,23 +11,26 @@ use bevy::prelude::Resource;
 
 use armsim_core::camera::CameraState;
 
-/// One rendered image of one camera, and the state it shows.
+/// One rendered image of one camera, tagged with the state it shows. The renderer (the window,
+/// or `--headless --cameras`) makes them; this crate only keeps and hands them out.
 #[derive(Clone, Debug, PartialEq)]
-pub struct CameraImage {
+pub struct CameraFrame {
+    pub camera: String,
     /// Resets since start (`SimClock::episode`) when it was taken.
     pub episode: u64,
-    /// The step whose state it shows (`SimClock::steps`).
+    /// The step whose state it shows (`SimClock::steps`: steps since load or reset).
     pub step: u64,
     /// Sim time of that step, seconds.
     pub sim_time: f64,
     pub width: u32,
     pub height: u32,
-    /// Where the camera was at that step (pos, `quat_world` w first, intrinsics).
+    /// Where the camera was at that step (spec 002's pos, `quat_world` w first, intrinsics).
     pub state: CameraState,
-    /// RGB8, `height` rows of `width * 3` bytes, the top row first.
+    /// RGB8 (sRGB), `height` rows of `width * 3` bytes, the top row first.
     pub rgb: Arc<[u8]>,
-    /// Metres along the optical axis, `height` rows of `width`, the top row first; `None` when
-    /// the camera has no depth or the renderer gives none.
+    /// A `depth: true` camera's depth: `height` rows of `width` values, the top row first, in
+    /// metres along the optical axis (the distance from the camera's plane, not along the
+    /// pixel's ray); `f32::INFINITY` where nothing was hit. `None` for other cameras.
     pub depth: Option<Arc<[f32]>>,
 }
 
@@ -36,31 +39,31 @@ pub struct CameraImage {
 /// absent, and the state's cameras carry poses and intrinsics only.
 #[derive(Resource, Clone, Debug, Default)]
 pub struct CameraImages {
-    latest: BTreeMap<String, Arc<CameraImage>>,
+    latest: BTreeMap<String, Arc<CameraFrame>>,
     received: u64,
 }
 
 impl CameraImages {
-    /// Keeps `image` as camera `camera`'s newest unless a newer one (later episode, or later
-    /// step of the same episode) is already there.
-    pub fn insert(&mut self, camera: &str, image: Arc<CameraImage>) {
+    /// Keeps `image` as its camera's newest unless a newer one (later episode, or later step of
+    /// the same episode) is already there.
+    pub fn insert(&mut self, image: Arc<CameraFrame>) {
         self.received += 1;
         let newer = self
             .latest
-            .get(camera)
+            .get(&image.camera)
             .is_none_or(|old| (old.episode, old.step) <= (image.episode, image.step));
         if newer {
-            self.latest.insert(camera.to_string(), image);
+            self.latest.insert(image.camera.clone(), image);
         }
     }
 
     /// Camera `camera`'s newest image, if one has arrived.
-    pub fn get(&self, camera: &str) -> Option<&Arc<CameraImage>> {
+    pub fn get(&self, camera: &str) -> Option<&Arc<CameraFrame>> {
         self.latest.get(camera)
     }
 
     /// Every camera's newest image, by name.
-    pub fn iter(&self) -> impl Iterator<Item = (&str, &Arc<CameraImage>)> {
+    pub fn iter(&self) -> impl Iterator<Item = (&str, &Arc<CameraFrame>)> {
         self.latest.iter().map(|(k, v)| (k.as_str(), v))
     }
 
@@ -72,7 +75,7 @@ impl CameraImages {
 
 /// Puts camera `name`'s newest image (if any) on its state entry: the pixels, and the step and
 /// sim time they show.
-pub fn attach_image(entry: &mut CameraEntry, image: &CameraImage) {
+pub fn attach_image(entry: &mut CameraEntry, image: &CameraFrame) {
     entry.image_step = Some(image.step);
     entry.image_sim_time = Some(image.sim_time);
     entry.has_rgb = true;
@@ -225,7 +228,8 @@ mod tests {
         assert_eq!(state.to_dict().cameras["front"].pos, front.pos);
 
         // A renderer's image shows up with its step.
-        let image = CameraImage {
+        let image = CameraFrame {
+            camera: "front".into(),
             episode: 0,
             step: 8,
             sim_time: 8.0 / 240.0,
@@ -236,15 +240,12 @@ mod tests {
             depth: None,
         };
         let mut images = CameraImages::default();
-        images.insert("front", Arc::new(image.clone()));
+        images.insert(Arc::new(image.clone()));
         // An older one does not replace it.
-        images.insert(
-            "front",
-            Arc::new(CameraImage {
-                step: 4,
-                ..image.clone()
-            }),
-        );
+        images.insert(Arc::new(CameraFrame {
+            step: 4,
+            ..image.clone()
+        }));
         assert_eq!(images.received(), 2);
         app.world_mut().insert_resource(images);
         let state = snapshot_app(app.world());

@@ -169,7 +169,6 @@ fn monitor_events(
                 }
                 let mut refused = 0usize;
                 for e in exprs.iter().take(MAX_MONITOR_COMMANDS) {
-                    // Camera queries answer with data, not `(ok …)`.
                     let cameras = CameraQuery {
                         scene: &scene.0,
                         images: images.as_deref(),
@@ -187,51 +186,39 @@ fn monitor_events(
                     } else {
                         cameras.answer(e, &sim.view())
                     };
-                    if let Some(answer) = answer {
-                        let bytes = match answer {
-                            Ok(reply) => payload(&[reply]),
-                            Err(reason) => {
-                                if refused == 0 {
-                                    warn!("monitor: {}: {reason}", m.peer);
-                                }
-                                refused += 1;
-                                error_payload(&reason)
+                    let reply = match answer {
+                        Some(answer) => answer,
+                        None => match parse_monitor_command(e) {
+                            Err(reason) if reason.starts_with("unknown command") => {
+                                Err(format!("{reason}; camera queries: getCameras, getCamera"))
                             }
-                        };
-                        if m.out.send(&bytes) {
-                            m.counters.count_out();
+                            Err(reason) => Err(reason),
+                            // The reset runs after this frame's commands; a kick-off behind it
+                            // waits for it, or the reset would undo the kick-off.
+                            Ok(MonitorCommand::KickOff) if reset_asked => {
+                                referee.kick_off_after_reset();
+                                session_cmds.write(SessionCommand::Start);
+                                Ok(())
+                            }
+                            Ok(cmd) => {
+                                reset_asked |= matches!(cmd, MonitorCommand::Reset);
+                                run_monitor_command(
+                                    cmd,
+                                    &mut sim.view_mut(),
+                                    &mut referee,
+                                    &clock,
+                                    &mut session_cmds,
+                                    &mut exit,
+                                )
+                            }
                         }
-                        continue;
-                    }
-                    let reply = match parse_monitor_command(e) {
-                        Err(reason) if reason.starts_with("unknown command") => {
-                            Err(format!("{reason}; camera queries: getCameras, getCamera"))
-                        }
-                        Err(reason) => Err(reason),
-                        // The reset runs after this frame's commands; a kick-off behind it
-                        // waits for it, or the reset would undo the kick-off.
-                        Ok(MonitorCommand::KickOff) if reset_asked => {
-                            referee.kick_off_after_reset();
-                            session_cmds.write(SessionCommand::Start);
-                            Ok(())
-                        }
-                        Ok(cmd) => {
-                            reset_asked |= matches!(cmd, MonitorCommand::Reset);
-                            run_monitor_command(
-                                cmd,
-                                &mut sim.view_mut(),
-                                &mut referee,
-                                &clock,
-                                &mut session_cmds,
-                                &mut exit,
-                            )
-                        }
+                        .map(|()| {
+                            Sexp::list([Sexp::atom("ok"), Sexp::atom(e.head().unwrap_or("?"))])
+                        }),
                     };
+                    // Camera queries answer with data, other commands with `(ok …)`.
                     let bytes = match reply {
-                        Ok(()) => payload(&[Sexp::list([
-                            Sexp::atom("ok"),
-                            Sexp::atom(e.head().unwrap_or("?")),
-                        ])]),
+                        Ok(reply) => payload(&[reply]),
                         Err(reason) => {
                             if refused == 0 {
                                 warn!("monitor: {}: {reason}", m.peer);
