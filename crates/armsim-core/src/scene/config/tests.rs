@@ -95,6 +95,28 @@ fn write_back_round_trips() {
 }
 
 #[test]
+fn robot_extensions_survive_a_write_back() {
+    let mut v = default_value();
+    v["extensions"]["armsim"]["robot"] = json!({
+        "package_paths": {"franka_description": "meshes/franka", "so": "../so"},
+        "tool": {"frame": "upper_arm_link", "offset_m": [0.0, 0.0, 0.1]},
+        "gripper_positions": {"open": 0.035, "closed": 0.001},
+        "collide_geoms": ["forearm", "wrist_1"]
+    });
+    let scene = parse_value(&v).unwrap_or_else(|e| panic!("{e}"));
+    let robot = &scene.config.extensions.armsim.robot;
+    assert_eq!(robot.package_paths.len(), 2);
+    assert_eq!(robot.collide_geoms, ["forearm", "wrist_1"]);
+    let text = scene.config.to_json_pretty();
+    let again = parse_scene(&text, &scenes_dir()).unwrap_or_else(|e| panic!("{e}\n{text}"));
+    assert_eq!(again.config, scene.config, "{text}");
+    assert!(
+        text.contains("\"franka_description\": \"meshes/franka\""),
+        "{text}"
+    );
+}
+
+#[test]
 fn extensions_are_free_and_kept() {
     let mut v = default_value();
     v["extensions"]["vendor"] = json!({"anything": [1, 2, 3]});

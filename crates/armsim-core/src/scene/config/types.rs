@@ -519,6 +519,9 @@ impl Serialize for ArmsimExtensions {
         if self.controller_grace_s != Self::DEFAULT_CONTROLLER_GRACE_S {
             m.serialize_entry("controller_grace_s", &self.controller_grace_s)?;
         }
+        if self.robot != RobotExt::default() {
+            m.serialize_entry("robot", &RobotExtJson(&self.robot))?;
+        }
         if !self.cameras.is_empty() {
             let cameras: Vec<_> = self
                 .cameras
@@ -526,6 +529,35 @@ impl Serialize for ArmsimExtensions {
                 .map(super::cameras::CameraJson)
                 .collect();
             m.serialize_entry("cameras", &cameras)?;
+        }
+        m.end()
+    }
+}
+
+/// `extensions.armsim.robot` as the scene file writes it: `package_paths` as a `{"NAME": "DIR"}`
+/// object, and only the keys that are set.
+struct RobotExtJson<'a>(&'a RobotExt);
+
+impl Serialize for RobotExtJson<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let r = self.0;
+        let mut m = s.serialize_map(None)?;
+        if !r.package_paths.is_empty() {
+            let paths: Map<String, Value> = r
+                .package_paths
+                .iter()
+                .map(|(name, dir)| (name.clone(), Value::from(dir.to_string_lossy())))
+                .collect();
+            m.serialize_entry("package_paths", &paths)?;
+        }
+        if let Some(tool) = &r.tool {
+            m.serialize_entry("tool", tool)?;
+        }
+        if let Some(grip) = &r.gripper_positions {
+            m.serialize_entry("gripper_positions", grip)?;
+        }
+        if !r.collide_geoms.is_empty() {
+            m.serialize_entry("collide_geoms", &r.collide_geoms)?;
         }
         m.end()
     }
