@@ -730,7 +730,7 @@ fn run() -> anyhow::Result<ExitCode> {
             bevy::log::info!("--cameras is for --headless: the window renders its cameras anyway");
         }
         if let Some(dir) = &cli.camera_snapshots {
-            app.insert_resource(armsim::ui::cameras::CameraSnapshots::new(dir));
+            app.insert_resource(armsim::ui::camera_snapshots::CameraSnapshots::new(dir));
         }
         add_servers(&mut app)?;
         // Ctrl-C, SIGTERM and SIGHUP close the window through AppExit; recordings and datasets

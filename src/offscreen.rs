@@ -397,7 +397,7 @@ pub fn headless_app(
         );
     }
     if let Some(dir) = &asked.snapshots {
-        app.insert_resource(crate::ui::cameras::CameraSnapshots::new(dir));
+        app.insert_resource(crate::ui::camera_snapshots::CameraSnapshots::new(dir));
     }
     Ok((app, true))
 }

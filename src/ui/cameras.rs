@@ -17,8 +17,8 @@
 //!
 //! **What you get.** [`CameraFrames`] holds each camera's newest [`CameraFrame`] (RGB8, rows
 //! top first, unpadded); every frame is also sent as a [`CameraFrameReady`] message, for a
-//! recorder that wants them all. `--camera-snapshots DIR` ([`CameraSnapshots`]) writes each
-//! camera's newest frame as `DIR/<camera>.png` with its stamp in `DIR/<camera>.json`.
+//! recorder that wants them all. `--camera-snapshots DIR` writes each camera's newest frame to
+//! disk (`super::camera_snapshots`); the panel shows them (`super::camera_panel`).
 //!
 //! The 3D view's gizmos are moved to their own render layer ([`GIZMO_LAYER`]), which only the
 //! orbit camera sees, so the markers are not in the cameras' images; the panel is drawn by its
@@ -30,16 +30,13 @@
 //! with the colour; Bevy's reverse-Z with an infinite far plane stores `near / z`.
 
 use std::collections::HashMap;
-use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::time::{Duration, Instant};
 
 use bevy::asset::RenderAssetUsages;
 use bevy::camera::RenderTarget;
 use bevy::camera::visibility::RenderLayers;
 use bevy::core_pipeline::tonemapping::{DebandDither, Tonemapping};
 use bevy::diagnostic::FrameCount;
-use bevy::ecs::system::SystemParam;
 use bevy::prelude::*;
 use bevy::render::RenderApp;
 use bevy::render::extract_component::{ExtractComponent, ExtractComponentPlugin};
@@ -49,7 +46,6 @@ use bevy::render::render_resource::{Extent3d, TextureDimension, TextureFormat, T
 use bevy::render::renderer::{RenderDevice, RenderGraph, RenderGraphSystems, RenderQueue};
 use bevy::render::texture::GpuImage;
 use bevy::render::view::ViewDepthTexture;
-use bevy_egui::{EguiContexts, EguiTextureHandle, egui};
 
 pub use armsim_core::camera::{CameraMount, CameraSpec, CameraState};
 use armsim_core::camera::{Placement, gl_from_armsim, link_poses};
@@ -140,27 +136,6 @@ struct DepthCapture {
 #[derive(Component, ExtractComponent, Clone, Debug)]
 struct DepthCopy(Handle<Image>);
 
-/// `--camera-snapshots DIR`: each camera's newest image as `DIR/<camera>.png` and its stamp as
-/// `DIR/<camera>.json`, each replaced atomically at most every `every`.
-#[derive(Resource, Debug)]
-pub struct CameraSnapshots {
-    pub dir: PathBuf,
-    pub every: Duration,
-    last: HashMap<String, Instant>,
-    failed: bool,
-}
-
-impl CameraSnapshots {
-    pub fn new(dir: impl Into<PathBuf>) -> Self {
-        Self {
-            dir: dir.into(),
-            every: Duration::from_millis(500),
-            last: HashMap::new(),
-            failed: false,
-        }
-    }
-}
-
 pub(super) fn plugin(app: &mut App) {
     capture_plugin(app);
     app.add_systems(Update, gizmos_on_their_layer);
@@ -183,7 +158,7 @@ pub(crate) fn capture_plugin(app: &mut App) {
             (
                 aim_and_capture.after(ClockSystems),
                 follow_profile,
-                write_snapshots,
+                super::camera_snapshots::write_snapshots,
             ),
         );
 }
@@ -572,155 +547,6 @@ fn follow_profile(
         }
     }
     *applied = Some(tonemap);
-}
-
-fn write_snapshots(
-    snapshots: Option<ResMut<CameraSnapshots>>,
-    mut ready: MessageReader<CameraFrameReady>,
-    frames: Res<CameraFrames>,
-) {
-    let Some(mut snapshots) = snapshots else {
-        ready.clear();
-        return;
-    };
-    let mut newest: HashMap<&str, &Arc<CameraFrame>> = HashMap::new();
-    for CameraFrameReady(frame) in ready.read() {
-        newest.insert(frame.camera.as_str(), frame);
-    }
-    let now = Instant::now();
-    for (name, frame) in newest {
-        let every = snapshots.every;
-        if snapshots
-            .last
-            .get(name)
-            .is_some_and(|t| now.duration_since(*t) < every)
-        {
-            continue;
-        }
-        snapshots.last.insert(name.to_string(), now);
-        if let Err(e) = write_snapshot(&snapshots.dir, frame, frames.received()) {
-            if !snapshots.failed {
-                error!("--camera-snapshots {}: {e}", snapshots.dir.display());
-            }
-            snapshots.failed = true;
-        }
-    }
-}
-
-/// `dir/<camera>.png` and `dir/<camera>.json`, each written aside and renamed into place.
-fn write_snapshot(dir: &Path, frame: &CameraFrame, received: u64) -> Result<(), String> {
-    std::fs::create_dir_all(dir).map_err(|e| e.to_string())?;
-    let rgba: Vec<u8> = frame
-        .rgb
-        .chunks_exact(3)
-        .flat_map(|p| [p[0], p[1], p[2], 255])
-        .collect();
-    let image = Image::new(
-        Extent3d {
-            width: frame.width,
-            height: frame.height,
-            depth_or_array_layers: 1,
-        },
-        TextureDimension::D2,
-        rgba,
-        TextureFormat::Rgba8UnormSrgb,
-        RenderAssetUsages::MAIN_WORLD,
-    );
-    let png = dir.join(format!("{}.png", frame.camera));
-    let tmp = dir.join(format!("{}.tmp.png", frame.camera));
-    image
-        .try_into_dynamic()
-        .map_err(|e| e.to_string())?
-        .to_rgb8()
-        .save(&tmp)
-        .map_err(|e| e.to_string())?;
-    std::fs::rename(&tmp, &png).map_err(|e| e.to_string())?;
-    let s = &frame.state;
-    let tag = serde_json::json!({
-        "camera": frame.camera,
-        "episode": frame.episode,
-        "step": frame.step,
-        "sim_time": frame.sim_time,
-        "width": frame.width,
-        "height": frame.height,
-        "pos": s.pos,
-        "quat_world": s.quat_world,
-        "intrinsics": s.intrinsics,
-        "frames_received": received,
-    });
-    let json = dir.join(format!("{}.json", frame.camera));
-    let tmp = dir.join(format!("{}.json.tmp", frame.camera));
-    std::fs::write(&tmp, tag.to_string()).map_err(|e| e.to_string())?;
-    std::fs::rename(&tmp, &json).map_err(|e| e.to_string())
-}
-
-/// What the panel's Cameras section shows of one camera.
-pub(super) struct Thumbnail {
-    name: String,
-    texture: egui::TextureId,
-    size: [u32; 2],
-    rate_hz: f32,
-    depth: bool,
-    /// Step and sim time of its newest image.
-    shows: Option<(u64, f64)>,
-}
-
-/// The cameras and their images, for the panel.
-#[derive(SystemParam)]
-pub(super) struct CameraPanel<'w, 's> {
-    cameras: Query<'w, 's, &'static SimCamera>,
-    frames: Res<'w, CameraFrames>,
-}
-
-impl CameraPanel<'_, '_> {
-    /// One thumbnail per camera, in scene order; their images registered with egui (before the
-    /// panel borrows egui's context).
-    pub(super) fn thumbnails(&self, contexts: &mut EguiContexts) -> Vec<Thumbnail> {
-        let mut cams: Vec<&SimCamera> = self.cameras.iter().collect();
-        cams.sort_by_key(|c| c.index);
-        cams.into_iter()
-            .map(|c| Thumbnail {
-                name: c.spec.name.clone(),
-                texture: contexts.add_image(EguiTextureHandle::Weak(c.image.id())),
-                size: [c.spec.width, c.spec.height],
-                rate_hz: c.spec.rate_hz,
-                depth: c.spec.depth,
-                shows: self
-                    .frames
-                    .latest(&c.spec.name)
-                    .map(|f| (f.step, f.sim_time)),
-            })
-            .collect()
-    }
-}
-
-/// Width of a thumbnail in the panel, logical pixels.
-const THUMBNAIL_WIDTH: f32 = 128.0;
-
-/// The Cameras section: each camera's image, live, with what it is and the step it shows.
-pub(super) fn section(ui: &mut egui::Ui, thumbnails: &[Thumbnail]) {
-    ui.horizontal_wrapped(|ui| {
-        for t in thumbnails {
-            ui.vertical(|ui| {
-                ui.set_width(THUMBNAIL_WIDTH);
-                let [w, h] = t.size;
-                let size = egui::vec2(THUMBNAIL_WIDTH, THUMBNAIL_WIDTH * h as f32 / w as f32);
-                ui.add(egui::Image::new(egui::load::SizedTexture::new(
-                    t.texture, size,
-                )))
-                .on_hover_text(format!(
-                    "{w}×{h} at {} Hz{}",
-                    t.rate_hz,
-                    if t.depth { ", with depth" } else { "" }
-                ));
-                let shows = match t.shows {
-                    Some((step, time)) => format!("step {step} · {time:.2} s"),
-                    None => "no image yet".to_string(),
-                };
-                ui.label(egui::RichText::new(format!("{}  {shows}", t.name)).small());
-            });
-        }
-    });
 }
 
 #[cfg(test)]

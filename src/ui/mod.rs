@@ -4,6 +4,8 @@
 //! protocols use.
 
 mod camera;
+mod camera_panel;
+pub mod camera_snapshots;
 pub mod cameras;
 mod gizmos;
 mod headset;

@@ -93,7 +93,7 @@ fn draw_panel(
     mut view_rect: ResMut<ViewRect>,
     lite_target: Option<Res<LiteTarget>>,
     window: Query<&Window, With<PrimaryWindow>>,
-    cameras: super::cameras::CameraPanel,
+    cameras: super::camera_panel::CameraPanel,
 ) -> Result {
     let lite_image = match wv.render.active {
         Some(Profile::Lite) => lite_target
@@ -130,7 +130,7 @@ fn draw_panel(
                     if !thumbnails.is_empty() {
                         egui::CollapsingHeader::new("Cameras")
                             .default_open(true)
-                            .show(ui, |ui| super::cameras::section(ui, &thumbnails));
+                            .show(ui, |ui| super::camera_panel::section(ui, &thumbnails));
                     }
                     egui::CollapsingHeader::new("Connections")
                         .default_open(true)

@@ -1,0 +1,77 @@
+//! The panel's Cameras section: each scene camera's image, live, with its name, size, rate and
+//! the step its newest image shows.
+
+use bevy::ecs::system::SystemParam;
+use bevy::prelude::*;
+use bevy_egui::{EguiContexts, EguiTextureHandle, egui};
+
+use super::cameras::{CameraFrames, SimCamera};
+
+/// What the panel's Cameras section shows of one camera.
+pub(super) struct Thumbnail {
+    name: String,
+    texture: egui::TextureId,
+    size: [u32; 2],
+    rate_hz: f32,
+    depth: bool,
+    /// Step and sim time of its newest image.
+    shows: Option<(u64, f64)>,
+}
+
+/// The cameras and their images, for the panel.
+#[derive(SystemParam)]
+pub(super) struct CameraPanel<'w, 's> {
+    cameras: Query<'w, 's, &'static SimCamera>,
+    frames: Res<'w, CameraFrames>,
+}
+
+impl CameraPanel<'_, '_> {
+    /// One thumbnail per camera, in scene order; their images registered with egui (before the
+    /// panel borrows egui's context).
+    pub(super) fn thumbnails(&self, contexts: &mut EguiContexts) -> Vec<Thumbnail> {
+        let mut cams: Vec<&SimCamera> = self.cameras.iter().collect();
+        cams.sort_by_key(|c| c.index);
+        cams.into_iter()
+            .map(|c| Thumbnail {
+                name: c.spec.name.clone(),
+                texture: contexts.add_image(EguiTextureHandle::Weak(c.image.id())),
+                size: [c.spec.width, c.spec.height],
+                rate_hz: c.spec.rate_hz,
+                depth: c.spec.depth,
+                shows: self
+                    .frames
+                    .latest(&c.spec.name)
+                    .map(|f| (f.step, f.sim_time)),
+            })
+            .collect()
+    }
+}
+
+/// Width of a thumbnail in the panel, logical pixels.
+const THUMBNAIL_WIDTH: f32 = 128.0;
+
+/// The Cameras section: each camera's image, live, with what it is and the step it shows.
+pub(super) fn section(ui: &mut egui::Ui, thumbnails: &[Thumbnail]) {
+    ui.horizontal_wrapped(|ui| {
+        for t in thumbnails {
+            ui.vertical(|ui| {
+                ui.set_width(THUMBNAIL_WIDTH);
+                let [w, h] = t.size;
+                let size = egui::vec2(THUMBNAIL_WIDTH, THUMBNAIL_WIDTH * h as f32 / w as f32);
+                ui.add(egui::Image::new(egui::load::SizedTexture::new(
+                    t.texture, size,
+                )))
+                .on_hover_text(format!(
+                    "{w}×{h} at {} Hz{}",
+                    t.rate_hz,
+                    if t.depth { ", with depth" } else { "" }
+                ));
+                let shows = match t.shows {
+                    Some((step, time)) => format!("step {step} · {time:.2} s"),
+                    None => "no image yet".to_string(),
+                };
+                ui.label(egui::RichText::new(format!("{}  {shows}", t.name)).small());
+            });
+        }
+    });
+}
