@@ -1,13 +1,14 @@
 //! What armsim opens to the network, as a user starts it: which address each listener binds
 //! with and without its flag, the loud line an unauthenticated listener logs beyond loopback,
 //! and the pairing key the plain ws:// teleop listener asks of a peer that is not on loopback.
-//! That peer lives in a network namespace this test makes (a veth pair with addresses from
-//! TEST-NET-1, 192.0.2.0/24, which is never routed); nothing is sent to any other address.
+//! That peer lives in a network namespace this test makes (a veth pair with a /30 of the
+//! documentation ranges, never routed, that overlaps no network of this machine); nothing is
+//! sent to any other address.
 //! Making the namespace needs root and iproute2, as in CI.
 
 mod common;
 
-use std::net::{IpAddr, SocketAddr};
+use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::process::Command;
 
 use common::child::Armsim;
@@ -100,6 +101,50 @@ fn every_listener_binds_loopback_unless_its_own_flag_opens_it() {
     assert!(warnings(&mut keyed).is_empty());
 }
 
+/// The IPv4 networks this machine already has (`ip -4 addr` and `ip -4 route`), as
+/// (address, prefix length); the default route is left out.
+fn networks_in_use() -> Vec<(u32, u32)> {
+    let mut nets = Vec::new();
+    for args in [["-4", "-o", "addr", "show"], ["-4", "-o", "route", "show"]] {
+        let out = Command::new("ip")
+            .args(args)
+            .output()
+            .expect("iproute2 (`ip`)");
+        for word in String::from_utf8_lossy(&out.stdout).split_whitespace() {
+            let (addr, len) = word.split_once('/').unwrap_or((word, "32"));
+            if let (Ok(addr), Ok(len)) = (addr.parse::<Ipv4Addr>(), len.parse::<u32>())
+                && len <= 32
+            {
+                nets.push((u32::from(addr), len));
+            }
+        }
+    }
+    nets
+}
+
+/// A /30 in the documentation ranges (TEST-NET-2, TEST-NET-3, then TEST-NET-1) that overlaps no
+/// network this machine has, starting from one chosen by the process id. A sandbox may number
+/// its own network from these ranges (this machine's eth0 is 192.0.2.2/24, its gateway
+/// 192.0.2.1): a block taken from it would shadow them.
+fn free_block() -> u32 {
+    let used = networks_in_use();
+    let mask = |len: u32| if len == 0 { 0 } else { u32::MAX << (32 - len) };
+    let overlaps = |block: u32| {
+        used.iter().any(|&(addr, len)| {
+            let len = len.min(30);
+            addr & mask(len) == block & mask(len)
+        })
+    };
+    let start = std::process::id() % 64;
+    [[198, 51, 100, 0], [203, 0, 113, 0], [192, 0, 2, 0]]
+        .into_iter()
+        .flat_map(|net| {
+            (0..64).map(move |i| u32::from(Ipv4Addr::from(net)) + ((start + i) % 64) * 4)
+        })
+        .find(|&block| !overlaps(block))
+        .expect("a /30 of the documentation ranges that this machine does not use")
+}
+
 /// A veth pair between this namespace and a fresh one; removed on drop.
 struct Netns {
     name: String,
@@ -122,13 +167,13 @@ fn ip(args: &[&str]) {
 
 impl Netns {
     fn new() -> Self {
-        let id = std::process::id() % 60;
         let name = format!("armsim-t{}", std::process::id());
         let host_if = format!("arh{}", std::process::id() % 100_000);
         let peer_if = format!("arp{}", std::process::id() % 100_000);
-        // A /30 of TEST-NET-1 per process: .1 here, .2 in the namespace.
-        let host_ip = format!("192.0.2.{}", id * 4 + 1);
-        let peer_ip = format!("192.0.2.{}", id * 4 + 2);
+        // A /30 per process: .1 here, .2 in the namespace.
+        let block = free_block();
+        let host_ip = Ipv4Addr::from(block + 1).to_string();
+        let peer_ip = Ipv4Addr::from(block + 2).to_string();
         let _ = Command::new("ip").args(["netns", "del", &name]).output();
         let _ = Command::new("ip").args(["link", "del", &host_if]).output();
         ip(&["netns", "add", &name]);
@@ -151,7 +196,32 @@ impl Netns {
         exec(&["addr", "add", &format!("{peer_ip}/30"), "dev", &peer_if]);
         exec(&["link", "set", &peer_if, "up"]);
         exec(&["link", "set", "lo", "up"]);
+        ns.wait_until_reachable();
         ns
+    }
+
+    /// Waits until a TCP connection from the namespace to this side's address goes through, so a
+    /// pair that does not carry traffic (or not yet: the kernel switches a new link's queues on
+    /// a moment after it is up) fails here with its own message, not as a refused handshake.
+    fn wait_until_reachable(&self) {
+        let listener = std::net::TcpListener::bind(SocketAddr::new(self.host_ip, 0))
+            .expect("a listener on the veth's address");
+        let addr = listener.local_addr().unwrap();
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+        loop {
+            let reached = self.run(move || {
+                std::net::TcpStream::connect_timeout(&addr, std::time::Duration::from_secs(2))
+                    .map(drop)
+                    .map_err(|e| e.to_string())
+            });
+            match reached {
+                Ok(()) => return,
+                Err(e) if std::time::Instant::now() > deadline => {
+                    panic!("the namespace never reached {addr} over the veth pair: {e}")
+                }
+                Err(_) => std::thread::sleep(std::time::Duration::from_millis(100)),
+            }
+        }
     }
 
     /// Runs `f` on a thread that has entered the namespace (`setns` moves only that thread).
