@@ -5,21 +5,18 @@
 //! and restart after a reset. Needs Xvfb, xdotool and Mesa, like `gui_smoke`; images and the log
 //! are kept in `target/gui-artifacts/cameras/`.
 
-#[path = "common/colours.rs"]
-mod colours;
 mod gui;
+#[path = "common/scene_view.rs"]
+mod scene_view;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Duration;
 
-use armsim::robot::Pose;
-use armsim::robot::kinematics::forward_kinematics;
-use armsim::scene::{Scene, load_scene};
-use armsim_core::camera::{CameraSpec, CameraState};
-use colours::{blue, green, orange, red, wood, yellow};
+use armsim::scene::load_scene;
 use glam::Vec3;
 use gui::{Rgb, alive, launch, press_key, require, start_xvfb, wait_for, window_id};
+use scene_view::{blue, camera_state, green, home_link_poses, object, orange, red, wood, yellow};
 
 /// The first display of this file's Xvfbs (`gui_smoke` starts at 90, `gui_robots` at 1700, each
 /// taking 1600).
@@ -64,34 +61,6 @@ fn around(img: &Rgb, [u, v]: [f32; 2], r: usize, colour: fn(&[u8; 3]) -> bool) -
         v + r + 1,
         |p| colour(&p),
     )
-}
-
-/// Every link's world pose at the scene's home posture (the arm holds it while IDLE).
-fn home_link_poses(scene: &Scene) -> Vec<Pose> {
-    let base = scene.config.robot.base_pose.to_pose();
-    forward_kinematics(&scene.robot, &scene.home_q_full())
-        .iter()
-        .map(|p| base.mul(p))
-        .collect()
-}
-
-fn state_of(scene: &Scene, spec: &CameraSpec, links: &[Pose]) -> CameraState {
-    let pose = spec
-        .placement(&scene.robot)
-        .and_then(|p| p.world_pose(links))
-        .expect("the camera resolves");
-    CameraState::new(spec, &pose)
-}
-
-fn object(scene: &Scene, name: &str) -> Vec3 {
-    scene
-        .config
-        .objects
-        .iter()
-        .find(|o| o.name == name)
-        .expect("the default scene's cube")
-        .pose
-        .translation()
 }
 
 #[test]
@@ -180,8 +149,6 @@ fn the_default_scenes_cameras_show_what_they_look_at_tagged_with_the_step() {
 
     let scene = load_scene(&root.join("assets/scenes/default_scene.json"))
         .unwrap_or_else(|e| panic!("{e}"));
-    let cameras = scene.cameras();
-    let spec = |name: &str| cameras.iter().find(|c| c.name == name).unwrap();
     let links = home_link_poses(&scene);
 
     // The front camera: the cubes where their centres project, the arm's upper link where it
@@ -189,7 +156,7 @@ fn the_default_scenes_cameras_show_what_they_look_at_tagged_with_the_step() {
     // yellow line is in its field of view).
     let img = Rgb::load(&artifacts.join(format!("front_step{}.png", front.step)));
     assert_eq!((img.width, img.height), (256, 256));
-    let state = state_of(&scene, spec("front"), &links);
+    let state = camera_state(&scene, "front", &links);
     assert!(
         (Vec3::from_array(state.pos) - front.pos).length() < 1e-4,
         "{front:?}"
@@ -262,7 +229,7 @@ fn the_default_scenes_cameras_show_what_they_look_at_tagged_with_the_step() {
     // The wrist camera: riding on wrist_3_link at the home posture (where the app says it is,
     // within the arm's sag), looking down between the fingers at the table and the cubes.
     let img = Rgb::load(&artifacts.join(format!("wrist_step{}.png", wrist.step)));
-    let state = state_of(&scene, spec("wrist"), &links);
+    let state = camera_state(&scene, "wrist", &links);
     let moved = (Vec3::from_array(state.pos) - wrist.pos).length();
     assert!(
         moved < 0.02,

@@ -15,15 +15,11 @@ use std::time::{Duration, Instant};
 
 use armsim::SimOptions;
 use armsim::headless::StopAfter;
-use armsim::robot::Pose;
-use armsim::robot::kinematics::forward_kinematics;
-use armsim::scene::Scene;
 use armsim::sim::{ClockMode, SimClock};
 use armsim::ui::cameras::{CameraFrame, CameraFrameReady};
-use armsim_core::camera::CameraState;
 use bevy::prelude::*;
 use common::child::Armsim;
-use common::colours::{blue, green, orange, red, wood};
+use common::scene_view::{blue, camera_state, green, home_link_poses, object, orange, red, wood};
 use common::sexp::Peer;
 use common::{default_scene, lerobot_info};
 use glam::Vec3;
@@ -69,26 +65,6 @@ fn share(f: &CameraFrame, colour: fn(&[u8; 3]) -> bool) -> f64 {
         .filter(|p| colour(&[p[0], p[1], p[2]]))
         .count();
     n as f64 / (f.width * f.height) as f64
-}
-
-/// Every link's world pose at the scene's home posture (the arm holds it while IDLE).
-fn home_link_poses(scene: &Scene) -> Vec<Pose> {
-    let base = scene.config.robot.base_pose.to_pose();
-    forward_kinematics(&scene.robot, &scene.home_q_full())
-        .iter()
-        .map(|p| base.mul(p))
-        .collect()
-}
-
-fn object(scene: &Scene, name: &str) -> Vec3 {
-    scene
-        .config
-        .objects
-        .iter()
-        .find(|o| o.name == name)
-        .expect("the default scene's cube")
-        .pose
-        .translation()
 }
 
 #[test]
@@ -137,15 +113,9 @@ fn offscreen_images_show_the_scene_stamped_with_increasing_steps() {
 
     // Each camera's first image after the start: the cubes where their centres project, the
     // table around them, and in the front camera the arm's upper link where it projects.
-    let cameras = scene.cameras();
     let links = home_link_poses(&scene);
     for (camera, radius, table) in [("front", 2, 0.15), ("wrist", 3, 0.3)] {
-        let spec = cameras.iter().find(|c| c.name == camera).unwrap();
-        let pose = spec
-            .placement(&scene.robot)
-            .and_then(|p| p.world_pose(&links))
-            .unwrap();
-        let state = CameraState::new(spec, &pose);
+        let state = camera_state(&scene, camera, &links);
         let img = got
             .iter()
             .find(|f| f.camera == camera && f.step == 8)

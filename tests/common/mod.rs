@@ -4,7 +4,7 @@
 #![allow(dead_code)]
 
 pub mod child;
-pub mod colours;
+pub mod scene_view;
 pub mod sexp;
 pub mod teleop;
 
