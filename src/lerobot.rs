@@ -40,7 +40,7 @@ use crate::referee::plugin::Referee;
 use crate::referee::{PlayMode, RefereeEvent};
 use crate::session::{Session, SessionEvent, SessionState};
 use crate::sim::{JointCommand, SIM_HZ, SimClock, SimRef, SimStep, SimSystems};
-use crate::ui::cameras::{CameraFrame, CameraFrameReady, CameraFrames};
+use crate::ui::cameras::{CameraFrame, CameraFrameReady};
 
 /// The dataset rate unless `--lerobot-fps` says otherwise: LeRobot's recorder's.
 pub const DEFAULT_FPS: u32 = 30;
@@ -134,12 +134,12 @@ pub fn steps_per_frame(fps: u32) -> Result<u64, String> {
 }
 
 /// Starts recording into `root` (which must not hold a dataset yet) at `fps`. The scene's cameras
-/// are recorded when the app renders them (it has `CameraFrames`: the window, or
+/// are recorded when the app renders them (it has the cameras' `CameraFrameReady`: the window, or
 /// `offscreen::headless_render_app`); an app without a renderer records joints only, and the
 /// log says so.
 pub fn start(world: &mut World, root: &Path, fps: u32) -> Result<(), String> {
     let every = steps_per_frame(fps)?;
-    let rendering = world.contains_resource::<CameraFrames>();
+    let rendering = world.contains_resource::<Messages<CameraFrameReady>>();
     let scene_cameras = world.resource::<crate::sim::SimScene>().0.cameras();
     let cameras: Vec<CameraSpec> = if rendering {
         scene_cameras
@@ -571,7 +571,10 @@ pub fn default_root(scene_id: &str) -> PathBuf {
 }
 
 pub fn plugin(app: &mut App) {
-    if app.world().contains_resource::<CameraFrames>() {
+    if app
+        .world()
+        .contains_resource::<Messages<CameraFrameReady>>()
+    {
         app.add_systems(
             Update,
             (

@@ -2,7 +2,6 @@
 //! Bevy app, shown in a window or run headless. The window and headless apps are built here from
 //! the same simulation plugins, so both run exactly the same step path.
 
-pub mod camera_images;
 pub mod headless;
 pub mod lerobot;
 pub mod logging;
@@ -36,7 +35,6 @@ pub fn window_app(
     ui::add_window_plugins(&mut app, &scene, pipelined);
     add_simulation(&mut app, scene, options);
     ui::plugin(&mut app);
-    camera_images::plugin(&mut app);
     app.insert_resource(ui_options);
     app.insert_resource(render);
     app

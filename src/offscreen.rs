@@ -2,7 +2,7 @@
 //! `--record-lerobot` and `--camera-snapshots` when the scene has cameras) builds the simulation
 //! with Bevy's render stack but no window, no X display, no egui and no gizmos, and renders each
 //! scene camera offscreen exactly as the window does (`ui::cameras`), so the app gets the same
-//! [`CameraFrames`](crate::ui::cameras::CameraFrames) and
+//! [`CameraImages`](crate::ui::cameras::CameraImages) and
 //! [`CameraFrameReady`](crate::ui::cameras::CameraFrameReady) and the LeRobot recorder records
 //! the cameras as video.
 //!
@@ -38,7 +38,9 @@ use bevy::window::ExitCondition;
 use crate::headless::{RunReport, StopAfter};
 use crate::scene::Scene;
 use crate::sim::{ClockMode, SIM_HZ, SimClock, StepGate};
-use crate::ui::cameras::{CameraFrameReady, CameraFrames, SimCamera};
+use crate::ui::cameras::{
+    CameraFrame, CameraFrameReady, CameraImages, SimCamera, WarmingUp, period_at,
+};
 use crate::ui::render::{Profile, ProfileChoice, RenderProfile};
 use crate::{SimOptions, add_simulation};
 
@@ -125,7 +127,6 @@ pub fn headless_render_app(scene: Arc<Scene>, options: &SimOptions) -> Result<Ap
     .init_resource::<OffscreenStats>();
     add_simulation(&mut app, scene, options);
     crate::ui::offscreen_plugin(&mut app);
-    crate::camera_images::plugin(&mut app);
     app.add_systems(PreUpdate, end_frames_on_aligned_steps)
         .add_systems(Update, (no_shadows, count_images));
     if let Some(render_app) = app.get_sub_app_mut(RenderApp) {
@@ -203,13 +204,13 @@ fn end_frames_on_aligned_steps(
 }
 
 /// Steps from `steps` to the next step where a camera at `rate_hz` starts a new period (its
-/// next image is due), as `ui::cameras` counts periods: `⌊steps · rate / 240⌋`.
+/// next image is due, `ui::cameras::period_at`).
 fn steps_to_next_period(steps: u64, rate_hz: f32) -> u64 {
     let rate = f64::from(rate_hz);
     if rate.is_nan() || rate <= 0.0 {
         return u64::MAX;
     }
-    let period = |s: u64| (s as f64 * rate / SIM_HZ + 1e-9) as u64;
+    let period = |s: u64| period_at(s, rate_hz);
     let now = period(steps);
     // The first step of the next period, found from an estimate and corrected both ways.
     let mut next = (((now + 1) as f64 * SIM_HZ / rate).ceil() as u64).max(steps + 1);
@@ -241,13 +242,22 @@ fn shows_something(rgb: &[u8]) -> bool {
 /// something, or has delivered images while no pipeline was left to compile for 3 frames (a
 /// camera that sees nothing but the sky), or `timeout`: the flat material's shader loads in the
 /// background, and images rendered before it is in are blank. Sets up the app first
-/// (`headless::finish_setup`). Returns the frames it took.
+/// (`headless::finish_setup`). Until it ends, images are not kept in [`CameraImages`]
+/// ([`WarmingUp`]), so no client is handed a blank one; at the end each camera's last image goes
+/// there (after a timeout, only one that shows something). Returns the frames it took.
 pub fn warm_up(app: &mut App, timeout: Duration) -> u32 {
     crate::headless::finish_setup(app);
+    app.world_mut().init_resource::<WarmingUp>();
+    let mut cursor = app
+        .world()
+        .resource::<Messages<CameraFrameReady>>()
+        .get_cursor();
+    let mut latest: BTreeMap<String, Arc<CameraFrame>> = BTreeMap::new();
     let started = Instant::now();
     let mut names: Vec<String> = Vec::new();
     let mut frames = 0;
     let mut idle_frames = 0;
+    let mut ready = false;
     loop {
         if crate::headless::stop_requested() {
             break;
@@ -258,12 +268,15 @@ pub fn warm_up(app: &mut App, timeout: Duration) -> u32 {
             let mut cameras = world.query::<&SimCamera>();
             names = cameras.iter(world).map(|c| c.spec.name.clone()).collect();
         }
-        let ready = frames > 0 && {
-            let images = app.world().resource::<CameraFrames>();
+        let messages = app.world().resource::<Messages<CameraFrameReady>>();
+        for CameraFrameReady(frame) in cursor.read(messages) {
+            latest.insert(frame.camera.clone(), frame.clone());
+        }
+        ready = frames > 0 && {
             let all = |ok: fn(&[u8]) -> bool| {
                 names
                     .iter()
-                    .all(|n| images.latest(n).is_some_and(|f| ok(&f.rgb)))
+                    .all(|n| latest.get(n).is_some_and(|f| ok(&f.rgb)))
             };
             all(shows_something) || (idle_frames >= 3 && all(|_| true))
         };
@@ -298,6 +311,14 @@ pub fn warm_up(app: &mut App, timeout: Duration) -> u32 {
     app.world_mut()
         .resource_mut::<SimClock>()
         .max_steps_this_frame = u32::MAX;
+    app.world_mut().remove_resource::<WarmingUp>();
+    let mut images = app.world_mut().resource_mut::<CameraImages>();
+    // A camera's one-colour image counts as rendered only once the pipelines are in.
+    for frame in latest.into_values() {
+        if ready || shows_something(&frame.rgb) {
+            images.insert(frame);
+        }
+    }
     let mut stats = app.world_mut().resource_mut::<OffscreenStats>();
     stats.images.clear();
     stats.since = Some(Instant::now());
@@ -305,7 +326,7 @@ pub fn warm_up(app: &mut App, timeout: Duration) -> u32 {
 }
 
 /// After the run: a few frames without steps, so that the images still on their way back reach
-/// `CameraFrames`, the recorder and the snapshots.
+/// `CameraImages`, the recorder and the snapshots.
 pub fn drain(app: &mut App) {
     for _ in 0..3 {
         app.world_mut()

@@ -5,7 +5,7 @@ use bevy::ecs::system::SystemParam;
 use bevy::prelude::*;
 use bevy_egui::{EguiContexts, EguiTextureHandle, egui};
 
-use super::cameras::{CameraFrames, SimCamera};
+use super::cameras::{CameraImages, SimCamera};
 
 /// What the panel's Cameras section shows of one camera.
 pub(super) struct Thumbnail {
@@ -22,7 +22,7 @@ pub(super) struct Thumbnail {
 #[derive(SystemParam)]
 pub(super) struct CameraPanel<'w, 's> {
     cameras: Query<'w, 's, &'static SimCamera>,
-    frames: Res<'w, CameraFrames>,
+    frames: Res<'w, CameraImages>,
 }
 
 impl CameraPanel<'_, '_> {
@@ -38,10 +38,7 @@ impl CameraPanel<'_, '_> {
                 size: [c.spec.width, c.spec.height],
                 rate_hz: c.spec.rate_hz,
                 depth: c.spec.depth,
-                shows: self
-                    .frames
-                    .latest(&c.spec.name)
-                    .map(|f| (f.step, f.sim_time)),
+                shows: self.frames.get(&c.spec.name).map(|f| (f.step, f.sim_time)),
             })
             .collect()
     }

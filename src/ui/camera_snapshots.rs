@@ -11,7 +11,7 @@ use bevy::asset::RenderAssetUsages;
 use bevy::prelude::*;
 use bevy::render::render_resource::{Extent3d, TextureDimension, TextureFormat};
 
-use super::cameras::{CameraFrame, CameraFrameReady, CameraFrames};
+use super::cameras::{CameraFrame, CameraFrameReady, CameraImages};
 
 /// `--camera-snapshots DIR`: each camera's newest image as `DIR/<camera>.png` and its stamp as
 /// `DIR/<camera>.json`, each replaced atomically at most every `every`.
@@ -37,7 +37,7 @@ impl CameraSnapshots {
 pub(super) fn write_snapshots(
     snapshots: Option<ResMut<CameraSnapshots>>,
     mut ready: MessageReader<CameraFrameReady>,
-    frames: Res<CameraFrames>,
+    frames: Res<CameraImages>,
 ) {
     let Some(mut snapshots) = snapshots else {
         ready.clear();

@@ -15,7 +15,7 @@
 //! capture entity), and the stamp travels with it. The capture's `Readback` is removed the next
 //! frame, so each capture reads back once.
 //!
-//! **What you get.** [`CameraFrames`] holds each camera's newest [`CameraFrame`] (RGB8, rows
+//! **What you get.** [`CameraImages`] holds each camera's newest [`CameraFrame`] (RGB8, rows
 //! top first, unpadded); every frame is also sent as a [`CameraFrameReady`] message, for a
 //! recorder that wants them all. `--camera-snapshots DIR` writes each camera's newest frame to
 //! disk (`super::camera_snapshots`); the panel shows them (`super::camera_panel`).
@@ -29,7 +29,6 @@
 //! world right after the frame's passes into an image of its own ([`copy_depth`]), and read back
 //! with the colour; Bevy's reverse-Z with an infinite far plane stores `near / z`.
 
-use std::collections::HashMap;
 use std::sync::Arc;
 
 use bevy::asset::RenderAssetUsages;
@@ -69,34 +68,9 @@ pub use crate::state::CameraFrame;
 #[derive(Message, Clone, Debug)]
 pub struct CameraFrameReady(pub Arc<CameraFrame>);
 
-/// Each camera's newest image.
-#[derive(Resource, Default, Debug)]
-pub struct CameraFrames {
-    latest: HashMap<String, Arc<CameraFrame>>,
-    received: u64,
-}
-
-impl CameraFrames {
-    /// The newest image of camera `camera`, if one has arrived.
-    pub fn latest(&self, camera: &str) -> Option<&CameraFrame> {
-        self.latest.get(camera).map(Arc::as_ref)
-    }
-
-    /// The same, shared (no copy of the pixels).
-    pub fn latest_shared(&self, camera: &str) -> Option<Arc<CameraFrame>> {
-        self.latest.get(camera).cloned()
-    }
-
-    /// Every camera's newest image, in no particular order.
-    pub fn iter(&self) -> impl Iterator<Item = &CameraFrame> {
-        self.latest.values().map(Arc::as_ref)
-    }
-
-    /// Images read back since start, all cameras together.
-    pub fn received(&self) -> u64 {
-        self.received
-    }
-}
+/// Each camera's newest image: the simulation crate's render-free resource, so the state
+/// snapshot and the monitor's `(getCamera NAME)` read the very images the renderer made.
+pub use crate::state::CameraImages;
 
 /// A scene camera's Bevy camera: what it is, where it rides and the image it renders into.
 #[derive(Component, Debug)]
@@ -148,7 +122,7 @@ pub(crate) fn capture_plugin(app: &mut App) {
     if let Some(render_app) = app.get_sub_app_mut(RenderApp) {
         render_app.add_systems(RenderGraph, copy_depth.in_set(RenderGraphSystems::Finish));
     }
-    app.init_resource::<CameraFrames>()
+    app.init_resource::<CameraImages>()
         .add_message::<CameraFrameReady>()
         .add_observer(frame_arrived)
         .add_systems(Startup, spawn_cameras)
@@ -162,6 +136,19 @@ pub(crate) fn capture_plugin(app: &mut App) {
             ),
         );
 }
+
+/// The period of a camera at `rate_hz` that step `steps` falls in, `⌊steps · rate / 240⌋`: its
+/// next image is due when this grows. Counted in steps, not sim time, so that 30 Hz is exactly
+/// every 8th step of 240.
+pub(crate) fn period_at(steps: u64, rate_hz: f32) -> u64 {
+    (steps as f64 * f64::from(rate_hz) / SIM_HZ + 1e-9) as u64
+}
+
+/// While present (the offscreen renderer's warm-up), images are sent as [`CameraFrameReady`]
+/// but not kept in [`CameraImages`]: the ones rendered before the pipelines are in are blank,
+/// and clients must not be handed them. The warm-up keeps the good ones when it ends.
+#[derive(Resource, Debug, Default)]
+pub(crate) struct WarmingUp;
 
 /// Makes every camera take an image on the next frame, whether one is due or not (the
 /// offscreen renderer's warm-up, which renders the first state until the pipelines are in).
@@ -280,8 +267,7 @@ fn aim_and_capture(
         let Some(pose) = cam.placement.world_pose(&poses) else {
             continue;
         };
-        // Steps, not sim time, so that 30 Hz is exactly every 8th step of 240.
-        let period = (clock.steps as f64 * f64::from(cam.spec.rate_hz) / SIM_HZ + 1e-9) as u64;
+        let period = period_at(clock.steps, cam.spec.rate_hz);
         let due = cam
             .last
             .is_none_or(|(episode, last)| episode != clock.episode || period > last);
@@ -361,7 +347,8 @@ fn frame_arrived(
     event: On<ReadbackComplete>,
     mut captures: Query<&mut Capture>,
     depths: Query<&DepthCapture>,
-    mut frames: ResMut<CameraFrames>,
+    mut images: ResMut<CameraImages>,
+    warming_up: Option<Res<WarmingUp>>,
     mut ready: MessageWriter<CameraFrameReady>,
     mut commands: Commands,
 ) {
@@ -409,13 +396,8 @@ fn frame_arrived(
     }
     commands.entity(entity).despawn();
     let frame = Arc::new(std::mem::replace(&mut capture.frame, empty_frame()));
-    frames.received += 1;
-    let newer = frames
-        .latest
-        .get(&frame.camera)
-        .is_none_or(|old| (old.episode, old.step) <= (frame.episode, frame.step));
-    if newer {
-        frames.latest.insert(frame.camera.clone(), frame.clone());
+    if warming_up.is_none() {
+        images.insert(frame.clone());
     }
     ready.write(CameraFrameReady(frame));
 }

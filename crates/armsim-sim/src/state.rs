@@ -35,7 +35,8 @@ pub struct CameraFrame {
 }
 
 /// Each scene camera's newest image, by camera name. Render-free: the app's renderer (window,
-/// or `--headless --cameras`) fills it (`armsim::camera_images`); without a renderer it is
+/// or `--headless --cameras`) fills it as each image is read back (`armsim::ui::cameras`);
+/// without a renderer it is
 /// absent, and the state's cameras carry poses and intrinsics only.
 #[derive(Resource, Clone, Debug, Default)]
 pub struct CameraImages {

@@ -28,7 +28,7 @@ use crate::session::{
     AlertLog, Session, SessionCommand, SessionEvent, SessionState, SessionSystems,
 };
 use crate::sim::{SimClock, SimMut, SimRef, SimScene, SimStep, SimSystems, SimView, SimViewMut};
-use crate::state::{CameraEntry, CameraImages, attach_image, camera_states};
+use crate::state::{CameraEntry, CameraImages, camera_states};
 
 fn monitor_key(conn: u64) -> ConnKey {
     ConnKey::new(Protocol::Monitor, conn)
@@ -437,13 +437,15 @@ impl CameraQuery<'_> {
             fields.push(field("noimage", [Sexp::atom(self.no_image(name))]));
             return Ok(Sexp::List(fields));
         };
-        let mut entry = now.clone();
-        entry.pos = image.state.pos;
-        entry.quat_world = image.state.quat_world;
-        entry.intrinsics = image.state.intrinsics;
-        attach_image(&mut entry, image);
-        entry.width = image.width;
-        entry.height = image.height;
+        // The pose, intrinsics and size the image was taken with.
+        let entry = CameraEntry {
+            pos: image.state.pos,
+            quat_world: image.state.quat_world,
+            intrinsics: image.state.intrinsics,
+            width: image.width,
+            height: image.height,
+            ..now.clone()
+        };
         let mut fields = camera_fields(name, &entry, image.step, image.sim_time);
         fields.push(field("rgb", [Sexp::atom(b64.encode(&image.rgb[..]))]));
         match &image.depth {
