@@ -18,10 +18,6 @@ use glam::Vec3;
 use gui::{Rgb, alive, launch, press_key, require, start_xvfb, wait_for, window_id};
 use scene_view::{blue, camera_state, green, home_link_poses, object, orange, red, wood, yellow};
 
-/// The first display of this file's Xvfbs (`gui_smoke` starts at 90, `gui_robots` at 1700, each
-/// taking 1600).
-const DISPLAY_BASE: u32 = 3400;
-
 /// A camera's stamp as `--camera-snapshots` writes it (`<camera>.json`).
 #[derive(Debug, Clone)]
 struct Tag {
@@ -78,7 +74,7 @@ fn the_default_scenes_cameras_show_what_they_look_at_tagged_with_the_step() {
     let _ = std::fs::remove_dir_all(&cwd);
     std::fs::create_dir_all(&cwd).unwrap();
 
-    let (_xvfb, display) = start_xvfb(DISPLAY_BASE, 0);
+    let (_xvfb, display) = start_xvfb();
     let mut armsim = Command::new(env!("CARGO_BIN_EXE_armsim"));
     armsim
         .env("ARMSIM_CONFIG_DIR", cwd.join("config"))

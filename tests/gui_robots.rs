@@ -13,16 +13,13 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use gui::{
-    Guard, Rgb, alive, launch, press_key, require, start_xvfb, wait_for, wait_for_screenshot,
+    Guard, Rgb, Xvfb, alive, launch, press_key, require, start_xvfb, wait_for, wait_for_screenshot,
     window_id,
 };
 
 #[path = "../crates/armsim-core/tests/fixtures/mod.rs"]
 mod fixtures;
 mod gui;
-
-/// The first display of this file's Xvfbs: another range than `gui_smoke`'s.
-const DISPLAY_BASE: u32 = 1700;
 
 /// White and off-white (the Panda's rgba 1 1 1 and 0.90 0.92 0.93), lit or in the fill light.
 fn near_white([r, g, b]: [u8; 3]) -> bool {
@@ -96,10 +93,10 @@ struct Window {
     artifacts: PathBuf,
     tag: String,
     // Dropped last: the display outlives the app.
-    _xvfb: Guard,
+    _xvfb: Xvfb,
 }
 
-fn open(scene: &Path, profile: &str, tag: &str, n: u32) -> (Window, Rgb) {
+fn open(scene: &Path, profile: &str, tag: &str) -> (Window, Rgb) {
     for tool in ["Xvfb", "xdotool"] {
         require(tool);
     }
@@ -111,7 +108,7 @@ fn open(scene: &Path, profile: &str, tag: &str, n: u32) -> (Window, Rgb) {
     let cwd = std::env::temp_dir().join(format!("armsim-gui-{tag}-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&cwd);
     std::fs::create_dir_all(&cwd).unwrap();
-    let (xvfb, display) = start_xvfb(DISPLAY_BASE, n);
+    let (xvfb, display) = start_xvfb();
     let mut armsim = Command::new(env!("CARGO_BIN_EXE_armsim"));
     armsim
         .env("ARMSIM_CONFIG_DIR", cwd.join("config"))
@@ -270,7 +267,7 @@ fn check_panda(img: &Rgb, what: &str) {
 fn window_draws_the_menagerie_panda_from_its_meshes() {
     let robot = fixtures::menagerie_panda_dir().join("panda.xml");
     let scene = scene_with_robot("panda", &robot);
-    let (mut w, img) = open(&scene, "lite", "panda_lite", 0);
+    let (mut w, img) = open(&scene, "lite", "panda_lite");
     check_panda(&img, "panda lite");
     let img = w.reset_and_shoot();
     check_panda(&img, "panda lite after reset");
@@ -282,7 +279,7 @@ fn window_draws_the_menagerie_panda_from_its_meshes() {
 fn full_profile_draws_the_menagerie_panda() {
     let robot = fixtures::menagerie_panda_dir().join("panda.xml");
     let scene = scene_with_robot("panda", &robot);
-    let (w, img) = open(&scene, "full", "panda_full", 1);
+    let (w, img) = open(&scene, "full", "panda_full");
     check_panda(&img, "panda full");
     w.save_log();
 }
@@ -296,7 +293,7 @@ fn window_draws_the_urdf_panda_from_its_meshes() {
         json["extensions"]["armsim"]["robot"]["tool"] =
             serde_json::json!({"frame": "panda_hand_tcp"});
     });
-    let (w, img) = open(&scene, "lite", "panda_urdf_lite", 3);
+    let (w, img) = open(&scene, "lite", "panda_urdf_lite");
     check_panda(&img, "urdf panda lite");
     w.save_log();
 }
@@ -320,7 +317,7 @@ const SO101: Looks = Looks {
 fn window_draws_the_so101_from_its_meshes() {
     let robot = fixtures::so101_dir().join("so101_new_calib.xml");
     let scene = scene_with_robot("so101", &robot);
-    let (w, img) = open(&scene, "lite", "so101_lite", 2);
+    let (w, img) = open(&scene, "lite", "so101_lite");
     check_robot(&img, "so101", "", &SO101);
     w.save_log();
 }
@@ -339,7 +336,7 @@ fn window_draws_the_so101_urdf_from_its_meshes() {
             .unwrap()
             .remove("collide_geoms");
     });
-    let (w, img) = open(&scene, "lite", "so101_urdf_lite", 4);
+    let (w, img) = open(&scene, "lite", "so101_urdf_lite");
     check_robot(&img, "so101 urdf", "", &SO101);
     w.save_log();
 }

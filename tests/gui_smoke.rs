@@ -13,12 +13,9 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use gui::{
-    Guard, Rgb, alive, launch, press_key, require, start_xvfb, wait_for, wait_for_screenshot,
+    Guard, Rgb, Xvfb, alive, launch, press_key, require, start_xvfb, wait_for, wait_for_screenshot,
     window_id,
 };
-
-/// The first display of this file's Xvfbs (`gui_robots` takes the next 1600).
-const DISPLAY_BASE: u32 = 90;
 
 /// A window under its own Xvfb: the app, its log, the display and where things are.
 struct Window {
@@ -29,14 +26,13 @@ struct Window {
     artifacts: PathBuf,
     monitor_port: u16,
     // Dropped last: the display outlives the app.
-    _xvfb: Guard,
+    _xvfb: Xvfb,
 }
 
-/// Starts armsim with `--render-profile PROFILE` on a fresh Xvfb display (offset `n` so tests
-/// in one binary do not share one), waits for its screenshot and checks what it shows. With
+/// Starts armsim with `--render-profile PROFILE` on an Xvfb display of its own, waits for its screenshot and checks what it shows. With
 /// `outside_the_tree`, armsim starts in an empty folder (as after `cargo install`): the default
 /// scene and its robot must come from the binary itself.
-fn open_window(profile: &str, n: u32, outside_the_tree: bool) -> Window {
+fn open_window(profile: &str, outside_the_tree: bool) -> Window {
     for tool in ["Xvfb", "xdotool"] {
         require(tool);
     }
@@ -46,7 +42,7 @@ fn open_window(profile: &str, n: u32, outside_the_tree: bool) -> Window {
     let shot = artifacts.join(format!("default_scene_{profile}.png"));
     let _ = std::fs::remove_file(&shot);
 
-    let (xvfb, display) = start_xvfb(DISPLAY_BASE, n);
+    let (xvfb, display) = start_xvfb();
 
     // A known monitor port, so the test can read the joints the panel's slider moves.
     let monitor_port = std::net::TcpListener::bind("127.0.0.1:0")
@@ -157,7 +153,7 @@ fn magenta(img: &Rgb) -> usize {
 /// so it also checks that the window needs no source tree.
 #[test]
 fn full_profile_window_shows_the_scene_and_panel() {
-    let w = open_window("full", 1, true);
+    let w = open_window("full", true);
     std::fs::write(
         w.artifacts.join("gui_smoke_full.log"),
         w.log.lock().unwrap().as_bytes(),
@@ -169,7 +165,7 @@ fn full_profile_window_shows_the_scene_and_panel() {
 /// keys, clicks and sliders.
 #[test]
 fn window_shows_the_scene_and_panel_and_responds_to_keys_clicks_and_sliders() {
-    let w = open_window("lite", 0, false);
+    let w = open_window("lite", false);
     let Window {
         mut app,
         log,
@@ -377,7 +373,7 @@ fn window_draws_a_body_the_user_spawned() {
     let cwd = std::env::temp_dir().join(format!("armsim-gui-body-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&cwd);
     std::fs::create_dir_all(&cwd).unwrap();
-    let (_xvfb, display) = start_xvfb(DISPLAY_BASE, 2);
+    let (_xvfb, display) = start_xvfb();
     let mut example = Command::new(exe);
     example.arg("--window");
     let (mut app, log) = launch(example, &display, &cwd, &shot);

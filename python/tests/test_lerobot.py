@@ -106,28 +106,39 @@ def image_save(img, path):
 
 
 def _xvfb():
-    """A fresh Xvfb display (the window's tests run under one too); the process and its name."""
-    import os
+    """A fresh Xvfb server of this test's own, ready for clients; the process and its display.
+
+    Xvfb picks a free display itself and writes its number to the pipe (`-displayfd`) only once
+    it takes clients, so no guessed number can collide with another server, and no check of the
+    socket file can pass before the server listens."""
+    import select
     import shutil
     import subprocess
-    import time
 
     exe = shutil.which("Xvfb")
     assert exe, "Xvfb is needed for the window's cameras (Debian: apt-get install xvfb)"
-    for n in range(90, 140):
-        display = f":{n + os.getpid() % 400}"
-        sock = f"/tmp/.X11-unix/X{display[1:]}"
-        if os.path.exists(sock):
-            continue
-        proc = subprocess.Popen([exe, display, "-screen", "0", "1280x800x24", "-nolisten", "tcp"],
-                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        deadline = time.monotonic() + 20
-        while time.monotonic() < deadline and not os.path.exists(sock):
-            time.sleep(0.05)
-        if os.path.exists(sock):
-            return proc, display
+    proc = subprocess.Popen([exe, "-displayfd", "1", "-screen", "0", "1280x800x24",
+                             "-nolisten", "tcp", "-noreset"],
+                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+    ready, _, _ = select.select([proc.stdout], [], [], 60)
+    number = proc.stdout.readline().decode().strip() if ready else ""
+    if not number.isdigit():
+        _stop_xvfb(proc)
+        raise RuntimeError("no display for the window test: Xvfb named no display within 60 s "
+                           f"(exit {proc.returncode}); not an armsim failure")
+    return proc, f":{number}"
+
+
+def _stop_xvfb(proc):
+    """SIGTERM, so the server removes its socket and lock files; SIGKILL if it lingers."""
+    import subprocess
+
+    proc.terminate()
+    try:
+        proc.wait(timeout=5)
+    except subprocess.TimeoutExpired:
         proc.kill()
-    raise RuntimeError("no free X display")
+        proc.wait()
 
 
 def _ignore_hangup_and_interrupt():
@@ -168,7 +179,7 @@ def test_the_window_records_its_cameras_as_video(armsim_exe, tmp_path):
     finally:
         proc.send_signal(signal.SIGTERM)
         code = proc.wait(timeout=120)
-        xvfb.kill()
+        _stop_xvfb(xvfb)
         log.close()
     text = (tmp_path / "armsim.log").read_text(errors="replace")
     assert "LeRobot dataset written" in text, text[-3000:]

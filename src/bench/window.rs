@@ -8,7 +8,7 @@
 
 use std::fmt;
 use std::io::{BufRead, BufReader};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -152,26 +152,56 @@ fn require(tool: &str) -> anyhow::Result<()> {
     Ok(())
 }
 
-fn start_xvfb() -> anyhow::Result<(String, Guard)> {
+/// A private Xvfb: it picks a free display itself (`-displayfd`) and names it only once it takes
+/// clients, so neither a guessed number nor a probe connection can race another X server.
+fn start_xvfb() -> anyhow::Result<(String, XServer)> {
     require("Xvfb")?;
-    let n = (100..900)
-        .map(|i| i + std::process::id() % 500)
-        .find(|n| !Path::new(&format!("/tmp/.X11-unix/X{n}")).exists())
-        .context("no free X display number")?;
-    let display = format!(":{n}");
-    let guard = Guard(
-        Command::new("Xvfb")
-            .args([&display, "-screen", "0", "1280x800x24", "-nolisten", "tcp"])
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .context("cannot start Xvfb")?,
-    );
-    let socket = format!("/tmp/.X11-unix/X{n}");
-    wait_until(Duration::from_secs(20), || Path::new(&socket).exists())
-        .context("Xvfb did not come up")?;
+    let mut child = Command::new("Xvfb")
+        .args(["-displayfd", "1", "-screen", "0", "1280x800x24"])
+        .args(["-nolisten", "tcp", "-noreset"])
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .context("cannot start Xvfb")?;
+    let stdout = child.stdout.take().context("Xvfb's stdout")?;
+    let server = XServer(child);
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let mut line = String::new();
+        let _ = BufReader::new(stdout).read_line(&mut line);
+        let _ = tx.send(line);
+    });
+    let number = rx.recv_timeout(Duration::from_secs(60)).unwrap_or_default();
+    let number: u32 = number
+        .trim()
+        .parse()
+        .context("Xvfb did not come up (it named no display within 60 s)")?;
+    let display = format!(":{number}");
     eprintln!("bench window: DISPLAY unset, started Xvfb on {display} at 1280x800");
-    Ok((display, guard))
+    Ok((display, server))
+}
+
+/// Stops the private Xvfb with SIGTERM, so it removes its socket and lock files (SIGKILL leaves
+/// them in /tmp), and kills it if it lingers.
+struct XServer(Child);
+
+impl Drop for XServer {
+    fn drop(&mut self) {
+        if let Ok(pid) = i32::try_from(self.0.id()) {
+            // SAFETY: kill(2) on our own child, not yet reaped.
+            unsafe { libc::kill(pid, libc::SIGTERM) };
+        }
+        let deadline = Instant::now() + Duration::from_secs(5);
+        while Instant::now() < deadline {
+            if let Ok(Some(_)) = self.0.try_wait() {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
 }
 
 /// Polls `ok` every 2 ms until it holds; an error after `timeout`.

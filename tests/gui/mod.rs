@@ -1,6 +1,7 @@
-//! Shared helpers of the real-window tests (`gui_smoke`, `gui_robots`): an Xvfb display, the
-//! app launched on it with its log collected, key presses through xdotool and the screenshots
-//! read back as pixels. Both need Xvfb, xdotool and Mesa (`.ci/run` installs them).
+//! Shared helpers of the real-window tests (`gui_smoke`, `gui_robots`, `gui_cameras`): an Xvfb
+//! server of each test's own, the app launched on it with its log collected, key presses through
+//! xdotool and the screenshots read back as pixels. They need Xvfb, xdotool and Mesa (`.ci/run`
+//! installs them).
 
 #![allow(dead_code)]
 
@@ -137,28 +138,114 @@ impl Rgb {
 /// Panics with the app's log if it has exited.
 pub fn alive(app: &mut Guard, log: &Arc<Mutex<String>>) {
     if let Ok(Some(status)) = app.0.try_wait() {
-        panic!("armsim exited early ({status}):\n{}", log.lock().unwrap());
+        let log = log.lock().unwrap();
+        if log.contains("XOpenDisplayFailed") {
+            panic!(
+                "no display for this window test: armsim could not open the test's X display \
+                 ({status}), see its log:\n{log}"
+            );
+        }
+        panic!("armsim exited early ({status}):\n{log}");
     }
 }
 
-/// A fresh Xvfb display and its name: `base` plus an offset from the process id and `n` (0 to
-/// 7), so tests in one binary do not share one; each test file has its own `base`, 1600 apart.
-pub fn start_xvfb(base: u32, n: u32) -> (Guard, String) {
-    let display = format!(":{}", base + (std::process::id() * 8 + n) % 1600);
-    let xvfb = Guard(
-        Command::new("Xvfb")
-            .args([&display, "-screen", "0", "1280x800x24", "-nolisten", "tcp"])
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("Xvfb starts"),
-    );
-    // Connect rather than look for the socket: an Xvfb killed earlier on this display leaves
-    // its socket file behind, which refuses connections until the new server replaces it.
-    let socket = format!("/tmp/.X11-unix/X{}", &display[1..]);
-    wait_for("Xvfb", Duration::from_secs(20), || {
-        std::os::unix::net::UnixStream::connect(&socket).is_ok()
+/// An X server of one test's own, stopped with SIGTERM when dropped (then killed if it lingers):
+/// a server killed outright leaves its lock and socket files in `/tmp` for the next one to trip on.
+pub struct Xvfb {
+    child: Child,
+    /// `:N`, the number Xvfb chose itself.
+    pub display: String,
+    log: Arc<Mutex<String>>,
+}
+
+impl Xvfb {
+    /// Panics with one line naming the display unless the server still runs: a window test whose
+    /// display died fails as the test machine's X server, not as armsim.
+    pub fn check(&mut self) {
+        if let Ok(Some(status)) = self.child.try_wait() {
+            panic!(
+                "the test's X server on {} exited ({status}): no display for this window test, \
+                 not an armsim failure; Xvfb said: {}",
+                self.display,
+                self.log.lock().unwrap().trim()
+            );
+        }
+    }
+}
+
+impl Drop for Xvfb {
+    fn drop(&mut self) {
+        stop(&mut self.child);
+    }
+}
+
+/// SIGTERM, so the server removes its files; SIGKILL after 5 s.
+fn stop(child: &mut Child) {
+    if let Ok(pid) = i32::try_from(child.id()) {
+        // SAFETY: kill(2) on our own child's pid, which `child` has not reaped yet.
+        unsafe { libc::kill(pid, libc::SIGTERM) };
+    }
+    let start = Instant::now();
+    while start.elapsed() < Duration::from_secs(5) {
+        if let Ok(Some(_)) = child.try_wait() {
+            return;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let _ = child.kill();
+    let _ = child.wait();
+}
+
+/// A fresh Xvfb server of this test's own, ready for clients, and its display name.
+///
+/// Xvfb chooses a free display itself (`-displayfd`): it takes the first number whose socket
+/// nobody else holds, which no scheme of ours (the process id, a search of `/tmp`) can know
+/// across the test binaries and CI runs on one machine. It writes that number only once it is
+/// ready for clients, so no probe connection is needed either (a probe that connects and leaves
+/// is the server's last client: without `-noreset` the server resets behind it). When no server
+/// comes up, this fails in one line that says so, with what Xvfb printed.
+pub fn start_xvfb() -> (Xvfb, String) {
+    let mut child = Command::new("Xvfb")
+        .args(["-displayfd", "1", "-screen", "0", "1280x800x24"])
+        .args(["-nolisten", "tcp", "-noreset"])
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap_or_else(|e| panic!("no display for this window test: Xvfb does not start: {e}"));
+    let log = Arc::new(Mutex::new(String::new()));
+    let stderr = child.stderr.take().expect("piped");
+    let into = log.clone();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+            let mut l = into.lock().unwrap();
+            l.push_str(&line);
+            l.push(' ');
+        }
     });
+    let stdout = child.stdout.take().expect("piped");
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let mut line = String::new();
+        let _ = BufReader::new(stdout).read_line(&mut line);
+        let _ = tx.send(line);
+    });
+    let number = rx.recv_timeout(Duration::from_secs(60)).unwrap_or_default();
+    let mut xvfb = Xvfb {
+        child,
+        display: format!(":{}", number.trim()),
+        log,
+    };
+    if number.trim().parse::<u32>().is_err() {
+        let status = xvfb.child.try_wait().ok().flatten();
+        stop(&mut xvfb.child);
+        panic!(
+            "no display for this window test: Xvfb did not report a display within 60 s \
+             (exit: {status:?}), not an armsim failure; Xvfb said: {}",
+            xvfb.log.lock().unwrap().trim()
+        );
+    }
+    let display = xvfb.display.clone();
     (xvfb, display)
 }
 
