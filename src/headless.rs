@@ -2,6 +2,7 @@
 //! condition and the report printed at exit.
 
 use std::fmt;
+use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
@@ -15,10 +16,80 @@ use crate::sim::{ClockMode, SIM_DT, SimClock, SimWaker, StepGate};
 use crate::trajectory::plugin::Replay;
 
 static STOP: AtomicBool = AtomicBool::new(false);
+/// A second, deliberate stop request: finish what is finished, cut the open episode short.
+static HURRY: AtomicBool = AtomicBool::new(false);
+/// The stop requests counted so far and when the last one came (see [`StopSignals`]).
+static SIGNALS: Mutex<StopSignals> = Mutex::new(StopSignals::new());
+
+/// How close a signal must follow the previous counted one to be the same request. GNU
+/// `timeout`, and anything else that signals a process group, delivers its SIGTERM twice within
+/// microseconds (to the child, then to the group); a terminal's Ctrl-C reaches every process of
+/// the foreground group at once. 2 s is far above those bursts and below a person's deliberate
+/// second Ctrl-C after waiting for the exit.
+pub const SIGNAL_GRACE: Duration = Duration::from_secs(2);
+
+/// What a stop signal asks for, by how many distinct requests came before it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum StopRequest {
+    /// The first: stop after the current frame and finish every recording.
+    Stop,
+    /// Within [`SIGNAL_GRACE`] of the previous counted request: the same request again.
+    Repeated,
+    /// A second request after the grace period: finish faster, the open LeRobot episode
+    /// discarded; finished episodes and the trajectory are still written.
+    Hurry,
+    /// A third: exit at once (code 130).
+    ExitNow,
+}
+
+/// Counts stop signals into requests: repeats within [`SIGNAL_GRACE`] of the last counted one
+/// are folded into it, so a signal burst never escalates.
+#[derive(Debug)]
+pub struct StopSignals {
+    counted: u32,
+    last: Option<Instant>,
+}
+
+impl StopSignals {
+    pub const fn new() -> Self {
+        Self {
+            counted: 0,
+            last: None,
+        }
+    }
+
+    /// What the signal received at `now` asks for.
+    pub fn on_signal(&mut self, now: Instant) -> StopRequest {
+        if self
+            .last
+            .is_some_and(|last| now.saturating_duration_since(last) < SIGNAL_GRACE)
+        {
+            return StopRequest::Repeated;
+        }
+        self.last = Some(now);
+        self.counted += 1;
+        match self.counted {
+            1 => StopRequest::Stop,
+            2 => StopRequest::Hurry,
+            _ => StopRequest::ExitNow,
+        }
+    }
+}
+
+impl Default for StopSignals {
+    fn default() -> Self {
+        Self::new()
+    }
+}
 
 /// Turns Ctrl-C, SIGTERM and SIGHUP into a graceful stop: the run loop (or the window, through
 /// [`exit_on_stop_request`]) ends after the current frame, so recordings and datasets are
-/// finished and the report is printed. A second signal exits at once (code 130).
+/// finished and the report is printed. Signals repeated within [`SIGNAL_GRACE`] are the same
+/// request (GNU `timeout` sends two). A second request after that hurries the finish
+/// ([`hurry_requested`]: the open LeRobot episode is discarded, finished episodes and the
+/// trajectory are still written); a third exits at once (code 130), leaving what was already on
+/// disk: the LeRobot episodes finished before it and the trajectory's journal (`armsim
+/// trajectory recover`).
 ///
 /// The handler is installed even where the process inherited an ignored signal: a job started
 /// by `nohup` or in the background of a script has SIGHUP or SIGINT ignored, and `ctrlc`'s
@@ -28,10 +99,38 @@ static STOP: AtomicBool = AtomicBool::new(false);
 /// terminal, and a script's background armsim is not stopped by the terminal's Ctrl-C.
 pub fn stop_on_signals() -> Result<(), String> {
     let inherited_ignored = ignored_signals();
+    // `ctrlc` calls this on a thread of its own (not in the signal handler), so it may lock and log.
     ctrlc::set_handler(|| {
-        if STOP.swap(true, Ordering::SeqCst) {
-            eprintln!("armsim: second interrupt: exiting without finishing");
-            std::process::exit(130);
+        let request = SIGNALS
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .on_signal(Instant::now());
+        match request {
+            StopRequest::Stop => {
+                STOP.store(true, Ordering::SeqCst);
+                info!("stop requested (Ctrl-C, SIGTERM or SIGHUP): finishing recordings");
+            }
+            StopRequest::Repeated => info!(
+                "stop signal repeated within {} s: the same request",
+                SIGNAL_GRACE.as_secs()
+            ),
+            StopRequest::Hurry => {
+                HURRY.store(true, Ordering::SeqCst);
+                STOP.store(true, Ordering::SeqCst);
+                warn!(
+                    "second stop request: finishing now; the open LeRobot episode is discarded, \
+                     finished episodes and the trajectory are still written (a third request \
+                     exits at once)"
+                );
+            }
+            StopRequest::ExitNow => {
+                eprintln!(
+                    "armsim: third stop request: exiting at once (code 130); LeRobot episodes \
+                     finished before now stay, a trajectory's journal (FILE.partial.jsonl) is \
+                     recovered by `armsim trajectory recover` or by the next --record into its folder"
+                );
+                std::process::exit(130);
+            }
         }
     })
     .map_err(|e| format!("cannot install the Ctrl-C/SIGTERM handler: {e}"))?;
@@ -87,6 +186,12 @@ fn ignore_signal(_signal: i32) {}
 /// Whether Ctrl-C or SIGTERM asked the process to stop.
 pub fn stop_requested() -> bool {
     STOP.load(Ordering::SeqCst)
+}
+
+/// Whether a second stop request (after [`SIGNAL_GRACE`]) asked to finish faster: recorders
+/// then drop what is not finished yet (the open LeRobot episode) and keep the rest.
+pub fn hurry_requested() -> bool {
+    HURRY.load(Ordering::SeqCst)
 }
 
 /// The window's side of [`stop_on_signals`]: a stop request closes the app through `AppExit`
@@ -274,5 +379,37 @@ pub fn run(app: &mut App, stop: StopAfter) -> RunReport {
         steps: clock.steps,
         sim_time: clock.sim_time,
         wall: started.elapsed(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_signal_burst_is_one_request_and_later_ones_escalate() {
+        let mut signals = StopSignals::new();
+        let t0 = Instant::now();
+        // GNU timeout: the child, then the whole group, microseconds apart.
+        assert_eq!(signals.on_signal(t0), StopRequest::Stop);
+        assert_eq!(
+            signals.on_signal(t0 + Duration::from_micros(20)),
+            StopRequest::Repeated
+        );
+        assert_eq!(
+            signals.on_signal(t0 + SIGNAL_GRACE - Duration::from_millis(1)),
+            StopRequest::Repeated
+        );
+        // A deliberate second Ctrl-C after the grace period.
+        let second = t0 + SIGNAL_GRACE + Duration::from_millis(500);
+        assert_eq!(signals.on_signal(second), StopRequest::Hurry);
+        assert_eq!(
+            signals.on_signal(second + Duration::from_millis(10)),
+            StopRequest::Repeated
+        );
+        assert_eq!(
+            signals.on_signal(second + SIGNAL_GRACE),
+            StopRequest::ExitNow
+        );
     }
 }

@@ -2,7 +2,8 @@
 //! LeRobot button): at the dataset's rate (30 fps unless `--lerobot-fps` says otherwise; a
 //! divisor of the 240 Hz step rate) each step that lands on a frame while the session is RUNNING
 //! becomes a row: `observation.state` (joint positions) and `action` (joint targets: a position
-//! command's target, the joint's position under a velocity or effort command), both named
+//! command's target, the target an agent's PD effector or a lockstep client's integrated
+//! velocities aim at, the joint's position under a bare velocity or torque), both named
 //! `<joint>.pos`, plus one image per scene camera (`observation.images.<camera>`, H.264) when the
 //! cameras render (the window, or headless with `--cameras`, which `--record-lerobot` implies).
 //!
@@ -24,7 +25,14 @@
 //! `BackgroundWriter`, which encodes and writes on a thread of its own (the frame waits for it
 //! only when it falls 64 jobs behind, and the log counts those waits). The dataset is finished
 //! when recording stops (on exit too: window close, Ctrl-C, SIGTERM), so a killed session still
-//! leaves a dataset that loads; a write that fails makes the exit an error.
+//! leaves a dataset that loads; a write that fails makes the exit an error. A second stop request
+//! (`headless::hurry_requested`) discards the open episode instead of finishing it.
+//!
+//! **A recording of nothing.** A dataset without an episode loads nowhere (neither LeRobot nor
+//! Rerun opens it), so one that ends without any says why in one error line (the session never
+//! ran, or every episode was under a second), is removed (the folder too where armsim created
+//! it, and only while it holds nothing but the writer's `data/`, `meta/` and `videos/`), and
+//! its outcome is an error, so the exit is too.
 
 use std::collections::VecDeque;
 use std::path::{Path, PathBuf};
@@ -39,7 +47,7 @@ use bevy::prelude::*;
 use crate::referee::plugin::Referee;
 use crate::referee::{PlayMode, RefereeEvent};
 use crate::session::{Session, SessionEvent, SessionState};
-use crate::sim::{JointCommand, SIM_HZ, SimClock, SimRef, SimStep, SimSystems};
+use crate::sim::{SIM_HZ, SimClock, SimRef, SimStep, SimSystems};
 use crate::ui::cameras::{CameraFrame, CameraFrameReady};
 
 /// The dataset rate unless `--lerobot-fps` says otherwise: LeRobot's recorder's.
@@ -53,6 +61,8 @@ enum Pending {
     Row(Row),
     /// Why the episode ended.
     End(String),
+    /// The open episode is dropped (a second stop request), its rows already with the writer.
+    Discard,
 }
 
 /// One row waiting for its camera images.
@@ -91,6 +101,10 @@ struct Active {
     images: Vec<VecDeque<Arc<CameraFrame>>>,
     /// Row images taken from an earlier step because a camera skipped the row's.
     stale_images: u64,
+    /// Rows queued since the start: none means the session never ran while recording.
+    rows: u64,
+    /// armsim created `root` (it did not exist): a recording of nothing removes it.
+    created_root: bool,
 }
 
 /// The LeRobot recording, if one runs, and how the last one ended.
@@ -99,6 +113,8 @@ pub struct LeRobotRecording {
     active: Option<Active>,
     /// What the last finished recording wrote (`root: N episodes, M frames`) or why it failed.
     pub last: Option<Result<String, String>>,
+    /// The last recording ended without an episode (`last` says why, and it is already logged).
+    pub nothing_recorded: bool,
 }
 
 impl LeRobotRecording {
@@ -173,6 +189,7 @@ pub fn start(world: &mut World, root: &Path, fps: u32) -> Result<(), String> {
         joint_names: robot.joints.iter().map(|j| j.name.clone()).collect(),
         cameras: cameras.clone(),
     };
+    let created_root = !root.exists();
     let writer = BackgroundWriter::create(root, spec).map_err(|e| e.to_string())?;
     let cursor = world.resource::<Referee>().last_seq();
     info!(
@@ -202,6 +219,8 @@ pub fn start(world: &mut World, root: &Path, fps: u32) -> Result<(), String> {
         pending: VecDeque::new(),
         pending_rows: 0,
         stale_images: 0,
+        rows: 0,
+        created_root,
     });
     Ok(())
 }
@@ -211,15 +230,26 @@ pub fn start(world: &mut World, root: &Path, fps: u32) -> Result<(), String> {
 pub fn finish(world: &mut World) -> Option<Result<String, String>> {
     let mut rec = world.get_resource_mut::<LeRobotRecording>()?;
     let mut active = rec.active.take()?;
-    // The open episode keeps its last rows, with the newest images there are.
-    active.end_episode("recording stopped");
+    if crate::headless::hurry_requested() {
+        let dropped = active.drop_open_episode();
+        info!(
+            "LeRobot: finishing fast on the second stop request: the open episode ({dropped} \
+             row(s)) is discarded, finished episodes are kept"
+        );
+    } else {
+        // The open episode keeps its last rows, with the newest images there are.
+        active.end_episode("recording stopped");
+    }
     active.flush(true);
-    let outcome = active.close(None);
+    let (outcome, nothing) = active.close(None);
     match &outcome {
         Ok(s) => info!("LeRobot dataset written: {s}"),
+        Err(e) if nothing => error!("{e}"),
         Err(e) => error!("the LeRobot dataset could not be written: {e}"),
     }
-    world.resource_mut::<LeRobotRecording>().last = Some(outcome.clone());
+    let mut rec = world.resource_mut::<LeRobotRecording>();
+    rec.last = Some(outcome.clone());
+    rec.nothing_recorded = nothing;
     Some(outcome)
 }
 
@@ -237,6 +267,30 @@ impl Active {
         self.episode_open = false;
         self.pending.push_back(Pending::End(why.to_string()));
         self.flush(false);
+    }
+
+    /// Drops the open episode, if any: its rows still waiting for images never reach the writer,
+    /// and the writer discards those it has (the frames already queued to it are still
+    /// encoded). Returns the rows dropped.
+    fn drop_open_episode(&mut self) -> u64 {
+        if !self.episode_open {
+            return 0;
+        }
+        self.episode_open = false;
+        let mut dropped = self.writer.open_episode_frames().unwrap_or(0);
+        // Everything after the open episode's `Begin` is its rows.
+        while let Some(Pending::Row(_)) = self.pending.back() {
+            self.pending.pop_back();
+            self.pending_rows -= 1;
+            dropped += 1;
+        }
+        if let Some(Pending::Begin(_)) = self.pending.back() {
+            // It never reached the writer.
+            self.pending.pop_back();
+        } else {
+            self.pending.push_back(Pending::Discard);
+        }
+        dropped
     }
 
     /// Hands the episode's end to the writer, or drops it when it is too short.
@@ -263,9 +317,11 @@ impl Active {
     }
 
     /// Waits for the writer thread and finishes the dataset; `error` (why the recording stopped
-    /// early) makes the outcome an error even when the dataset was written.
-    fn close(mut self, error: Option<&str>) -> Result<String, String> {
+    /// early) makes the outcome an error even when the dataset was written. A dataset without
+    /// an episode is removed and is an error too (the `bool`), saying why.
+    fn close(mut self, error: Option<&str>) -> (Result<String, String>, bool) {
         let root = self.root.display().to_string();
+        let queued = self.writer.episodes();
         let waits = self.writer.waits();
         if waits > 0 {
             info!(
@@ -279,12 +335,32 @@ impl Active {
         } = self.writer.finish();
         report(&mut self.ending, events);
         let error = error.map(str::to_string).or(failure);
-        match (result, error) {
+        let saved = result.as_ref().map_or(queued, |s| s.episodes);
+        if saved == 0 {
+            let why = if self.rows == 0 {
+                "the session never ran (rows are recorded only while it is RUNNING: pass --start, \
+                 connect a client, or press Start)"
+            } else {
+                "every episode was under one second and was dropped"
+            };
+            let cleaned = remove_empty_dataset(&self.root, self.created_root);
+            let also = error.map_or(String::new(), |e| {
+                format!(" (the recording also failed: {e})")
+            });
+            return (
+                Err(format!(
+                    "no LeRobot episode was recorded into {root}: {why}; {cleaned}{also}"
+                )),
+                true,
+            );
+        }
+        let outcome = match (result, error) {
             (Ok(s), None) => Ok(format!("{root}: {s}")),
             (Ok(s), Some(e)) => Err(format!("{root}: {e} (finished with {s})")),
             (Err(f), Some(e)) => Err(format!("{root}: {e}; finishing failed too: {f}")),
             (Err(f), None) => Err(format!("{root}: {f}")),
-        }
+        };
+        (outcome, false)
     }
 
     /// Queues `row`; it is written once its images are in (at once without cameras).
@@ -295,6 +371,7 @@ impl Active {
         }
         self.pending.push_back(Pending::Row(row));
         self.pending_rows += 1;
+        self.rows += 1;
         self.flush(false);
         if self.pending_rows > MAX_PENDING_ROWS {
             return Err(format!(
@@ -334,6 +411,11 @@ impl Active {
                     let why = why.clone();
                     self.pending.pop_front();
                     self.close_episode(&why);
+                    continue;
+                }
+                Pending::Discard => {
+                    self.pending.pop_front();
+                    self.writer.discard_episode();
                     continue;
                 }
                 Pending::Row(row) => row,
@@ -429,15 +511,9 @@ fn record_step(
     {
         let view = sim.view();
         let state = view.joint_positions();
-        let action = view
-            .commands()
-            .iter()
-            .zip(&state)
-            .map(|(cmd, &q)| match *cmd {
-                JointCommand::Position { target, .. } => target,
-                _ => q,
-            })
-            .collect();
+        // The position each joint is told to reach: a position command's target, or the aim
+        // its source gave a velocity or torque (an agent's PD target, integrated velocities).
+        let action = view.action_positions();
         let row = Row {
             episode: clock.episode,
             step: clock.steps,
@@ -457,7 +533,53 @@ fn stop_on_error(rec: &mut LeRobotRecording, e: &str) {
     let Some(active) = rec.active.take() else {
         return;
     };
-    rec.last = Some(active.close(Some(e)));
+    let (outcome, nothing) = active.close(Some(e));
+    if let (Err(e), true) = (&outcome, nothing) {
+        error!("{e}");
+    }
+    rec.last = Some(outcome);
+    rec.nothing_recorded = nothing;
+}
+
+/// The writer's folders in a dataset's root; nothing else is there when armsim made it (the
+/// writer refuses a root that holds files).
+const WRITER_FOLDERS: [&str; 3] = ["data", "meta", "videos"];
+
+/// Removes a dataset without episodes: the writer's folders, then `root` itself where armsim
+/// created it. Anything else in `root` was not armsim's, and then everything stays. Says what
+/// it did, for the error line.
+fn remove_empty_dataset(root: &Path, created: bool) -> String {
+    let shown = root.display();
+    let entries = match std::fs::read_dir(root) {
+        Ok(entries) => entries,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return "nothing was left".into(),
+        Err(e) => return format!("{shown} is left as it is: cannot list it ({e})"),
+    };
+    let foreign: Vec<String> = entries
+        .filter_map(Result::ok)
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|name| !WRITER_FOLDERS.contains(&name.as_str()))
+        .collect();
+    if !foreign.is_empty() {
+        return format!(
+            "{shown} is left as it is: it also holds {} (not armsim's)",
+            foreign.join(", ")
+        );
+    }
+    for folder in WRITER_FOLDERS {
+        match std::fs::remove_dir_all(root.join(folder)) {
+            Ok(()) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(e) => return format!("cannot remove {shown}/{folder}: {e}"),
+        }
+    }
+    if !created {
+        return format!("the dataset's files are removed ({shown} was there before: left empty)");
+    }
+    match std::fs::remove_dir(root) {
+        Ok(()) => format!("{shown} is removed"),
+        Err(e) => format!("cannot remove {shown}: {e}"),
+    }
 }
 
 /// What the writer thread saved (logged) or why it failed (the recording stops).

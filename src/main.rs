@@ -3,6 +3,7 @@
 
 // The benchmarks belong to the command, not to the library: `armsim bench …` is their only user.
 mod bench;
+mod trajectory_cmd;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -60,6 +61,11 @@ struct Cli {
     /// Run without a window; prints steps, sim time, wall time and steps/s at exit.
     #[arg(long)]
     headless: bool,
+
+    /// Start the session (RUNNING) at once instead of waiting in IDLE for a client or the
+    /// panel's Start: e.g. a headless --record-lerobot of the scene without a client.
+    #[arg(long)]
+    start: bool,
 
     /// Stop after N physics steps (headless).
     #[arg(long, value_name = "N", conflicts_with = "duration")]
@@ -273,6 +279,11 @@ struct Cli {
 
 #[derive(Subcommand, Debug)]
 enum Command {
+    /// Trajectory files: `recover` turns a killed recording's journal into the complete file.
+    Trajectory {
+        #[command(subcommand)]
+        command: trajectory_cmd::TrajectoryCommand,
+    },
     /// Measure the simulator and its protocols; prints figures (median of 5 rounds).
     Bench {
         /// What to measure.
@@ -415,6 +426,9 @@ fn main() -> ExitCode {
 
 fn run() -> anyhow::Result<ExitCode> {
     let cli = Cli::parse();
+    if let Some(Command::Trajectory { command }) = &cli.command {
+        return trajectory_cmd::run(command);
+    }
     if !(cli.speed.is_finite() && cli.speed > 0.0) {
         anyhow::bail!("--speed must be a positive number, got {}", cli.speed);
     }
@@ -667,6 +681,10 @@ fn run() -> anyhow::Result<ExitCode> {
         if let Some(options) = &xr {
             armsim::protocol::xr::add(app, options.clone())?;
         }
+        if cli.start {
+            app.world_mut()
+                .write_message(armsim::session::SessionCommand::Start);
+        }
         Ok(())
     };
 
@@ -706,14 +724,23 @@ fn run() -> anyhow::Result<ExitCode> {
             armsim::sim::sim_view(app.world()).state_hash()
         );
         println!("{report}");
+        // A recording of nothing has said why in its one error line already.
+        let world = app.world();
         if let Some(Err(e)) = recording {
-            eprintln!("armsim: the recording could not be written: {e}");
+            if !world.resource::<trajectory::Recording>().nothing_recorded {
+                eprintln!("armsim: the recording could not be written: {e}");
+            }
             code = ExitCode::FAILURE;
         }
         match dataset {
             Some(Ok(summary)) => println!("LeRobot dataset {summary}"),
             Some(Err(e)) => {
-                eprintln!("armsim: the LeRobot dataset could not be written: {e}");
+                if !world
+                    .resource::<armsim::lerobot::LeRobotRecording>()
+                    .nothing_recorded
+                {
+                    eprintln!("armsim: the LeRobot dataset could not be written: {e}");
+                }
                 code = ExitCode::FAILURE;
             }
             None => {}

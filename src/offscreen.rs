@@ -39,7 +39,7 @@ use crate::headless::{RunReport, StopAfter};
 use crate::scene::Scene;
 use crate::sim::{ClockMode, SIM_HZ, SimClock, StepGate};
 use crate::ui::cameras::{
-    CameraFrame, CameraFrameReady, CameraImages, SimCamera, WarmingUp, period_at,
+    CameraFrame, CameraFrameReady, CameraImages, SimCamera, WarmingUp, period_at, shows_something,
 };
 use crate::ui::render::{Profile, ProfileChoice, RenderProfile};
 use crate::{SimOptions, add_simulation};
@@ -230,12 +230,6 @@ fn count_images(mut ready: MessageReader<CameraFrameReady>, mut stats: ResMut<Of
     if stats.since.is_none() {
         stats.since = Some(Instant::now());
     }
-}
-
-/// Whether an image shows anything: not one colour all over (the clear colour where nothing
-/// was drawn yet).
-fn shows_something(rgb: &[u8]) -> bool {
-    rgb.chunks_exact(3).any(|p| p != &rgb[..3])
 }
 
 /// Renders the first state (no step runs) until every camera has delivered an image that shows

@@ -104,9 +104,18 @@ fn help_lists_the_flags() {
         "--xr-key",
         "--tls-cert",
         "--tls-key",
+        "--start",
+        "trajectory",
     ] {
         assert!(help.contains(flag), "--help lacks {flag}:\n{help}");
     }
+    let out = armsim()
+        .args(["trajectory", "recover", "--help"])
+        .output()
+        .expect("armsim runs");
+    assert!(out.status.success());
+    let help = String::from_utf8_lossy(&out.stdout);
+    assert!(help.contains("partial.jsonl"), "{help}");
 }
 
 /// Starts `armsim` with `args` under a shell that first runs `pre` (e.g. `ulimit -n 128`),
@@ -391,4 +400,40 @@ fn paths_inside_a_scene_resolve_relative_to_the_scene_file() {
     );
     let _ = std::fs::remove_dir_all(&dir);
     let _ = std::fs::remove_dir_all(&elsewhere);
+}
+
+/// A shipped scene whose robot file is not on this machine (the Panda of MuJoCo Menagerie, the
+/// SO-101 of SO-ARM100): the error says which `git clone` brings it, to where the scene looks.
+#[test]
+fn a_missing_shipped_robot_file_says_which_git_clone_brings_it() {
+    let home = empty_dir("no-menagerie");
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    for (scene, clone) in [
+        (
+            "panda.json",
+            "git clone --depth 1 https://github.com/google-deepmind/mujoco_menagerie ~/mujoco_menagerie",
+        ),
+        (
+            "so101.json",
+            "git clone --depth 1 https://github.com/TheRobotStudio/SO-ARM100 ~/SO-ARM100",
+        ),
+    ] {
+        let out = Command::new(env!("CARGO_BIN_EXE_armsim"))
+            .current_dir(&home)
+            .env("HOME", &home)
+            .args(ANY_PORTS)
+            .args(["--headless", "--steps", "1", "--scene"])
+            .arg(root.join("assets/scenes").join(scene))
+            .output()
+            .expect("armsim runs");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{scene}: {stderr}");
+        assert!(
+            stderr.contains("$.robot.mjcf_path") && stderr.contains("not found"),
+            "{scene}: {stderr}"
+        );
+        assert!(stderr.contains(clone), "{scene}: {stderr}");
+        assert!(stderr.contains("$HOME"), "{scene}: {stderr}");
+    }
+    let _ = std::fs::remove_dir_all(&home);
 }

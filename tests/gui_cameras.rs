@@ -4,11 +4,18 @@
 //! intrinsics (armsim-core's camera model) project them; their step tags advance with the sim
 //! and restart after a reset. Needs Xvfb, xdotool and Mesa, like `gui_smoke`; images and the log
 //! are kept in `target/gui-artifacts/cameras/`.
+//!
+//! Without anything using their images, the cameras stop rendering after their warm-up and stay
+//! stopped while the arm runs; a monitor client's `(getCamera front)` is told the camera is
+//! warming up, starts it, and soon gets a fresh image of the present; the camera stops again
+//! when the client stops asking (`cameras_nothing_uses_do_not_render_until_a_client_asks`).
 
 mod gui;
 #[path = "common/scene_view.rs"]
 mod scene_view;
 
+use std::io::{Read, Write};
+use std::net::TcpStream;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Duration;
@@ -301,5 +308,194 @@ fn the_default_scenes_cameras_show_what_they_look_at_tagged_with_the_step() {
         r > 40 && g > 40 && b > 40,
         "the panel's thumbnails: red {r}, green {g}, blue {b} pixels"
     );
-    save_log(&log.lock().unwrap());
+    let text = log.lock().unwrap().clone();
+    save_log(&text);
+    // The snapshots use the cameras' images all along: they never stop.
+    for camera in ["front", "wrist"] {
+        let stop = format!("camera {camera}: stopped rendering");
+        assert!(!text.contains(&stop), "`{stop}` with --camera-snapshots");
+    }
+}
+
+/// A monitor connection reading the port's length-prefixed S-expressions.
+struct Monitor {
+    s: TcpStream,
+    decoder: armsim::protocol::sexp::framing::FrameDecoder,
+}
+
+impl Monitor {
+    /// Sends `cmd` and returns its reply, the first top-level `(camera …)` (world frames in
+    /// between are skipped).
+    fn get_camera(&mut self, cmd: &str) -> armsim::protocol::sexp::Sexp {
+        let mut frame = Vec::new();
+        armsim::protocol::sexp::framing::encode_frame(cmd.as_bytes(), &mut frame).unwrap();
+        self.s.write_all(&frame).expect("send");
+        let mut chunk = vec![0u8; 1 << 16];
+        loop {
+            while let Some(frame) = self.decoder.next_frame().expect("server frames fit") {
+                let reply = armsim::protocol::sexp::parse_all(&frame)
+                    .map(|r| r.expect("well-formed"))
+                    .find(|e| e.is("camera") || e.is("error"));
+                if let Some(e) = reply {
+                    assert!(e.is("camera"), "{cmd}: {e}");
+                    return e;
+                }
+            }
+            match self.s.read(&mut chunk) {
+                Ok(0) | Err(_) => panic!("the monitor port closed the connection"),
+                Ok(n) => self.decoder.push(&chunk[..n]),
+            }
+        }
+    }
+}
+
+#[test]
+fn cameras_nothing_uses_do_not_render_until_a_client_asks() {
+    for tool in ["Xvfb", "xdotool"] {
+        require(tool);
+    }
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    let artifacts = root.join("target/gui-artifacts/cameras-idle");
+    let _ = std::fs::remove_dir_all(&artifacts);
+    std::fs::create_dir_all(&artifacts).unwrap();
+    let shot = artifacts.join("window.png");
+    let cwd = std::env::temp_dir().join(format!("armsim-gui-cameras-idle-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&cwd);
+    std::fs::create_dir_all(&cwd).unwrap();
+
+    let (_xvfb, display) = start_xvfb();
+    let mut armsim = Command::new(env!("CARGO_BIN_EXE_armsim"));
+    armsim
+        .env("ARMSIM_CONFIG_DIR", cwd.join("config"))
+        .args(["--render-profile", "lite", "--no-teleop"])
+        .args([
+            "--agent-port",
+            "0",
+            "--monitor-port",
+            "0",
+            "--frame-log-secs",
+            "2",
+        ]);
+    let (mut app, log) = launch(armsim, &display, &cwd, &shot);
+    let count = |what: &str| log.lock().unwrap().matches(what).count();
+    let stops = |camera: &str| count(&format!("camera {camera}: stopped rendering"));
+    let save_log = || std::fs::write(artifacts.join("armsim.log"), &*log.lock().unwrap()).unwrap();
+
+    // Their warm-up over, nothing uses the cameras (the Cameras section is below the fold of
+    // the panel): both stop.
+    for camera in ["front", "wrist"] {
+        wait_for(
+            &format!("camera {camera} to stop rendering"),
+            Duration::from_secs(180),
+            || {
+                alive(&mut app, &log);
+                stops(camera) >= 1
+            },
+        );
+    }
+    // And stay stopped while the arm runs: two frame-rate lines (4 s) after the start.
+    let starts = |camera: &str| count(&format!("camera {camera}: rendering ("));
+    let started = [starts("front"), starts("wrist")];
+    let id = window_id(&display);
+    press_key(&display, &id, "space");
+    wait_for("the session to run", Duration::from_secs(60), || {
+        alive(&mut app, &log);
+        count("session IDLE -> RUNNING") == 1
+    });
+    let lines = count("frames/s over the last");
+    wait_for("two frame-rate lines", Duration::from_secs(120), || {
+        alive(&mut app, &log);
+        count("frames/s over the last") >= lines + 2
+    });
+    save_log();
+    for (camera, before) in ["front", "wrist"].into_iter().zip(started) {
+        assert_eq!(
+            starts(camera),
+            before,
+            "camera {camera} rendered again with nothing using it"
+        );
+    }
+
+    // A client asks: the camera is warming up, and the request starts it.
+    let port: u16 = {
+        let text = log.lock().unwrap().clone();
+        let at = text
+            .find("monitor: listening on ")
+            .expect("the monitor port's line")
+            + "monitor: listening on ".len();
+        let addr = text[at..].split_whitespace().next().unwrap();
+        addr.rsplit(':').next().unwrap().parse().expect("a port")
+    };
+    let s = TcpStream::connect(("127.0.0.1", port)).expect("connects to the monitor port");
+    s.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
+    let mut monitor = Monitor {
+        s,
+        decoder: armsim::protocol::sexp::framing::FrameDecoder::new(64 << 20),
+    };
+    let atom = |e: &armsim::protocol::sexp::Sexp, name: &str| -> String {
+        e.find(name)
+            .and_then(|f| f.arg(0))
+            .and_then(armsim::protocol::sexp::Sexp::as_atom)
+            .unwrap_or_else(|| panic!("no ({name} …) in {e}"))
+            .to_string()
+    };
+    let front_stops = stops("front");
+    let first = monitor.get_camera("(getCamera front)");
+    assert!(
+        first.find("rgb").is_none()
+            && first
+                .find("noimage")
+                .is_some_and(|n| n.to_string().contains("warming up")),
+        "an idle camera's answer: {first}"
+    );
+    let asked_at: u64 = atom(&first, "step").parse().unwrap();
+    wait_for("camera front to start", Duration::from_secs(30), || {
+        alive(&mut app, &log);
+        count("camera front: rendering (a client asked for its images)") >= 1
+    });
+    // Asking again soon gets a fresh image: of a step at or after the request.
+    let mut image = None;
+    wait_for("a fresh front image", Duration::from_secs(60), || {
+        alive(&mut app, &log);
+        let e = monitor.get_camera("(getCamera front)");
+        image = e.find("rgb").is_some().then_some(e);
+        image.is_some()
+    });
+    let image = image.unwrap();
+    let step: u64 = atom(&image, "step").parse().unwrap();
+    assert!(
+        step >= asked_at,
+        "image of step {step}, asked at step {asked_at}"
+    );
+    use base64::Engine as _;
+    let rgb = base64::engine::general_purpose::STANDARD
+        .decode(atom(&image, "rgb"))
+        .expect("base64");
+    assert_eq!(rgb.len(), 256 * 256 * 3);
+    let table = rgb
+        .chunks_exact(3)
+        .filter(|p| wood(&[p[0], p[1], p[2]]))
+        .count() as f64
+        / (256.0 * 256.0);
+    assert!(
+        table > 0.15,
+        "front: {table:.2} of the fresh image is the table's wood"
+    );
+
+    // The client stops asking: the lease runs out and the camera stops again; the wrist camera,
+    // which nobody asked for, never started.
+    wait_for(
+        "camera front to stop again",
+        Duration::from_secs(60),
+        || {
+            alive(&mut app, &log);
+            stops("front") > front_stops
+        },
+    );
+    save_log();
+    assert_eq!(
+        starts("wrist"),
+        started[1],
+        "nobody asked for the wrist camera"
+    );
 }

@@ -246,8 +246,9 @@ fn without_a_vulkan_driver_cameras_fail_clearly_and_plain_runs_go_on() {
             .env("NO_COLOR", "1")
             .args([
                 "--headless",
+                // Over a second: the recording below keeps its episode.
                 "--steps",
-                "24",
+                "300",
                 "--no-teleop",
                 "--no-agent-ports",
             ])
@@ -268,7 +269,7 @@ fn without_a_vulkan_driver_cameras_fail_clearly_and_plain_runs_go_on() {
 
     // A recording asked for no cameras explicitly: it goes on with joints only, and says so.
     let dir = scratch("no-vulkan-dataset");
-    let out = run(&["--record-lerobot", dir.to_str().unwrap()]);
+    let out = run(&["--start", "--record-lerobot", dir.to_str().unwrap()]);
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{err}");
     assert!(err.contains("mesa-vulkan-drivers"), "{err}");

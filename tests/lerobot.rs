@@ -1,7 +1,9 @@
 //! LeRobot v3.0 datasets from a session (`armsim::lerobot`, `--record-lerobot`): rows only while
-//! the session runs, an episode per reset and per `Success`, the rule book's task, and a headless
-//! armsim stopped by SIGTERM that still leaves a dataset whose metadata adds up. The full loading
-//! rules (pyarrow, datasets, PyAV) are checked in `python/tests/test_lerobot.py`.
+//! the session runs, an episode per reset and per `Success`, the rule book's task, a headless
+//! armsim stopped by SIGTERM (once, or twice within microseconds as GNU `timeout` does) that
+//! still leaves a dataset whose metadata adds up, `--start` recording without a client, and a
+//! recording of nothing that fails, says why and leaves no folder. The full loading rules
+//! (pyarrow, datasets, PyAV) are checked in `python/tests/test_lerobot.py`.
 
 mod common;
 
@@ -172,4 +174,130 @@ fn a_session_stopped_by_sigterm_leaves_a_complete_dataset() {
     let frames = info["total_frames"].as_u64().unwrap();
     assert!(frames >= 15, "{frames} frames");
     let _ = std::fs::remove_dir_all(&root);
+}
+
+/// GNU `timeout` delivers its signal twice within microseconds: to armsim, then to the whole
+/// process group. The two are one stop request: the dataset is finished with its episode and the
+/// trajectory file is written (a second signal used to exit at once, leaving neither).
+#[test]
+fn two_sigterms_from_gnu_timeout_are_one_stop_and_lose_nothing() {
+    let root = scratch("timeout");
+    // Beside the dataset, not in the shared temporary folder: a --record recovers the leftover
+    // journals next to its target.
+    let trajectory = scratch("timeout-trajectory").join("run.pkl");
+    std::fs::create_dir_all(trajectory.parent().unwrap()).unwrap();
+    let journal = armsim::trajectory::journal_path(&trajectory);
+    let (root_arg, trajectory_arg) = (root.display().to_string(), trajectory.display().to_string());
+    let mut sim = Armsim::start_under(
+        "lerobot-timeout",
+        // Long enough never to fire: the test signals `timeout` itself, which relays the signal
+        // exactly as it does when its time is up (to armsim, then to its process group).
+        &["timeout", "-s", "TERM", "600"],
+        &[
+            "--start",
+            "--no-teleop",
+            "--agent-port",
+            "0",
+            "--monitor-port",
+            "0",
+            "--record-lerobot",
+            &root_arg,
+            "--record",
+            &trajectory_arg,
+        ],
+    );
+    let monitor = sim.listening("monitor");
+    // --start runs the session without any client: 1.6 s of it is one episode of 48 rows.
+    let seen = Peer::open(monitor).until_sim_time(1.6);
+    assert!(seen >= 1.6);
+    let status = Command::new("sh")
+        .args(["-c", &format!("kill -TERM {}", sim.child.id())])
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let line = sim.wait_for("LeRobot dataset written");
+    assert!(line.contains("1 episode"), "{line}");
+    let exit = sim.child.wait().unwrap();
+    sim.wait_for("steps/s");
+    assert!(
+        exit.success(),
+        "exit status {exit:?}:\n{}",
+        sim.log.join("\n")
+    );
+    let info = lerobot_info(&root);
+    assert_eq!(info["total_episodes"], 1);
+    let frames = info["total_frames"].as_u64().unwrap();
+    assert!(frames >= 40, "{frames} frames");
+    let t = armsim::trajectory::load(&trajectory).expect("the trajectory file is written");
+    let demo = &t.demos("arm6").unwrap()[0];
+    assert!(demo.actions.len() >= 384, "{} actions", demo.actions.len());
+    assert!(
+        !journal.exists(),
+        "the journal is gone once the file is written"
+    );
+    let _ = std::fs::remove_dir_all(&root);
+    let _ = std::fs::remove_dir_all(trajectory.parent().unwrap());
+}
+
+/// `--start`: a headless session runs from the first step without a client, so a recording of
+/// the scene alone has its episode.
+#[test]
+fn start_records_an_episode_without_a_client() {
+    let root = scratch("start");
+    let out = Command::new(env!("CARGO_BIN_EXE_armsim"))
+        .args(["--headless", "--start", "--steps", "480"])
+        .args(["--no-teleop", "--no-agent-ports", "--record-lerobot"])
+        .arg(&root)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    let info = lerobot_info(&root);
+    assert_eq!(info["total_episodes"], 1, "{err}");
+    // 2 s at 30 fps, give or take the first and last row.
+    let frames = info["total_frames"].as_u64().unwrap();
+    assert!((55..=61).contains(&frames), "{frames} frames");
+    let _ = std::fs::remove_dir_all(&root);
+}
+
+/// With no client and no `--start` the session never runs, so nothing is recorded: the run says
+/// why in one error line, exits non-zero and leaves no folder that nothing could open (a folder
+/// that was there before stays, empty, as it was).
+#[test]
+fn a_recording_of_nothing_fails_says_why_and_leaves_no_folder() {
+    let created = scratch("nothing");
+    let existing = scratch("nothing-existing");
+    std::fs::create_dir_all(&existing).unwrap();
+    for root in [&created, &existing] {
+        let out = Command::new(env!("CARGO_BIN_EXE_armsim"))
+            .env("NO_COLOR", "1")
+            .args(["--headless", "--steps", "480"])
+            .args(["--no-teleop", "--no-agent-ports", "--record-lerobot"])
+            .arg(root)
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            !out.status.success(),
+            "exit 0 for a recording of nothing:\n{err}"
+        );
+        let why: Vec<&str> = err
+            .lines()
+            .filter(|l| l.contains("no LeRobot episode was recorded"))
+            .collect();
+        assert_eq!(why.len(), 1, "one line says why:\n{err}");
+        assert!(
+            why[0].contains("ERROR") && why[0].contains("never ran") && why[0].contains("--start"),
+            "{}",
+            why[0]
+        );
+        assert!(!err.contains("could not be written"), "{err}");
+    }
+    assert!(!created.exists(), "the folder armsim made is removed");
+    assert_eq!(
+        std::fs::read_dir(&existing).unwrap().count(),
+        0,
+        "the folder that was there stays, empty"
+    );
+    let _ = std::fs::remove_dir_all(&existing);
 }

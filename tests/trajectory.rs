@@ -1,6 +1,8 @@
 //! Spec 002 end to end: snapshots and set-state (velocities included), actions by name and by
 //! vector, recording a run and replaying it by action (bit-identical) and by state (exact
-//! poses), and a recording interrupted by SIGTERM that still loads.
+//! poses), a recording interrupted by SIGTERM that still loads, one killed by SIGKILL whose
+//! journal `armsim trajectory recover` (or the next `--record` into its folder) completes, and a
+//! run that records no step.
 
 mod common;
 
@@ -591,18 +593,21 @@ fn replay_by_state_refuses_states_it_cannot_use() {
     assert!(out.contains("4 of 40 steps; stopped"), "{out}");
     assert_eq!(err.matches("does not fit").count(), 1, "one error: {err}");
 
-    // An unknown object in init_state: its reason is said once.
+    // A joint in init_state that the robot lacks: the reason is said once. (An object the scene
+    // lacks is skipped instead: tests/foreign_demo.rs.)
     let bad_init = edited(&path, "unusable_init.json", |d| {
         set_extra(d, "from_fresh_load", Value::Bool(false));
-        rename(&mut d.init_state, |n| n == "cube_red");
+        for (name, body) in &mut d.init_state.0 {
+            if name == "arm6"
+                && let Some(q) = body.dof_pos.as_mut()
+            {
+                q.0[0].0 = "knee".into();
+            }
+        }
     });
-    let (code, _, err) = run_armsim(&[os("--replay"), bad_init.as_os_str()], "state_init");
+    let (code, _, err) = run_armsim(&[os("--replay"), bad_init.as_os_str()], "state_init_joint");
     assert_eq!(code, Some(1), "{err}");
-    assert_eq!(
-        err.matches("unknown object").count(),
-        1,
-        "the reason once: {err}"
-    );
+    assert_eq!(err.matches("knee").count(), 1, "the reason once: {err}");
 }
 
 #[test]
@@ -682,4 +687,112 @@ fn a_replay_can_be_recorded_anew() {
         }
     }
     assert_eq!(b.actions.len(), 50);
+}
+
+/// A real armsim recording is killed with SIGKILL: its journal is left, `armsim trajectory
+/// recover JOURNAL` makes the complete file from it, and that file loads with every step the
+/// journal holds. A second killed recording of the same name is recovered by the next `--record`
+/// of that name, into a file of its own, with a warning naming both.
+#[test]
+fn a_killed_recording_is_recovered_by_the_command_and_at_the_next_start() {
+    // A folder of its own: the other tests here record in parallel.
+    let dir = std::env::temp_dir().join(format!("armsim-traj-killed-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("killed.pkl");
+    let journal = armsim::trajectory::journal_path(&path);
+    let kill_while_recording = |name: &str| {
+        let path_arg = path.display().to_string();
+        let mut sim = common::child::Armsim::start(
+            name,
+            &[
+                "--no-teleop",
+                "--agent-port",
+                "0",
+                "--monitor-port",
+                "0",
+                "--record",
+                &path_arg,
+            ],
+        );
+        let monitor = sim.listening("monitor");
+        // The journal is flushed every step. The monitor may report a step before the journal
+        // holds it (a frame runs several steps): at 0.6 s it holds at least the first 120.
+        common::sexp::Peer::open(monitor).until_sim_time(0.6);
+        sim.child.kill().unwrap();
+        sim.child.wait().unwrap();
+    };
+    kill_while_recording("traj-kill-1");
+    assert!(journal.exists() && !path.exists());
+
+    let out = Command::new(env!("CARGO_BIN_EXE_armsim"))
+        .args(["trajectory", "recover"])
+        .arg(&journal)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{stdout}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(!journal.exists(), "the journal is removed once recovered");
+    let t = load(&path).expect("the recovered file loads");
+    let demo = &t.demos("arm6").unwrap()[0];
+    let (actions, states) = (demo.actions.len(), demo.states.len());
+    assert!(actions >= 120, "{actions} actions");
+    // A state every step, after its action: the kill may fall between the two.
+    assert!(
+        states == actions || states + 1 == actions,
+        "{actions} actions, {states} states"
+    );
+    assert!(
+        stdout.contains(&format!("{actions} actions, {states} states")),
+        "{stdout}"
+    );
+
+    // Killed again, then recorded anew under the same name: the leftover journal is recovered
+    // beside it first, and the new recording writes its own file.
+    std::fs::remove_file(&path).unwrap();
+    kill_while_recording("traj-kill-2");
+    assert!(journal.exists());
+    let (code, _, err) = run_armsim(
+        &[os("--steps"), os("24"), os("--record"), path.as_os_str()],
+        "recover_at_start",
+    );
+    assert_eq!(code, Some(0), "{err}");
+    let recovered = path.with_file_name("killed.recovered.pkl");
+    let line = err
+        .lines()
+        .find(|l| l.contains("recovered the journal"))
+        .unwrap_or_else(|| panic!("no warning about the leftover journal:\n{err}"));
+    assert!(
+        line.contains("WARN") && line.contains("killed.recovered.pkl"),
+        "{line}"
+    );
+    let old = load(&recovered).expect("the leftover journal's file loads");
+    assert!(old.demos("arm6").unwrap()[0].actions.len() >= 120);
+    let new = load(&path).unwrap();
+    assert_eq!(new.demos("arm6").unwrap()[0].actions.len(), 24);
+    assert!(!journal.exists());
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// A run that stops before its first step records nothing: no file, no journal left, one error
+/// line saying so, and a non-zero exit.
+#[test]
+fn a_recording_of_no_step_fails_and_writes_nothing() {
+    let path = tmp("no_step.json");
+    let (code, _, err) = run_armsim(
+        &[os("--steps"), os("0"), os("--record"), path.as_os_str()],
+        "no_step",
+    );
+    assert_ne!(code, Some(0), "{err}");
+    let why: Vec<&str> = err
+        .lines()
+        .filter(|l| l.contains("no step was recorded"))
+        .collect();
+    assert_eq!(why.len(), 1, "{err}");
+    assert!(!path.exists());
+    assert!(!armsim::trajectory::journal_path(&path).exists());
 }

@@ -374,8 +374,16 @@ class RemoteSim:
         why: images need `armsim` in a window or `armsim --headless --cameras`); `pos` (3,),
         `quat_world` (4,) w first of the camera frame +X forward / +Z up, `intrinsics` (3, 3),
         `width`, `height`, and the `step` and `sim_time` they show (the image's, or now's).
-        Raises CameraError (a KeyError) for a name the scene lacks."""
-        return _camera_of(self._ask_monitor(f"(getCamera {name})", "camera"), images=True)
+        Raises CameraError (a KeyError) for a name the scene lacks. The window renders a camera
+        only while something uses its images: one it had stopped answers "warming up" and starts,
+        so this asks again (every 20 ms, up to `timeout`) until its fresh image is in."""
+        deadline = time.monotonic() + self.timeout
+        while True:
+            cam = _camera_of(self._ask_monitor(f"(getCamera {name})", "camera"), images=True)
+            warming = cam["rgb"] is None and (cam["no_image"] or "").startswith("warming up")
+            if not warming or time.monotonic() > deadline:
+                return cam
+            time.sleep(0.02)
 
     def cameras(self):
         """Every scene camera by name, via `(getCameras)`: pose, intrinsics and size now (as

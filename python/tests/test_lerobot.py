@@ -85,7 +85,8 @@ def test_a_teleop_session_becomes_two_episodes(armsim_exe, tmp_path):
     # (software rendering on 2 cores) may run slower, but never below the 1 s an episode needs.
     assert all(30 <= n <= 200 for n in summary["episode_lengths"]), summary["episode_lengths"]
     assert sorted(summary["video_keys"]) == ["observation.images.front", "observation.images.wrist"]
-    data = pq.read_table(out / "data" / "chunk-000" / "file-000.parquet").to_pydict()
+    # Every data file (one per episode).
+    data = pq.read_table(out / "data").to_pydict()
     actions = np.array(data["action"], dtype=float)
     episodes = np.array(data["episode_index"])
     for k in (0, 1):
@@ -200,15 +201,18 @@ def assert_images_show_the_scene(out, tmp_path):
     import av
 
     def frame(key, n=60):
-        """Frame n (2 s in: the first images may lack meshes whose shaders still compile)."""
-        path = out / "videos" / key / "chunk-000" / "file-000.mp4"
-        with av.open(str(path)) as c:
-            for k, f in enumerate(c.decode(video=0)):
-                if k == n:
-                    img = f.to_ndarray(format="rgb24")
-                    image_save(img, tmp_path / f"{key}.png")
-                    return img.astype(int)
-        raise AssertionError(f"{path} has under {n + 1} frames")
+        """Frame n of the recording (2 s in: the first images may lack meshes whose shaders
+        still compile), counted across the episodes' mp4s (one per episode)."""
+        k = 0
+        for path in sorted((out / "videos" / key).glob("chunk-*/file-*.mp4")):
+            with av.open(str(path)) as c:
+                for f in c.decode(video=0):
+                    if k == n:
+                        img = f.to_ndarray(format="rgb24")
+                        image_save(img, tmp_path / f"{key}.png")
+                        return img.astype(int)
+                    k += 1
+        raise AssertionError(f"{key}'s videos have under {n + 1} frames")
 
     def count(img, pred):
         r, g, b = img[..., 0], img[..., 1], img[..., 2]

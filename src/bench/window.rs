@@ -5,10 +5,16 @@
 //! panel's Pause button with xdotool and reads the window's pixels back from the X server until
 //! the state label turns PAUSED-yellow: input to repaint, as a user sees it. Profiles run one
 //! after the other in the same invocation, so their figures compare on the same machine load.
+//!
+//! **Scene cameras.** Where the scene has cameras, the lite profile is measured twice: on the
+//! scene, and on the same scene with its cameras removed (a copy written to a temporary folder).
+//! The window renders a camera only while something uses its images (`ui::camera_demand`), and
+//! nothing does here, so the two should draw as many frames/s. Each row names the cameras that
+//! rendered during its measurement (from the window's log).
 
 use std::fmt;
 use std::io::{BufRead, BufReader};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -44,6 +50,8 @@ fn title(x11: &impl Connection, window: u32, atom: u32) -> anyhow::Result<String
 pub struct Row {
     name: String,
     args: String,
+    /// The scene cameras that rendered during the measurement ("none", or their names).
+    cameras: String,
     fps: f64,
     p50_ms: f64,
     p99_ms: f64,
@@ -127,12 +135,19 @@ pub fn run(options: &Options) -> anyhow::Result<Report> {
         seconds: options.seconds,
         rows: Vec::new(),
     };
+    let bare = scene_without_cameras(options.scene.as_deref())?;
     for (name, args) in variants {
-        eprintln!("bench window: measuring {name} ({} s) …", options.seconds);
-        let (row, adapter) = measure(options, &display, &x11, name, &args)
-            .with_context(|| format!("measuring {name}"))?;
-        report.adapter = adapter;
-        report.rows.push(row);
+        let mut runs = vec![(name.to_string(), options.scene.clone())];
+        if let (Some(bare), "lite") = (&bare, name) {
+            runs.push(("lite, no scene cameras".into(), Some(bare.scene.clone())));
+        }
+        for (name, scene) in runs {
+            eprintln!("bench window: measuring {name} ({} s) …", options.seconds);
+            let (row, adapter) = measure(options, scene.as_deref(), &display, &x11, &name, &args)
+                .with_context(|| format!("measuring {name}"))?;
+            report.adapter = adapter;
+            report.rows.push(row);
+        }
     }
     report.load = std::fs::read_to_string("/proc/loadavg")
         .map(|l| l.split_whitespace().take(3).collect::<Vec<_>>().join(" "))
@@ -256,6 +271,7 @@ fn state_pixels(x11: &impl Connection, window: u32) -> anyhow::Result<(usize, us
 
 fn measure(
     options: &Options,
+    scene: Option<&Path>,
     display: &str,
     x11: &impl Connection,
     name: &str,
@@ -263,7 +279,7 @@ fn measure(
 ) -> anyhow::Result<(Row, String)> {
     let exe = std::env::current_exe().context("own executable")?;
     let mut command = Command::new(exe);
-    if let Some(scene) = &options.scene {
+    if let Some(scene) = scene {
         command.arg("--scene").arg(scene);
     }
     let mut child = command
@@ -377,6 +393,25 @@ fn measure(
     let line = frame_lines()[wanted - 1].clone();
     let (fps, p50_ms, p99_ms, rtf) =
         parse_frame_line(&line).with_context(|| format!("cannot read {line:?}"))?;
+    let cameras = {
+        let log = log.lock().expect("log lock");
+        let frame_line_at = |n: usize| {
+            log.iter()
+                .enumerate()
+                .filter(|(_, l)| l.contains("frames/s over the last"))
+                .nth(n)
+                .map_or(0, |(i, _)| i)
+        };
+        let rendered = cameras_rendering(
+            &log[..=frame_line_at(wanted - 1)],
+            frame_line_at(wanted - 2),
+        );
+        if rendered.is_empty() {
+            "none".to_string()
+        } else {
+            rendered.join(", ")
+        }
+    };
 
     // Input to repaint: click Pause, read pixels until the label turns yellow; Start again.
     let mut clicks_ms = Vec::new();
@@ -432,6 +467,7 @@ fn measure(
         Row {
             name: name.to_string(),
             args: args.join(" "),
+            cameras,
             fps,
             p50_ms,
             p99_ms,
@@ -441,6 +477,116 @@ fn measure(
         },
         adapter,
     ))
+}
+
+/// The scene cameras that rendered at any time from line `from` of the window's `log` to its
+/// end, by the cameras' start and stop lines (`camera NAME: rendering (…)`, `camera NAME:
+/// stopped rendering: …`).
+fn cameras_rendering(log: &[String], from: usize) -> Vec<String> {
+    let mut on = std::collections::BTreeSet::<String>::new();
+    let mut rendered = std::collections::BTreeSet::new();
+    for (i, line) in log.iter().enumerate() {
+        if i == from {
+            rendered.extend(on.iter().cloned());
+        }
+        let Some((name, what)) = line
+            .find("camera ")
+            .and_then(|at| line[at + "camera ".len()..].split_once(": "))
+        else {
+            continue;
+        };
+        if what.starts_with("rendering (") {
+            on.insert(name.to_string());
+            if i >= from {
+                rendered.insert(name.to_string());
+            }
+        } else if what.starts_with("stopped rendering") {
+            on.remove(name);
+        }
+    }
+    if from >= log.len() {
+        rendered.extend(on);
+    }
+    rendered.into_iter().collect()
+}
+
+/// A copy of a scene without its cameras, in a temporary folder removed when dropped.
+struct BareScene {
+    dir: PathBuf,
+    scene: PathBuf,
+}
+
+impl Drop for BareScene {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+/// The scene (`--scene` as given, or the built-in default) without its cameras
+/// (`extensions.armsim.cameras`), written to a temporary folder with its robot path made
+/// absolute (a built-in robot is written beside it); `None` when the scene has no cameras.
+fn scene_without_cameras(spec: Option<&Path>) -> anyhow::Result<Option<BareScene>> {
+    use armsim::scene::{SceneSource, bundled};
+    let source = SceneSource::choose(spec);
+    let scene = source
+        .load()
+        .map_err(|e| anyhow::anyhow!("{}: {e}", source.describe()))?;
+    if scene.cameras().is_empty() {
+        return Ok(None);
+    }
+    if scene.config.extensions.armsim.cameras.is_empty() {
+        bail!(
+            "{}: its cameras come from the robot file, which the benchmark cannot take away",
+            source.describe()
+        );
+    }
+    let text = match &source {
+        SceneSource::File(path) => std::fs::read_to_string(path)
+            .with_context(|| format!("cannot read {}", path.display()))?,
+        SceneSource::Bundled(name) => bundled::scene_json(name)
+            .context("a built-in scene's JSON")?
+            .to_string(),
+    };
+    let mut json: serde_json::Value = serde_json::from_str(&text).context("the scene's JSON")?;
+    let dir = std::env::temp_dir().join(format!("armsim-bench-window-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).with_context(|| format!("cannot create {}", dir.display()))?;
+    let bare = BareScene {
+        scene: dir.join("scene_without_cameras.json"),
+        dir,
+    };
+    let robot = match scene.robot_path.strip_prefix(bundled::BUNDLED_ROOT) {
+        Ok(rel) => {
+            // `scenes/../robots/arm6.xml` → `robots/arm6.xml`, as the bundled files are named.
+            let mut parts: Vec<String> = Vec::new();
+            for c in rel.components() {
+                match c {
+                    std::path::Component::Normal(s) => parts.push(s.to_string_lossy().into()),
+                    std::path::Component::ParentDir => {
+                        parts.pop();
+                    }
+                    _ => {}
+                }
+            }
+            let rel = parts.join("/");
+            let path = bare.dir.join(&rel);
+            let text =
+                bundled::file(&rel).with_context(|| format!("a built-in robot file {rel}"))?;
+            std::fs::create_dir_all(path.parent().unwrap_or(&bare.dir))?;
+            std::fs::write(&path, text)?;
+            path
+        }
+        Err(_) => std::path::absolute(&scene.robot_path)?,
+    };
+    json["robot"]["mjcf_path"] = robot.to_string_lossy().into_owned().into();
+    if let Some(armsim) = json
+        .pointer_mut("/extensions/armsim")
+        .and_then(|v| v.as_object_mut())
+    {
+        armsim.remove("cameras");
+    }
+    std::fs::write(&bare.scene, serde_json::to_string_pretty(&json)?)
+        .with_context(|| format!("cannot write {}", bare.scene.display()))?;
+    Ok(Some(bare))
 }
 
 /// Reads `F frames/s over the last S s (frame time p50 A ms, p99 B ms); simulation real-time
@@ -486,7 +632,7 @@ impl fmt::Display for Report {
         )?;
         writeln!(
             f,
-            "  {:<26} {:>9} {:>9} {:>9} {:>7} {:>16} {:>16} {:>10}",
+            "  {:<26} {:>9} {:>9} {:>9} {:>7} {:>16} {:>16} {:>10}  scene cameras rendering",
             "profile",
             "frames/s",
             "p50 ms",
@@ -502,7 +648,7 @@ impl fmt::Display for Report {
             let (tmed, tmax) = median_max(&r.titles_ms);
             writeln!(
                 f,
-                "  {:<26} {:>9.1} {:>9.1} {:>9.1} {:>7.3} {:>8.0}/{:<4.0} ms {:>8.0}/{:<4.0} ms {:>9.2}×",
+                "  {:<26} {:>9.1} {:>9.1} {:>9.1} {:>7.3} {:>8.0}/{:<4.0} ms {:>8.0}/{:<4.0} ms {:>9.2}×  {}",
                 r.name,
                 r.fps,
                 r.p50_ms,
@@ -512,7 +658,8 @@ impl fmt::Display for Report {
                 max,
                 tmed,
                 tmax,
-                r.fps / base
+                r.fps / base,
+                r.cameras
             )?;
         }
         writeln!(
@@ -537,5 +684,43 @@ mod tests {
                     (frame time p50 52.3 ms, p99 80.0 ms); simulation real-time factor 0.998";
         assert_eq!(parse_frame_line(line), Some((17.9, 52.3, 80.0, 0.998)));
         assert_eq!(parse_frame_line("nothing here"), None);
+    }
+
+    #[test]
+    fn names_the_cameras_that_rendered_in_the_window() {
+        let log: Vec<String> = [
+            "INFO armsim::ui::cameras: camera front: 256x256 at 30 Hz, 60° vertical field of view",
+            "INFO armsim::ui::camera_demand: camera front: rendering (its first images, …)",
+            "INFO armsim::ui::camera_demand: camera wrist: rendering (its first images, …)",
+            "INFO armsim::ui::camera_demand: camera front: stopped rendering: nothing uses …",
+            "INFO armsim::ui: 14.0 frames/s over the last 20 s",
+            "INFO armsim::ui::camera_demand: camera front: rendering (a client asked …)",
+            "INFO armsim::ui: 14.0 frames/s over the last 20 s",
+        ]
+        .map(String::from)
+        .to_vec();
+        assert_eq!(cameras_rendering(&log, 4), ["front", "wrist"]);
+        assert_eq!(cameras_rendering(&log[..5], 4), ["wrist"]);
+        assert_eq!(cameras_rendering(&log[..5], 5), ["wrist"]);
+        let stopped = [log[1].clone(), log[3].clone(), log[4].clone()];
+        assert!(cameras_rendering(&stopped, 2).is_empty());
+    }
+
+    #[test]
+    fn the_default_scene_without_its_cameras_loads_and_has_none() {
+        let bare = scene_without_cameras(None)
+            .expect("written")
+            .expect("the default scene has cameras");
+        let scene = armsim::scene::SceneSource::choose(Some(&bare.scene))
+            .load()
+            .expect("loads");
+        assert!(scene.cameras().is_empty());
+        assert_eq!(scene.robot.links.len(), {
+            let default = armsim::scene::SceneSource::choose(None).load().unwrap();
+            default.robot.links.len()
+        });
+        let dir = bare.dir.clone();
+        drop(bare);
+        assert!(!dir.exists(), "removed when dropped");
     }
 }

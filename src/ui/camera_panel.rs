@@ -1,10 +1,12 @@
 //! The panel's Cameras section: each scene camera's image, live, with its name, size, rate and
-//! the step its newest image shows.
+//! the step its newest image shows. A camera renders while its thumbnail is on screen (the
+//! section open and scrolled into view; `super::camera_demand`).
 
 use bevy::ecs::system::SystemParam;
 use bevy::prelude::*;
 use bevy_egui::{EguiContexts, EguiTextureHandle, egui};
 
+use super::camera_demand::CameraDemand;
 use super::cameras::{CameraImages, SimCamera};
 
 /// What the panel's Cameras section shows of one camera.
@@ -23,6 +25,7 @@ pub(super) struct Thumbnail {
 pub(super) struct CameraPanel<'w, 's> {
     cameras: Query<'w, 's, &'static SimCamera>,
     frames: Res<'w, CameraImages>,
+    demand: Option<ResMut<'w, CameraDemand>>,
 }
 
 impl CameraPanel<'_, '_> {
@@ -42,23 +45,39 @@ impl CameraPanel<'_, '_> {
             })
             .collect()
     }
+
+    /// The cameras whose thumbnails were on screen this frame ([`section`]'s answer; none when
+    /// the section is folded or the panel hidden): they render while they are.
+    pub(super) fn on_screen(&mut self, names: Vec<String>) {
+        if let Some(demand) = &mut self.demand {
+            let names = names.into_iter().collect();
+            if demand.panel != names {
+                demand.panel = names;
+            }
+        }
+    }
 }
 
 /// Width of a thumbnail in the panel, logical pixels.
 const THUMBNAIL_WIDTH: f32 = 128.0;
 
 /// The Cameras section: each camera's image, live, with what it is and the step it shows.
-pub(super) fn section(ui: &mut egui::Ui, thumbnails: &[Thumbnail]) {
+/// Returns the cameras whose thumbnails are on screen (not scrolled out of view).
+pub(super) fn section(ui: &mut egui::Ui, thumbnails: &[Thumbnail]) -> Vec<String> {
+    let mut on_screen = Vec::new();
     ui.horizontal_wrapped(|ui| {
         for t in thumbnails {
             ui.vertical(|ui| {
                 ui.set_width(THUMBNAIL_WIDTH);
                 let [w, h] = t.size;
                 let size = egui::vec2(THUMBNAIL_WIDTH, THUMBNAIL_WIDTH * h as f32 / w as f32);
-                ui.add(egui::Image::new(egui::load::SizedTexture::new(
+                let image = ui.add(egui::Image::new(egui::load::SizedTexture::new(
                     t.texture, size,
-                )))
-                .on_hover_text(format!(
+                )));
+                if ui.is_rect_visible(image.rect) {
+                    on_screen.push(t.name.clone());
+                }
+                image.on_hover_text(format!(
                     "{w}×{h} at {} Hz{}",
                     t.rate_hz,
                     if t.depth { ", with depth" } else { "" }
@@ -71,4 +90,5 @@ pub(super) fn section(ui: &mut egui::Ui, thumbnails: &[Thumbnail]) {
             });
         }
     });
+    on_screen
 }

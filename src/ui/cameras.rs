@@ -9,7 +9,10 @@
 //! step) since its last image, or a reset started a new episode. That frame, after the clock
 //! has run its steps (`ClockSystems`) and bevy_rapier has written the bodies' poses back, the
 //! camera is aimed and a capture entity is spawned holding `Readback::texture` and the stamp of
-//! that state (episode, step, sim time, the camera's pose). The render world extracts the
+//! that state (episode, step, sim time, the camera's pose). In the window a camera renders only
+//! while something uses its images (`super::camera_demand`); a camera that does not render this
+//! frame is inactive (`Camera::is_active`), which Bevy skips in visibility, extraction and
+//! shadow cascades, so it costs nothing. The render world extracts the
 //! poses, the meshes and the readback together at the end of that frame, so the image shows
 //! exactly the stamped state; it arrives one or more frames later (`ReadbackComplete` on the
 //! capture entity), and the stamp travels with it. The capture's `Readback` is removed the next
@@ -30,6 +33,7 @@
 //! with the colour; Bevy's reverse-Z with an infinite far plane stores `near / z`.
 
 use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 use bevy::asset::RenderAssetUsages;
 use bevy::camera::RenderTarget;
@@ -50,6 +54,7 @@ pub use armsim_core::camera::{CameraMount, CameraSpec, CameraState};
 use armsim_core::camera::{Placement, gl_from_armsim, link_poses};
 
 use super::camera::OrbitCamera;
+use super::camera_demand::{CameraDemand, PipelinesIdle, Rendering, warmed_up};
 use super::render::{Profile, RenderProfile};
 use crate::sim::{ClockSystems, SIM_HZ, SimClock, SimRef, SimScene};
 
@@ -72,6 +77,10 @@ pub struct CameraFrameReady(pub Arc<CameraFrame>);
 /// snapshot and the monitor's `(getCamera NAME)` read the very images the renderer made.
 pub use crate::state::CameraImages;
 
+/// Where the cameras decide to render and spawn their captures (after the clock's steps).
+#[derive(SystemSet, Clone, Debug, PartialEq, Eq, Hash)]
+pub struct CameraSystems;
+
 /// A scene camera's Bevy camera: what it is, where it rides and the image it renders into.
 #[derive(Component, Debug)]
 pub struct SimCamera {
@@ -84,12 +93,27 @@ pub struct SimCamera {
     placement: Placement,
     /// `(episode, period index)` of its last image.
     last: Option<(u64, u64)>,
+    /// Whether it renders in the window, where cameras render on demand
+    /// (`super::camera_demand`).
+    pub(super) rendering: Rendering,
+}
+
+impl SimCamera {
+    /// Takes an image on the next frame, whether one is due or not.
+    pub(super) fn retake(&mut self) {
+        self.last = None;
+    }
 }
 
 /// One image on its way back from the GPU, and the state it shows.
 #[derive(Component, Debug)]
 struct Capture {
     frame: CameraFrame,
+    /// Its camera, and the camera's run (`Rendering::run`) when it was spawned.
+    camera: Entity,
+    run: u64,
+    /// Frames without a pipeline waiting to compile when it was spawned (`PipelinesIdle`).
+    pipelines_idle: u32,
     /// `FrameCount` when it was spawned.
     spawned: u32,
     /// Its depth is still on its way ([`DepthCapture`]).
@@ -112,6 +136,7 @@ struct DepthCopy(Handle<Image>);
 
 pub(super) fn plugin(app: &mut App) {
     capture_plugin(app);
+    super::camera_demand::plugin(app);
     app.add_systems(Update, gizmos_on_their_layer);
 }
 
@@ -130,7 +155,7 @@ pub(crate) fn capture_plugin(app: &mut App) {
         .add_systems(
             Update,
             (
-                aim_and_capture.after(ClockSystems),
+                aim_and_capture.in_set(CameraSystems).after(ClockSystems),
                 follow_profile,
                 super::camera_snapshots::write_snapshots,
             ),
@@ -155,7 +180,7 @@ pub(crate) struct WarmingUp;
 pub(crate) fn retake_all(world: &mut World) {
     let mut cameras = world.query::<&mut SimCamera>();
     for mut cam in cameras.iter_mut(world) {
-        cam.last = None;
+        cam.retake();
     }
 }
 
@@ -239,6 +264,7 @@ fn spawn_cameras(mut commands: Commands, scene: Res<SimScene>, mut images: ResMu
                 depth_image,
                 placement,
                 last: None,
+                rendering: Rendering::default(),
             },
         ));
     }
@@ -246,11 +272,16 @@ fn spawn_cameras(mut commands: Commands, scene: Res<SimScene>, mut images: ResMu
 
 /// After the frame's steps: each camera whose next image is due is aimed and renders this
 /// frame, and a capture stamped with this state reads its image back; the others skip the frame.
+/// In the window (where [`CameraDemand`] is), a camera nothing uses does not render at all, and
+/// one warming up renders every frame.
+#[allow(clippy::too_many_arguments)] // a Bevy system: each argument is one thing it reads
 fn aim_and_capture(
     mut commands: Commands,
     clock: Res<SimClock>,
     sim: SimRef,
     frames: Res<FrameCount>,
+    demand: Option<Res<CameraDemand>>,
+    idle: Option<Res<PipelinesIdle>>,
     mut cameras: Query<(
         Entity,
         &mut SimCamera,
@@ -268,9 +299,16 @@ fn aim_and_capture(
             continue;
         };
         let period = period_at(clock.steps, cam.spec.rate_hz);
-        let due = cam
-            .last
-            .is_none_or(|(episode, last)| episode != clock.episode || period > last);
+        let on_demand = demand.is_some();
+        let warming = on_demand && !cam.rendering.warmed;
+        let due = (!on_demand || cam.rendering.on)
+            && (warming
+                || cam
+                    .last
+                    .is_none_or(|(episode, last)| episode != clock.episode || period > last));
+        if warming && due && cam.rendering.warm_since.is_none() {
+            cam.rendering.warm_since = Some(Instant::now());
+        }
         if camera.is_active != due {
             camera.is_active = due;
         }
@@ -302,6 +340,9 @@ fn aim_and_capture(
                         rgb: Arc::from([]),
                         depth: None,
                     },
+                    camera: entity,
+                    run: cam.rendering.run,
+                    pipelines_idle: idle.as_ref().map_or(u32::MAX, |i| i.frames()),
                     spawned: frames.0,
                     waiting_depth: cam.depth_image.is_some(),
                     has_rgb: false,
@@ -342,13 +383,17 @@ fn retire_captures(
 }
 
 /// An image is back: unpad its rows; once its depth is in too (a `depth: true` camera), keep it
-/// as its camera's newest and announce it.
+/// as its camera's newest and announce it. In the window, a camera's images are kept once its
+/// warm-up has ended, and one of its current run makes it no longer idle.
+#[allow(clippy::too_many_arguments)] // a Bevy system: each argument is one thing it reads
 fn frame_arrived(
     event: On<ReadbackComplete>,
     mut captures: Query<&mut Capture>,
     depths: Query<&DepthCapture>,
     mut images: ResMut<CameraImages>,
     warming_up: Option<Res<WarmingUp>>,
+    demand: Option<Res<CameraDemand>>,
+    mut cameras: Query<&mut SimCamera>,
     mut ready: MessageWriter<CameraFrameReady>,
     mut commands: Commands,
 ) {
@@ -396,10 +441,35 @@ fn frame_arrived(
     }
     commands.entity(entity).despawn();
     let frame = Arc::new(std::mem::replace(&mut capture.frame, empty_frame()));
-    if warming_up.is_none() {
+    // Whether it is kept (a warm camera's), and whether it is fresh (of the camera's current run).
+    let (keep, current) = match cameras.get_mut(capture.camera) {
+        Ok(mut cam) if demand.is_some() => {
+            let r = &mut cam.rendering;
+            if !r.warmed {
+                let warming_for = r.warm_since.map_or(Duration::ZERO, |t| t.elapsed());
+                r.warmed = warmed_up(
+                    shows_something(&frame.rgb),
+                    capture.pipelines_idle,
+                    warming_for,
+                );
+            }
+            (r.warmed, r.on && r.run == capture.run)
+        }
+        _ => (true, true),
+    };
+    if warming_up.is_none() && keep {
         images.insert(frame.clone());
+        if current {
+            images.set_idle(&frame.camera, false);
+        }
     }
     ready.write(CameraFrameReady(frame));
+}
+
+/// Whether an image shows anything: not one colour all over (the clear colour where nothing
+/// was drawn yet).
+pub(crate) fn shows_something(rgb: &[u8]) -> bool {
+    rgb.chunks_exact(3).any(|p| p != &rgb[..3])
 }
 
 fn empty_frame() -> CameraFrame {
@@ -506,18 +576,20 @@ fn gizmos_on_their_layer(
 }
 
 /// The cameras' tonemapping follows the 3D view's (off in the lite profile, whose flat material
-/// the cameras see too).
+/// the cameras see too). Their pipelines change with it, so they warm up again.
 fn follow_profile(
     profile: Res<RenderProfile>,
     mut applied: Local<Option<bool>>,
-    cameras: Query<Entity, With<SimCamera>>,
+    mut cameras: Query<(Entity, &mut SimCamera)>,
     mut commands: Commands,
 ) {
     let tonemap = profile.active != Some(Profile::Lite) || profile.lite.tonemapping;
     if *applied == Some(tonemap) {
         return;
     }
-    for entity in &cameras {
+    for (entity, mut cam) in &mut cameras {
+        cam.rendering.warmed = false;
+        cam.rendering.warm_since = None;
         if tonemap {
             commands
                 .entity(entity)

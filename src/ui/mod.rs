@@ -4,6 +4,7 @@
 //! protocols use.
 
 mod camera;
+mod camera_demand;
 mod camera_panel;
 pub mod camera_snapshots;
 pub mod cameras;

@@ -93,7 +93,7 @@ fn draw_panel(
     mut view_rect: ResMut<ViewRect>,
     lite_target: Option<Res<LiteTarget>>,
     window: Query<&Window, With<PrimaryWindow>>,
-    cameras: super::camera_panel::CameraPanel,
+    mut cameras: super::camera_panel::CameraPanel,
 ) -> Result {
     let lite_image = match wv.render.active {
         Some(Profile::Lite) => lite_target
@@ -112,6 +112,8 @@ fn draw_panel(
     );
     // `--render-tweak no-panel` (benchmark only): the window without the panel.
     let show_panel = !wv.render.ablation.no_panel;
+    // The cameras whose thumbnails are on screen: they render while they are.
+    let mut thumbnails_on_screen = Vec::new();
     let width = if !show_panel {
         0.0
     } else {
@@ -130,7 +132,10 @@ fn draw_panel(
                     if !thumbnails.is_empty() {
                         egui::CollapsingHeader::new("Cameras")
                             .default_open(true)
-                            .show(ui, |ui| super::camera_panel::section(ui, &thumbnails));
+                            .show(ui, |ui| {
+                                thumbnails_on_screen =
+                                    super::camera_panel::section(ui, &thumbnails);
+                            });
                     }
                     egui::CollapsingHeader::new("Connections")
                         .default_open(true)
@@ -165,6 +170,8 @@ fn draw_panel(
             .rect
             .width()
     };
+
+    cameras.on_screen(thumbnails_on_screen);
 
     // Keep the 3D view to the right of the panel.
     if let Ok(window) = window.single() {

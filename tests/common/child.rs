@@ -26,9 +26,24 @@ impl Armsim {
     /// Starts `armsim --headless --realtime args…` logging at info level, its certificate (if
     /// it serves the headset page) in a scratch folder named after `name`.
     pub fn start(name: &str, args: &[&str]) -> Self {
+        Self::start_under(name, &[], args)
+    }
+
+    /// [`start`](Self::start) under `wrapper` (a command and its arguments, e.g. GNU `timeout
+    /// -s TERM 600`), which then runs armsim; `child` is the wrapper's process.
+    pub fn start_under(name: &str, wrapper: &[&str], args: &[&str]) -> Self {
         let config =
             std::env::temp_dir().join(format!("armsim-child-{name}-{}", std::process::id()));
-        let mut child = Command::new(env!("CARGO_BIN_EXE_armsim"))
+        let armsim = env!("CARGO_BIN_EXE_armsim");
+        let mut command = match wrapper.split_first() {
+            Some((program, rest)) => {
+                let mut c = Command::new(program);
+                c.args(rest).arg(armsim);
+                c
+            }
+            None => Command::new(armsim),
+        };
+        let mut child = command
             .env("RUST_LOG", "info")
             .env("NO_COLOR", "1")
             .env("ARMSIM_CONFIG_DIR", &config)

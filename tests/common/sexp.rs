@@ -77,6 +77,33 @@ impl Peer {
         }
     }
 
+    /// Reads a monitor's frames until one shows sim time `t` or later (`(time (now T))`); the
+    /// first frames may wait for a start-up (offscreen cameras warming up), so reads wait up to
+    /// 60 s here. Returns the time seen.
+    pub fn until_sim_time(&mut self, t: f64) -> f64 {
+        self.s
+            .set_read_timeout(Some(Duration::from_secs(60)))
+            .unwrap();
+        let deadline = Instant::now() + Duration::from_secs(120);
+        loop {
+            assert!(Instant::now() < deadline, "sim time {t} s not reached");
+            let msg = self
+                .recv()
+                .unwrap_or_else(|| panic!("closed before sim time {t} s"));
+            let now = msg
+                .iter()
+                .find(|e| e.is("time"))
+                .and_then(|e| e.find("now"))
+                .and_then(|n| n.arg(0))
+                .and_then(|a| a.as_f64().ok());
+            if let Some(now) = now
+                && now >= t
+            {
+                return now;
+            }
+        }
+    }
+
     /// Whether the server has closed the connection (nothing buffered is left to read).
     pub fn closed(&mut self) -> bool {
         if self.decoder.buffered() > 0 {

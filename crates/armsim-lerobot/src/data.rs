@@ -1,15 +1,17 @@
-//! The parquet tables: frames (`data/`), episodes (`meta/episodes/`) and tasks
-//! (`meta/tasks.parquet`). Every column is nullable, as pyarrow writes them for LeRobot.
+//! The parquet tables: frames (`data/`, one file per episode), episodes (`meta/episodes/`) and
+//! tasks (`meta/tasks.parquet`). Every column is nullable, as pyarrow writes them for LeRobot.
+//! Each table is written whole under a temporary name and committed by the writer
+//! (`atomic.rs`).
 
 use std::collections::HashMap;
-use std::fs::File;
 use std::io::BufWriter;
-use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex, PoisonError};
+use std::path::Path;
+use std::sync::Arc;
 
-use arrow_array::builder::{ListBuilder, StringBuilder};
+use arrow_array::builder::{Float64Builder, Int64Builder, ListBuilder, StringBuilder};
 use arrow_array::{
-    ArrayRef, FixedSizeListArray, Float32Array, Float64Array, Int64Array, RecordBatch, StringArray,
+    Array, ArrayRef, FixedSizeListArray, Float32Array, Float64Array, Int64Array, RecordBatch,
+    StringArray,
 };
 use arrow_schema::{DataType, Field, Schema, SchemaRef};
 use parquet::arrow::ArrowWriter;
@@ -18,6 +20,8 @@ use parquet::file::properties::WriterProperties;
 use serde_json::json;
 
 use crate::LeRobotError;
+use crate::atomic::{Staged, create_tmp};
+use crate::stats::{FeatureStats, STAT_NAMES, StatKind};
 use crate::video::EpisodeVideo;
 
 /// Snappy, like pyarrow's default and LeRobot's writers.
@@ -66,98 +70,48 @@ pub(crate) fn timestamp(frame_index: u64, fps: u32) -> f32 {
     (frame_index as f64 / fps as f64) as f32
 }
 
-/// Writes `data/chunk-000/file-000.parquet`, one row group per episode.
-pub(crate) struct DataFile {
-    path: PathBuf,
-    /// In a `Mutex` only to make the dataset writer `Sync` (Bevy resources must be); it is only
-    /// reached through `&mut self`, so it is never locked.
-    writer: Mutex<ArrowWriter<BufWriter<File>>>,
-    schema: SchemaRef,
+/// Writes one episode's frames as a data file of its own (`data/chunk-C/file-F.parquet`, one row
+/// group), complete and fsynced under its temporary name: the caller commits it just before the
+/// metadata that names it.
+pub(crate) fn stage_episode_data(
+    path: &Path,
+    frames: &EpisodeFrames,
     joints: usize,
-}
-
-impl DataFile {
-    pub(crate) fn create(path: &Path, joints: usize) -> Result<Self, LeRobotError> {
-        if let Some(dir) = path.parent() {
-            std::fs::create_dir_all(dir).map_err(|e| LeRobotError::io(dir, e))?;
-        }
-        let file = File::create(path).map_err(|e| LeRobotError::io(path, e))?;
-        let schema = data_schema(joints);
-        let writer = ArrowWriter::try_new(BufWriter::new(file), schema.clone(), Some(props()))
-            .map_err(|e| LeRobotError::parquet(path, e))?;
-        Ok(Self {
-            path: path.to_path_buf(),
-            writer: Mutex::new(writer),
-            schema,
-            joints,
-        })
-    }
-
-    /// Appends one episode as its own row group.
-    pub(crate) fn write_episode(
-        &mut self,
-        frames: &EpisodeFrames,
-        episode_index: u64,
-        first_index: u64,
-        task_index: u64,
-        fps: u32,
-    ) -> Result<(), LeRobotError> {
-        let n = frames.len(self.joints);
-        let vec_col = |values: &[f32]| -> Result<ArrayRef, LeRobotError> {
-            let field = Arc::new(Field::new_list_field(DataType::Float32, true));
-            let values = Arc::new(Float32Array::from(values.to_vec()));
-            FixedSizeListArray::try_new(field, self.joints as i32, values, None)
-                .map(|a| Arc::new(a) as ArrayRef)
-                .map_err(|e| LeRobotError::parquet(&self.path, e))
-        };
-        let columns: Vec<ArrayRef> = vec![
-            vec_col(&frames.state)?,
-            vec_col(&frames.action)?,
-            Arc::new(Float32Array::from_iter_values(
-                (0..n as u64).map(|i| timestamp(i, fps)),
-            )),
-            Arc::new(Int64Array::from_iter_values(0..n as i64)),
-            Arc::new(Int64Array::from_iter_values(std::iter::repeat_n(
-                episode_index as i64,
-                n,
-            ))),
-            Arc::new(Int64Array::from_iter_values(
-                (0..n as i64).map(|i| first_index as i64 + i),
-            )),
-            Arc::new(Int64Array::from_iter_values(std::iter::repeat_n(
-                task_index as i64,
-                n,
-            ))),
-        ];
-        let batch = RecordBatch::try_new(self.schema.clone(), columns)
-            .map_err(|e| LeRobotError::parquet(&self.path, e))?;
-        let writer = self
-            .writer
-            .get_mut()
-            .unwrap_or_else(PoisonError::into_inner);
-        writer
-            .write(&batch)
-            .and_then(|_| writer.flush())
-            .map_err(|e| LeRobotError::parquet(&self.path, e))
-    }
-
-    /// Writes the footer and returns the file's size.
-    pub(crate) fn close(self) -> Result<u64, LeRobotError> {
-        let path = self.path;
-        let writer = self
-            .writer
-            .into_inner()
-            .unwrap_or_else(PoisonError::into_inner)
-            .into_inner()
-            .map_err(|e| LeRobotError::parquet(&path, e))?;
-        let file = writer
-            .into_inner()
-            .map_err(|e| LeRobotError::io(&path, e.into_error()))?;
-        file.sync_all().map_err(|e| LeRobotError::io(&path, e))?;
-        file.metadata()
-            .map(|m| m.len())
-            .map_err(|e| LeRobotError::io(&path, e))
-    }
+    episode_index: u64,
+    first_index: u64,
+    task_index: u64,
+    fps: u32,
+) -> Result<Staged, LeRobotError> {
+    let n = frames.len(joints);
+    let vec_col = |values: &[f32]| -> Result<ArrayRef, LeRobotError> {
+        let field = Arc::new(Field::new_list_field(DataType::Float32, true));
+        let values = Arc::new(Float32Array::from(values.to_vec()));
+        FixedSizeListArray::try_new(field, joints as i32, values, None)
+            .map(|a| Arc::new(a) as ArrayRef)
+            .map_err(|e| LeRobotError::parquet(path, e))
+    };
+    let columns: Vec<ArrayRef> = vec![
+        vec_col(&frames.state)?,
+        vec_col(&frames.action)?,
+        Arc::new(Float32Array::from_iter_values(
+            (0..n as u64).map(|i| timestamp(i, fps)),
+        )),
+        Arc::new(Int64Array::from_iter_values(0..n as i64)),
+        Arc::new(Int64Array::from_iter_values(std::iter::repeat_n(
+            episode_index as i64,
+            n,
+        ))),
+        Arc::new(Int64Array::from_iter_values(
+            (0..n as i64).map(|i| first_index as i64 + i),
+        )),
+        Arc::new(Int64Array::from_iter_values(std::iter::repeat_n(
+            task_index as i64,
+            n,
+        ))),
+    ];
+    let batch = RecordBatch::try_new(data_schema(joints), columns)
+        .map_err(|e| LeRobotError::parquet(path, e))?;
+    write_table(path, &batch)
 }
 
 /// One row of `meta/episodes/...parquet`.
@@ -172,14 +126,13 @@ pub(crate) struct EpisodeRow {
     pub dataset_to_index: u64,
     /// One per camera, in spec order.
     pub videos: Vec<EpisodeVideo>,
+    /// One per feature, in the order of the writer's `stat_features`.
+    pub stats: Vec<FeatureStats>,
 }
 
-/// Writes one Arrow record batch as a whole parquet file; returns its size.
-fn write_table(path: &Path, batch: &RecordBatch) -> Result<u64, LeRobotError> {
-    if let Some(dir) = path.parent() {
-        std::fs::create_dir_all(dir).map_err(|e| LeRobotError::io(dir, e))?;
-    }
-    let file = File::create(path).map_err(|e| LeRobotError::io(path, e))?;
+/// Writes one Arrow record batch as a whole parquet file under its temporary name.
+fn write_table(path: &Path, batch: &RecordBatch) -> Result<Staged, LeRobotError> {
+    let file = create_tmp(path)?;
     let mut writer = ArrowWriter::try_new(BufWriter::new(file), batch.schema(), Some(props()))
         .map_err(|e| LeRobotError::parquet(path, e))?;
     writer
@@ -191,19 +144,17 @@ fn write_table(path: &Path, batch: &RecordBatch) -> Result<u64, LeRobotError> {
     let file = buf
         .into_inner()
         .map_err(|e| LeRobotError::io(path, e.into_error()))?;
-    file.sync_all().map_err(|e| LeRobotError::io(path, e))?;
-    file.metadata()
-        .map(|m| m.len())
-        .map_err(|e| LeRobotError::io(path, e))
+    Staged::from_file(path, file)
 }
 
-/// Writes the episodes table: LeRobot 0.4.4's columns in its order (without the optional
-/// per-episode `stats/...` columns, which its loader drops anyway).
+/// Writes the episodes table: LeRobot 0.4.4's columns in its order, the per-episode statistics
+/// (`stats/<feature>/<stat>`, features in `stat_features` order) included.
 pub(crate) fn write_episodes(
     path: &Path,
     rows: &[EpisodeRow],
     video_keys: &[String],
-) -> Result<u64, LeRobotError> {
+    stat_features: &[(String, StatKind)],
+) -> Result<Staged, LeRobotError> {
     let i64_col = |f: &dyn Fn(&EpisodeRow) -> u64| -> ArrayRef {
         Arc::new(Int64Array::from_iter_values(
             rows.iter().map(|r| f(r) as i64),
@@ -266,6 +217,13 @@ pub(crate) fn write_episodes(
             rows.iter().map(|r| r.videos[c].to_timestamp),
         )));
     }
+    for (f, (key, kind)) in stat_features.iter().enumerate() {
+        for name in STAT_NAMES {
+            let (field, column) = stat_column(rows, f, *kind, name);
+            fields.push(Field::new(format!("stats/{key}/{name}"), field, true));
+            columns.push(column);
+        }
+    }
     // Where each episode's own metadata row lives: LeRobot reads these when it resumes recording.
     fields.push(Field::new(
         "meta/episodes/chunk_index",
@@ -282,6 +240,54 @@ pub(crate) fn write_episodes(
     let batch = RecordBatch::try_new(Arc::new(Schema::new(fields)), columns)
         .map_err(|e| LeRobotError::parquet(path, e))?;
     write_table(path, &batch)
+}
+
+/// One `stats/<feature>/<stat>` column, typed as pyarrow types what LeRobot hands it
+/// (`numpy.ndarray.tolist()` per episode): `list<int64>` for `count` (and an int feature's `min`
+/// and `max`), `list<list<list<double>>>` for an image's `[3, 1, 1]` values, else `list<double>`.
+fn stat_column(
+    rows: &[EpisodeRow],
+    feature: usize,
+    kind: StatKind,
+    name: &str,
+) -> (DataType, ArrayRef) {
+    let stats = rows.iter().map(|r| &r.stats[feature]);
+    if FeatureStats::is_int(kind, name) {
+        let mut b = ListBuilder::new(Int64Builder::new());
+        for st in stats {
+            if name == "count" {
+                b.values().append_value(st.count as i64);
+            } else {
+                for &v in st.values(name) {
+                    b.values().append_value(v as i64);
+                }
+            }
+            b.append(true);
+        }
+        let a = b.finish();
+        return (a.data_type().clone(), Arc::new(a));
+    }
+    if kind == StatKind::Image {
+        let mut b = ListBuilder::new(ListBuilder::new(ListBuilder::new(Float64Builder::new())));
+        for st in stats {
+            for &v in st.values(name) {
+                let channel = b.values();
+                channel.values().values().append_value(v);
+                channel.values().append(true);
+                channel.append(true);
+            }
+            b.append(true);
+        }
+        let a = b.finish();
+        return (a.data_type().clone(), Arc::new(a));
+    }
+    let mut b = ListBuilder::new(Float64Builder::new());
+    for st in stats {
+        b.values().append_slice(st.values(name));
+        b.append(true);
+    }
+    let a = b.finish();
+    (a.data_type().clone(), Arc::new(a))
 }
 
 /// The pandas metadata that makes `__index_level_0__` the DataFrame index (the task strings). It
@@ -306,7 +312,7 @@ pub(crate) fn tasks_pandas_metadata() -> String {
 }
 
 /// Writes `meta/tasks.parquet`: `task_index` (int64) and the task strings as the pandas index.
-pub(crate) fn write_tasks(path: &Path, tasks: &[String]) -> Result<u64, LeRobotError> {
+pub(crate) fn write_tasks(path: &Path, tasks: &[String]) -> Result<Staged, LeRobotError> {
     let metadata = HashMap::from([("pandas".to_string(), tasks_pandas_metadata())]);
     let schema = Schema::new_with_metadata(
         vec![

@@ -26,12 +26,34 @@
 //!
 //! ```text
 //! ROOT/meta/info.json                                   every key LeRobot 0.4.4 reads
-//! ROOT/meta/stats.json                                  min/max/mean/std/count/q01..q99 per feature
+//! ROOT/meta/stats.json                                  LeRobot's aggregate of the episodes' stats
 //! ROOT/meta/tasks.parquet                               task strings as the pandas index
-//! ROOT/meta/episodes/chunk-000/file-000.parquet         one row per episode
-//! ROOT/data/chunk-000/file-000.parquet                  one row per frame (one row group per episode)
-//! ROOT/videos/observation.images.<cam>/chunk-000/file-000.mp4   H.264, all episodes back to back
+//! ROOT/meta/episodes/chunk-000/file-000.parquet         one row per episode, with its stats
+//! ROOT/data/chunk-000/file-NNN.parquet                  episode NNN's frames
+//! ROOT/videos/observation.images.<cam>/chunk-000/file-NNN.mp4   episode NNN's H.264 video
 //! ```
+//!
+//! Episode `n` goes to `chunk-{n / 1000}/file-{n % 1000}` (LeRobot's 1000 files per chunk).
+//!
+//! # Crash safety
+//!
+//! Every [`DatasetWriter::end_episode`] leaves a complete dataset of the episodes saved so far:
+//! the episode's mp4s and data file are written first, then all the metadata, `info.json` last;
+//! each file is written whole under a `.tmp` name, fsynced and renamed into place (then its folder
+//! fsynced). A process killed at any moment (SIGKILL, power cut) leaves every saved episode
+//! loadable; only the open episode, held in memory, is lost. One file per episode is what makes
+//! this cheap: an mp4 cannot be read until its index is written at its end, and a parquet file
+//! until its footer is, so files shared by several episodes would have to be rewritten whole at
+//! each episode's end. LeRobot v3 reads per-episode files through the episodes table's
+//! `data/file_index` and `videos/<key>/file_index`, as it reads its own shared ones.
+//!
+//! # Statistics
+//!
+//! Each episode's row carries `stats/<feature>/<stat>` columns for every feature (min, max, mean,
+//! std, count, q01..q99; images per channel, `[3, 1, 1]` in [0, 1], from every
+//! [`IMAGE_STATS_EVERY`]-th frame), typed as pyarrow types LeRobot's own rows, and `stats.json`
+//! is LeRobot's `aggregate_stats` of them, which is also what `lerobot-edit-dataset` rebuilds it
+//! from after deleting or splitting episodes.
 //!
 //! # Video
 //!
@@ -44,22 +66,16 @@
 //!
 //! # Size limits and memory
 //!
-//! * Video files are split LeRobot's way: when a camera's current mp4 would grow past
-//!   `video_files_size_in_mb` (200 MB), the next episode starts `file-001.mp4` (and `chunk-001/`
-//!   after 1000 files); `from_timestamp`/`to_timestamp` are relative to the episode's file. muxide
-//!   keeps a file's encoded frames in memory until the file is closed, so video memory is bounded
-//!   by about 200 MB per camera.
-//! * The data parquet is **not** split at `data_files_size_in_mb` (100 MB): one file holds every
-//!   frame (about 40 bytes + 8 per joint per frame, i.e. millions of frames before 100 MB). It is
-//!   written one row group per episode at [`DatasetWriter::end_episode`].
-//! * The episodes parquet and `meta/tasks.parquet` are single files, written by
-//!   [`DatasetWriter::finish`]; the joint vectors are kept in memory until then (8 bytes per joint
-//!   per frame) for the exact statistics in `stats.json`.
+//! * Memory holds the open episode: its encoded video frames and its joint vectors (8 bytes per
+//!   joint per frame), plus one small statistics record per saved episode.
+//! * Files are per episode, so `data_files_size_in_mb` (100 MB) and `video_files_size_in_mb`
+//!   (200 MB) in `info.json` are LeRobot's values for datasets it appends to, not limits this
+//!   writer splits at.
+//! * The episodes table is rewritten at each episode's end (about 2 kB per saved episode).
 //! * `timestamp` is float32 (LeRobot's schema): past 2048 s (34 min) into an episode its rounding
 //!   error can exceed LeRobot's 1e-4 s video tolerance, so keep episodes shorter than that.
-//! * A dataset is complete only after [`DatasetWriter::finish`] returns; `meta/info.json` is the
-//!   last file written, so a folder without it is an interrupted recording.
 
+mod atomic;
 mod background;
 mod data;
 mod meta;
@@ -81,9 +97,9 @@ pub use writer::{DatasetSummary, DatasetWriter, EpisodeSummary, IMAGE_STATS_EVER
 pub const CODEBASE_VERSION: &str = "v3.0";
 /// Files per `chunk-XXX` folder (LeRobot's default).
 pub const CHUNKS_SIZE: u64 = 1000;
-/// LeRobot's data file size limit, written to `info.json` (this writer does not split data files).
+/// LeRobot's data file size limit, written to `info.json` (this writer writes a file per episode).
 pub const DATA_FILES_SIZE_IN_MB: u64 = 100;
-/// LeRobot's video file size limit, written to `info.json`; video files are split at it.
+/// LeRobot's video file size limit, written to `info.json` (this writer writes a file per episode).
 pub const VIDEO_FILES_SIZE_IN_MB: u64 = 200;
 /// `info.json`'s `data_path` template.
 pub const DATA_PATH: &str = "data/chunk-{chunk_index:03d}/file-{file_index:03d}.parquet";

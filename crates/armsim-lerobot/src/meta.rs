@@ -6,7 +6,9 @@ use std::path::Path;
 use serde::ser::{Serialize, SerializeMap, Serializer};
 use serde_json::{Value, json};
 
+use crate::atomic::Staged;
 use crate::spec::DatasetSpec;
+use crate::stats::{FeatureStats, STAT_NAMES};
 use crate::{
     CHUNKS_SIZE, CODEBASE_VERSION, DATA_FILES_SIZE_IN_MB, DATA_PATH, LeRobotError,
     VIDEO_FILES_SIZE_IN_MB, VIDEO_PATH,
@@ -65,11 +67,8 @@ impl Serialize for J {
     }
 }
 
-/// Writes `value` as JSON indented by four spaces.
-pub(crate) fn write_json(path: &Path, value: &impl Serialize) -> Result<u64, LeRobotError> {
-    if let Some(dir) = path.parent() {
-        std::fs::create_dir_all(dir).map_err(|e| LeRobotError::io(dir, e))?;
-    }
+/// Writes `value` as JSON indented by four spaces, under its temporary name (see `atomic.rs`).
+pub(crate) fn write_json(path: &Path, value: &impl Serialize) -> Result<Staged, LeRobotError> {
     let mut buf = Vec::new();
     let formatter = serde_json::ser::PrettyFormatter::with_indent(b"    ");
     let mut ser = serde_json::Serializer::with_formatter(&mut buf, formatter);
@@ -77,8 +76,7 @@ pub(crate) fn write_json(path: &Path, value: &impl Serialize) -> Result<u64, LeR
         .serialize(&mut ser)
         .map_err(|e| LeRobotError::io(path, std::io::Error::other(e)))?;
     buf.push(b'\n');
-    std::fs::write(path, &buf).map_err(|e| LeRobotError::io(path, e))?;
-    Ok(buf.len() as u64)
+    Staged::write(path, &buf)
 }
 
 /// The `features` block: state, action, cameras, then LeRobot's five default features.
@@ -154,15 +152,9 @@ pub(crate) fn info(spec: &DatasetSpec, episodes: u64, frames: u64, tasks: u64) -
         .put("features", features(spec))
 }
 
-/// Reorders one feature's stats (a JSON object from `stats.rs`) as LeRobot writes them.
-pub(crate) fn ordered_stats(stat: &Value) -> Obj {
-    let mut o = Obj::new();
-    for key in [
-        "min", "max", "mean", "std", "count", "q01", "q10", "q50", "q90", "q99",
-    ] {
-        if let Some(v) = stat.get(key) {
-            o = o.put(key, v.clone());
-        }
-    }
-    o
+/// One feature's statistics as LeRobot's `stats.json` holds them, in its key order.
+pub(crate) fn ordered_stats(stat: &FeatureStats) -> Obj {
+    STAT_NAMES
+        .iter()
+        .fold(Obj::new(), |o, name| o.put(*name, stat.json(name)))
 }

@@ -1,18 +1,26 @@
 //! One camera's H.264 stream: OpenH264 encodes each frame as it arrives, the episode's encoded
-//! frames wait in memory until the episode ends, then muxide appends them to the camera's current
-//! mp4 at exactly `frame / fps`.
+//! frames wait in memory until the episode ends, then muxide writes them at exactly `frame / fps`
+//! into an mp4 of the episode's own.
+//!
+//! Why one file per episode: muxide writes an mp4's index (`moov`) only when the file is
+//! finished, and a file without it cannot be opened, so a recording killed with episodes still
+//! appended to an open mp4 would lose them all. A finished file per episode (written under a
+//! temporary name, fsynced, renamed) makes each saved episode's video final the moment it is
+//! saved, costs no rewriting, and keeps memory to one episode's encoded frames. LeRobot v3 reads
+//! it as it reads its own multi-episode files: `videos/<key>/chunk_index`/`file_index` per episode,
+//! `from_timestamp` 0.
 
-use std::fs::File;
 use std::io::BufWriter;
 use std::path::{Path, PathBuf};
 
-use muxide::api::{Muxer, MuxerBuilder, VideoCodec};
+use muxide::api::{MuxerBuilder, VideoCodec};
 use openh264::OpenH264API;
 use openh264::encoder::{
     Complexity, Encoder, EncoderConfig, FrameRate, FrameType, RateControlMode, UsageType, VuiConfig,
 };
 use openh264::formats::{RgbSliceU8, YUVBuffer};
 
+use crate::atomic::{Staged, create_tmp, sync_dir};
 use crate::spec::CameraSpec;
 use crate::{LeRobotError, chunk_file, video_file_path};
 
@@ -31,18 +39,6 @@ struct Packet {
     keyframe: bool,
 }
 
-/// The mp4 being filled.
-struct OpenFile {
-    muxer: Muxer<BufWriter<File>>,
-    path: PathBuf,
-    chunk_index: u64,
-    file_index: u64,
-    /// Frames already muxed into this file.
-    frames: u64,
-    /// Encoded bytes already muxed into this file (about its final size).
-    bytes: u64,
-}
-
 pub(crate) struct CameraVideo {
     pub key: String,
     name: String,
@@ -50,7 +46,6 @@ pub(crate) struct CameraVideo {
     height: u32,
     fps: u32,
     keyframe_interval: u32,
-    max_file_bytes: u64,
     root: PathBuf,
     encoder: Encoder,
     yuv: YUVBuffer,
@@ -59,12 +54,6 @@ pub(crate) struct CameraVideo {
     /// The open episode's encoded frames.
     pending: Vec<Packet>,
     pending_bytes: u64,
-    file: Option<OpenFile>,
-    /// Files started so far (the next file's number in the series).
-    files_started: u64,
-    /// Sizes of the closed files.
-    closed_bytes: u64,
-    closed_files: Vec<PathBuf>,
 }
 
 impl CameraVideo {
@@ -73,7 +62,6 @@ impl CameraVideo {
         cam: &CameraSpec,
         fps: u32,
         keyframe_interval: u32,
-        max_file_bytes: u64,
     ) -> Result<Self, LeRobotError> {
         let config = EncoderConfig::new()
             // Every frame is encoded: a skipped frame would shift the video against the data.
@@ -102,17 +90,12 @@ impl CameraVideo {
             height: cam.height,
             fps,
             keyframe_interval,
-            max_file_bytes,
             root: root.to_path_buf(),
             encoder,
             yuv: YUVBuffer::new(cam.width as usize, cam.height as usize),
             encoded: 0,
             pending: Vec::new(),
             pending_bytes: 0,
-            file: None,
-            files_started: 0,
-            closed_bytes: 0,
-            closed_files: Vec::new(),
         })
     }
 
@@ -167,11 +150,6 @@ impl CameraVideo {
         self.pending_bytes
     }
 
-    #[cfg(test)]
-    pub(crate) fn set_max_file_bytes(&mut self, bytes: u64) {
-        self.max_file_bytes = bytes;
-    }
-
     /// Forgets the open episode's frames. The next episode starts with an IDR frame, so nothing
     /// after it refers to them.
     pub(crate) fn discard_pending(&mut self) {
@@ -179,101 +157,58 @@ impl CameraVideo {
         self.pending_bytes = 0;
     }
 
-    /// Appends the open episode's frames to the current mp4 (starting a new file first if this
-    /// one would pass the size limit) and says where they went.
-    pub(crate) fn commit_episode(&mut self) -> Result<EpisodeVideo, LeRobotError> {
-        let needs_new = match &self.file {
-            None => true,
-            Some(f) => f.frames > 0 && f.bytes + self.pending_bytes > self.max_file_bytes,
+    /// Writes the open episode's frames as `videos/<key>/chunk-C/file-F.mp4` (its `n`-th file,
+    /// see [`chunk_file`]): muxed, finished, fsynced and renamed into place, so the file is
+    /// complete before any metadata names it. A kill between this and the metadata leaves a finished
+    /// mp4 that nothing names, which loaders never open.
+    pub(crate) fn commit_episode(&mut self, n: u64) -> Result<CommittedVideo, LeRobotError> {
+        let (chunk_index, file_index) = chunk_file(n);
+        let rel = PathBuf::from(video_file_path(&self.key, chunk_index, file_index));
+        let path = self.root.join(&rel);
+        let mux_err = |e: &dyn std::fmt::Display| LeRobotError::Mux {
+            path: path.clone(),
+            message: e.to_string(),
         };
-        if needs_new {
-            self.close_file()?;
-            self.open_file()?;
-        }
+        let out = create_tmp(&path)?;
+        let mut muxer = MuxerBuilder::new(BufWriter::new(out))
+            .video(VideoCodec::H264, self.width, self.height, self.fps as f64)
+            .build()
+            .map_err(|e| mux_err(&e))?;
         let fps = self.fps as f64;
         let packets = std::mem::take(&mut self.pending);
         self.pending_bytes = 0;
-        let file = self.file.as_mut().expect("a file was just opened");
-        let first = file.frames;
         for (i, p) in packets.iter().enumerate() {
-            let pts = (first + i as u64) as f64 / fps;
-            file.muxer
-                .write_video(pts, &p.data, p.keyframe)
-                .map_err(|e| LeRobotError::Mux {
-                    path: file.path.clone(),
-                    message: e.to_string(),
-                })?;
-            file.bytes += p.data.len() as u64;
+            muxer
+                .write_video(i as f64 / fps, &p.data, p.keyframe)
+                .map_err(|e| mux_err(&e))?;
         }
-        file.frames += packets.len() as u64;
-        Ok(EpisodeVideo {
-            chunk_index: file.chunk_index,
-            file_index: file.file_index,
-            from_timestamp: first as f64 / fps,
-            to_timestamp: file.frames as f64 / fps,
-        })
-    }
-
-    fn open_file(&mut self) -> Result<(), LeRobotError> {
-        let (chunk_index, file_index) = chunk_file(self.files_started);
-        let rel = video_file_path(&self.key, chunk_index, file_index);
-        let path = self.root.join(rel);
-        if let Some(dir) = path.parent() {
-            std::fs::create_dir_all(dir).map_err(|e| LeRobotError::io(dir, e))?;
-        }
-        let out = File::create(&path).map_err(|e| LeRobotError::io(&path, e))?;
-        let muxer = MuxerBuilder::new(BufWriter::new(out))
-            .video(VideoCodec::H264, self.width, self.height, self.fps as f64)
-            .build()
-            .map_err(|e| LeRobotError::Mux {
-                path: path.clone(),
-                message: e.to_string(),
-            })?;
-        self.files_started += 1;
-        self.file = Some(OpenFile {
-            muxer,
-            path,
-            chunk_index,
-            file_index,
-            frames: 0,
-            bytes: 0,
-        });
-        Ok(())
-    }
-
-    /// Finalises the current mp4, if any (writes `moov` after the frames).
-    pub(crate) fn close_file(&mut self) -> Result<(), LeRobotError> {
-        let Some(f) = self.file.take() else {
-            return Ok(());
-        };
-        let mux_err = |path: &Path, e: &dyn std::fmt::Display| LeRobotError::Mux {
-            path: path.to_path_buf(),
-            message: e.to_string(),
-        };
-        let mut muxer = f.muxer;
-        muxer.finish_in_place().map_err(|e| mux_err(&f.path, &e))?;
+        muxer.finish_in_place().map_err(|e| mux_err(&e))?;
         let mut writer = muxer.into_writer();
-        std::io::Write::flush(&mut writer).map_err(|e| LeRobotError::io(&f.path, e))?;
+        std::io::Write::flush(&mut writer).map_err(|e| LeRobotError::io(&path, e))?;
         let file = writer
             .into_inner()
-            .map_err(|e| LeRobotError::io(&f.path, e.into_error()))?;
-        file.sync_all().map_err(|e| LeRobotError::io(&f.path, e))?;
-        let len = file
-            .metadata()
-            .map_err(|e| LeRobotError::io(&f.path, e))?
-            .len();
-        self.closed_bytes += len;
-        self.closed_files.push(f.path);
-        Ok(())
+            .map_err(|e| LeRobotError::io(&path, e.into_error()))?;
+        let bytes = Staged::from_file(&path, file)?.commit()?;
+        if let Some(dir) = path.parent() {
+            sync_dir(dir)?;
+        }
+        Ok(CommittedVideo {
+            video: EpisodeVideo {
+                chunk_index,
+                file_index,
+                from_timestamp: 0.0,
+                to_timestamp: packets.len() as f64 / fps,
+            },
+            rel,
+            bytes,
+        })
     }
+}
 
-    /// Bytes of the closed mp4 files.
-    pub(crate) fn closed_bytes(&self) -> u64 {
-        self.closed_bytes
-    }
-
-    /// The closed mp4 files, in order.
-    pub(crate) fn closed_files(&self) -> &[PathBuf] {
-        &self.closed_files
-    }
+/// An episode's finished mp4.
+pub(crate) struct CommittedVideo {
+    pub video: EpisodeVideo,
+    /// Its path relative to the dataset root.
+    pub rel: PathBuf,
+    pub bytes: u64,
 }

@@ -1,14 +1,29 @@
-//! [`DatasetWriter`]: episodes in, a LeRobot v3.0 folder out.
+//! [`DatasetWriter`]: episodes in, a LeRobot v3.0 folder out, loadable after every saved episode.
+//!
+//! Crash safety: [`DatasetWriter::end_episode`] writes the episode's mp4s (each renamed into
+//! place as it is finished: a video nothing names is ignored by loaders), then stages the
+//! episode's data file and the whole metadata again (`tasks.parquet`, the episodes table,
+//! `stats.json`, `info.json`), each complete and fsynced under a temporary name (`atomic.rs`), and
+//! only then renames them into place back to back, data before the table that names it and
+//! `info.json` last. A recording killed (SIGKILL, power cut) at any moment leaves a dataset of
+//! exactly the episodes saved before the kill. The one exception is a kill inside the
+//! microseconds between two of those renames: the data file, or the data file and the episodes
+//! table, of the episode being saved can then be in place before `info.json` counts it; its
+//! files are complete, and a data file that no episode row names is the one thing to delete by
+//! hand. The open episode is in memory only and is lost. Rewriting the metadata costs one
+//! episodes-table row per saved episode per episode (about 2 kB each), negligible next to the
+//! video.
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
-use crate::data::{DataFile, EpisodeFrames, EpisodeRow, timestamp, write_episodes, write_tasks};
+use crate::atomic::{Staged, sync_dir};
+use crate::data::{EpisodeFrames, EpisodeRow, stage_episode_data, write_episodes, write_tasks};
 use crate::meta::{Obj, info, ordered_stats, write_json};
 use crate::spec::{DatasetSpec, VideoOptions};
-use crate::stats::{ImageStats, vector_stats};
+use crate::stats::{FeatureStats, ImageStats, StatKind, aggregate, vector_stats};
 use crate::video::CameraVideo;
-use crate::{LeRobotError, VIDEO_FILES_SIZE_IN_MB, data_file_path, episodes_file_path};
+use crate::{LeRobotError, chunk_file, data_file_path, episodes_file_path};
 
 /// Image statistics sample every this many frames of an episode (from its first frame).
 pub const IMAGE_STATS_EVERY: u64 = 5;
@@ -35,7 +50,8 @@ pub struct DatasetSummary {
     pub episodes: u64,
     pub frames: u64,
     pub tasks: u64,
-    /// Every file written, relative to `root`, in the order written.
+    /// Every file of the dataset, relative to `root`: the data files and the mp4s in episode
+    /// order, then the metadata.
     pub files: Vec<PathBuf>,
     /// Bytes of the mp4 files.
     pub video_bytes: u64,
@@ -89,22 +105,23 @@ struct OpenEpisode {
 
 /// Writes one LeRobot v3.0 dataset. See the crate docs for the layout, memory use and limits.
 ///
-/// Frames are encoded as they arrive; a dataset is complete only once [`finish`](Self::finish)
-/// returns. Dropping the writer without `finish` leaves an incomplete folder without
-/// `meta/info.json`.
+/// Frames are encoded as they arrive. Each [`end_episode`](Self::end_episode) leaves a complete
+/// dataset of the episodes saved so far (see the module docs for the write order), so dropping
+/// the writer without [`finish`](Self::finish), or killing the process, loses only the open
+/// episode. A folder without `meta/info.json` saved no episode.
 pub struct DatasetWriter {
     root: PathBuf,
     spec: DatasetSpec,
-    data: Option<DataFile>,
     cameras: Vec<CameraVideo>,
     tasks: Vec<String>,
     task_index: HashMap<String, u64>,
     episodes: Vec<EpisodeRow>,
     frames: u64,
-    /// Every saved frame's state and action, for `stats.json`.
-    all_state: Vec<f32>,
-    all_action: Vec<f32>,
-    image_stats: Vec<ImageStats>,
+    /// The features with statistics, in `info.json`'s order, and how their stats are shaped.
+    stat_features: Vec<(String, StatKind)>,
+    /// Data and video files written so far, relative to `root`, with their sizes.
+    data_files: Vec<(PathBuf, u64)>,
+    video_files: Vec<(PathBuf, u64)>,
     open: Option<OpenEpisode>,
     /// Set when writing to disk failed: the files no longer match the bookkeeping.
     failed: Option<String>,
@@ -139,40 +156,33 @@ impl DatasetWriter {
         let cameras = spec
             .cameras
             .iter()
-            .map(|cam| {
-                CameraVideo::new(
-                    root,
-                    cam,
-                    spec.fps,
-                    video.keyframe_interval,
-                    VIDEO_FILES_SIZE_IN_MB * 1024 * 1024,
-                )
-            })
+            .map(|cam| CameraVideo::new(root, cam, spec.fps, video.keyframe_interval))
             .collect::<Result<Vec<_>, _>>()?;
-        let data = DataFile::create(&root.join(data_file_path(0, 0)), spec.joint_names.len())?;
+        let mut stat_features = vec![
+            ("observation.state".to_string(), StatKind::Float),
+            ("action".to_string(), StatKind::Float),
+        ];
+        for cam in &spec.cameras {
+            stat_features.push((cam.feature_key(), StatKind::Image));
+        }
+        stat_features.push(("timestamp".to_string(), StatKind::Float));
+        for key in ["frame_index", "episode_index", "index", "task_index"] {
+            stat_features.push((key.to_string(), StatKind::Int));
+        }
         Ok(Self {
             root: root.to_path_buf(),
-            image_stats: vec![ImageStats::new(); spec.cameras.len()],
             spec,
-            data: Some(data),
             cameras,
             tasks: Vec::new(),
             task_index: HashMap::new(),
             episodes: Vec::new(),
             frames: 0,
-            all_state: Vec::new(),
-            all_action: Vec::new(),
+            stat_features,
+            data_files: Vec::new(),
+            video_files: Vec::new(),
             open: None,
             failed: None,
         })
-    }
-
-    /// Overrides the video file size limit (tests use it to exercise the file split).
-    #[cfg(test)]
-    pub(crate) fn set_video_file_limit_bytes(&mut self, bytes: u64) {
-        for cam in &mut self.cameras {
-            cam.set_max_file_bytes(bytes);
-        }
     }
 
     fn check_usable(&self) -> Result<(), LeRobotError> {
@@ -273,9 +283,11 @@ impl DatasetWriter {
         Ok(())
     }
 
-    /// Saves the open episode: its rows go to the data parquet, its video frames to each camera's
-    /// mp4. An episode without frames is dropped and gives `None`. A broken episode (encoding
-    /// failed) stays open and gives an error: discard it.
+    /// Saves the open episode: its video frames to an mp4 per camera and its rows to a data
+    /// file, all of the episode's own, then rewrites the metadata, so that the folder is a
+    /// complete dataset of the episodes saved so far (see the module docs). An episode without
+    /// frames is dropped and gives `None`. A broken episode (encoding failed) stays open and gives
+    /// an error: discard it.
     pub fn end_episode(&mut self) -> Result<Option<EpisodeSummary>, LeRobotError> {
         self.check_usable()?;
         let Some(open) = self.open.as_ref() else {
@@ -293,6 +305,19 @@ impl DatasetWriter {
             }
             return Ok(None);
         }
+        match self.save_episode(open, length) {
+            Ok(summary) => Ok(Some(summary)),
+            // The files on disk may no longer match the bookkeeping: refuse everything after.
+            Err(e) => Err(self.fail(e)),
+        }
+    }
+
+    /// [`end_episode`](Self::end_episode) of a non-empty episode.
+    fn save_episode(
+        &mut self,
+        open: OpenEpisode,
+        length: u64,
+    ) -> Result<EpisodeSummary, LeRobotError> {
         let task_index = match self.task_index.get(&open.task) {
             Some(&i) => i,
             None => {
@@ -304,45 +329,144 @@ impl DatasetWriter {
         };
         let episode_index = self.episodes.len() as u64;
         let from = self.frames;
-        let data = self.data.as_mut().expect("open until finish");
-        if let Err(e) =
-            data.write_episode(&open.frames, episode_index, from, task_index, self.spec.fps)
-        {
-            return Err(self.fail(e));
-        }
+        let stats = self.episode_stats(&open, episode_index, from, task_index);
+
+        // Videos first: a finished mp4 that no metadata names yet is harmless to every loader.
         let mut videos = Vec::with_capacity(self.cameras.len());
         let mut video_bytes = 0;
-        for c in 0..self.cameras.len() {
-            video_bytes += self.cameras[c].pending_bytes();
-            match self.cameras[c].commit_episode() {
-                Ok(v) => videos.push(v),
-                Err(e) => return Err(self.fail(e)),
-            }
+        for cam in &mut self.cameras {
+            video_bytes += cam.pending_bytes();
+            let v = cam.commit_episode(episode_index)?;
+            self.video_files.push((v.rel, v.bytes));
+            videos.push(v.video);
         }
-        for (total, ep) in self.image_stats.iter_mut().zip(&open.image_stats) {
-            total.merge(ep);
-        }
-        self.all_state.extend_from_slice(&open.frames.state);
-        self.all_action.extend_from_slice(&open.frames.action);
+        // The data file is staged, not yet in place: LeRobot loads every parquet under `data/`,
+        // so it must appear together with the metadata that names its episode.
+        let (chunk, file) = chunk_file(episode_index);
+        let data_rel = PathBuf::from(data_file_path(chunk, file));
+        let data = stage_episode_data(
+            &self.root.join(&data_rel),
+            &open.frames,
+            self.spec.joint_names.len(),
+            episode_index,
+            from,
+            task_index,
+            self.spec.fps,
+        )?;
         self.frames += length;
         self.episodes.push(EpisodeRow {
             episode_index,
             task: open.task,
             length,
-            data_chunk_index: 0,
-            data_file_index: 0,
+            data_chunk_index: chunk,
+            data_file_index: file,
             dataset_from_index: from,
             dataset_to_index: from + length,
             videos,
+            stats,
         });
-        Ok(Some(EpisodeSummary {
+        let mut meta = self.stage_metadata()?.into_iter();
+        // Every file is complete on disk; now the renames, back to back (microseconds), in the
+        // order that keeps each prefix loadable: tasks (an extra task harms nobody), the data
+        // file, the episodes table that names it, stats.json, info.json. Then the folders are
+        // fsynced once, so the episode is durable when this returns.
+        let (_, tasks) = meta.next().expect("tasks.parquet first");
+        tasks.commit()?;
+        let data_bytes = data.commit()?;
+        for (_, staged) in meta {
+            staged.commit()?;
+        }
+        let episodes_rel = PathBuf::from(episodes_file_path(0, 0));
+        for dir in [
+            data_rel.parent(),
+            episodes_rel.parent(),
+            Some(Path::new("meta")),
+        ]
+        .into_iter()
+        .flatten()
+        {
+            sync_dir(&self.root.join(dir))?;
+        }
+        self.data_files.push((data_rel, data_bytes));
+        Ok(EpisodeSummary {
             episode_index,
             length,
             task_index,
             dataset_from_index: from,
             dataset_to_index: from + length,
             video_bytes,
-        }))
+        })
+    }
+
+    /// The episode's statistics, one per feature of `stat_features`.
+    fn episode_stats(
+        &self,
+        open: &OpenEpisode,
+        episode_index: u64,
+        from: u64,
+        task_index: u64,
+    ) -> Vec<FeatureStats> {
+        let joints = self.spec.joint_names.len();
+        let n = open.frames.len(joints) as u64;
+        let widen = |v: &[f32]| v.iter().map(|&x| x as f64).collect::<Vec<f64>>();
+        let column = |f: &dyn Fn(u64) -> f64| (0..n).map(f).collect::<Vec<f64>>();
+        let fps = self.spec.fps;
+        let mut out = vec![
+            vector_stats(&widen(&open.frames.state), joints, StatKind::Float),
+            vector_stats(&widen(&open.frames.action), joints, StatKind::Float),
+        ];
+        out.extend(open.image_stats.iter().map(ImageStats::feature_stats));
+        // LeRobot computes `timestamp`'s stats from the float64 frame_index / fps it buffers,
+        // not from the float32 column.
+        out.push(vector_stats(
+            &column(&|i| i as f64 / fps as f64),
+            1,
+            StatKind::Float,
+        ));
+        for value in [
+            &|i: u64| i as f64,
+            &|_| episode_index as f64,
+            &|i| (from + i) as f64,
+            &|_| task_index as f64,
+        ] as [&dyn Fn(u64) -> f64; 4]
+        {
+            out.push(vector_stats(&column(value), 1, StatKind::Int));
+        }
+        out
+    }
+
+    /// Every metadata file for the episodes saved so far, staged, in the order to commit them:
+    /// `tasks.parquet`, the episodes table, `stats.json`, and `info.json`, whose totals a loader
+    /// trusts, last.
+    fn stage_metadata(&self) -> Result<Vec<(PathBuf, Staged)>, LeRobotError> {
+        let root = &self.root;
+        let keys: Vec<String> = self.cameras.iter().map(|c| c.key.clone()).collect();
+        let tasks = PathBuf::from("meta/tasks.parquet");
+        let episodes = PathBuf::from(episodes_file_path(0, 0));
+        let stats = PathBuf::from("meta/stats.json");
+        let info_path = PathBuf::from("meta/info.json");
+        let n = self.episodes.len() as u64;
+        let info = info(&self.spec, n, self.frames, self.tasks.len() as u64);
+        Ok(vec![
+            (tasks.clone(), write_tasks(&root.join(&tasks), &self.tasks)?),
+            (
+                episodes.clone(),
+                write_episodes(
+                    &root.join(&episodes),
+                    &self.episodes,
+                    &keys,
+                    &self.stat_features,
+                )?,
+            ),
+            (
+                stats.clone(),
+                write_json(&root.join(&stats), &self.stats())?,
+            ),
+            (
+                info_path.clone(),
+                write_json(&root.join(&info_path), &info)?,
+            ),
+        ])
     }
 
     /// Drops the open episode, if any: its rows, its statistics and its encoded video frames
@@ -356,8 +480,9 @@ impl DatasetWriter {
         }
     }
 
-    /// Ends the open episode (a broken one is discarded), closes the data and video files and
-    /// writes the episodes and tasks tables, `stats.json` and, last, `info.json`.
+    /// Ends the open episode (a broken one is discarded). Every saved episode's files and the
+    /// metadata are on disk already; a dataset that saved no episode gets its (empty) metadata
+    /// now.
     pub fn finish(mut self) -> Result<DatasetSummary, LeRobotError> {
         self.check_usable()?;
         if self.open.as_ref().is_some_and(|o| o.broken.is_some()) {
@@ -366,44 +491,42 @@ impl DatasetWriter {
         if self.open.is_some() {
             self.end_episode()?;
         }
+        let meta_files: Vec<PathBuf> = if self.episodes.is_empty() {
+            let staged = self.stage_metadata()?;
+            let mut files = Vec::new();
+            for (rel, s) in staged {
+                s.commit()?;
+                files.push(rel);
+            }
+            sync_dir(&self.root.join("meta"))?;
+            let episodes = self.root.join(episodes_file_path(0, 0));
+            if let Some(dir) = episodes.parent() {
+                sync_dir(dir)?;
+            }
+            files
+        } else {
+            self.stage_metadata_paths()
+        };
         let root = self.root.clone();
         let mut files: Vec<PathBuf> = Vec::new();
-        let (mut video_bytes, mut data_bytes, mut meta_bytes) = (0u64, 0u64, 0u64);
-
-        let data = self.data.take().expect("open until finish");
-        data_bytes += data.close()?;
-        files.push(data_file_path(0, 0).into());
-
-        for cam in &mut self.cameras {
-            cam.close_file()?;
-            video_bytes += cam.closed_bytes();
-            for f in cam.closed_files() {
-                files.push(f.strip_prefix(&root).unwrap_or(f).to_path_buf());
-            }
+        let sum = |list: &[(PathBuf, u64)], files: &mut Vec<PathBuf>| -> u64 {
+            files.extend(list.iter().map(|(p, _)| p.clone()));
+            list.iter().map(|(_, b)| b).sum()
+        };
+        let data_bytes = sum(&self.data_files, &mut files);
+        let video_bytes = sum(&self.video_files, &mut files);
+        let mut meta_bytes = 0;
+        for rel in meta_files {
+            meta_bytes += std::fs::metadata(root.join(&rel))
+                .map_err(|e| LeRobotError::io(root.join(&rel), e))?
+                .len();
+            files.push(rel);
         }
-
-        let rel = episodes_file_path(0, 0);
-        let keys: Vec<String> = self.cameras.iter().map(|c| c.key.clone()).collect();
-        meta_bytes += write_episodes(&root.join(&rel), &self.episodes, &keys)?;
-        files.push(rel.into());
-
-        meta_bytes += write_tasks(&root.join("meta/tasks.parquet"), &self.tasks)?;
-        files.push("meta/tasks.parquet".into());
-
-        meta_bytes += write_json(&root.join("meta/stats.json"), &self.stats())?;
-        files.push("meta/stats.json".into());
-
-        let episodes = self.episodes.len() as u64;
-        let tasks = self.tasks.len() as u64;
-        let info = info(&self.spec, episodes, self.frames, tasks);
-        meta_bytes += write_json(&root.join("meta/info.json"), &info)?;
-        files.push("meta/info.json".into());
-
         Ok(DatasetSummary {
             root,
-            episodes,
+            episodes: self.episodes.len() as u64,
             frames: self.frames,
-            tasks,
+            tasks: self.tasks.len() as u64,
             files,
             video_bytes,
             data_bytes,
@@ -412,47 +535,29 @@ impl DatasetWriter {
         })
     }
 
-    /// `stats.json`: every feature LeRobot computes stats for, in `info.json`'s order.
+    /// The metadata files, relative to the root, in the order [`stage_metadata`] writes them.
+    fn stage_metadata_paths(&self) -> Vec<PathBuf> {
+        [
+            "meta/tasks.parquet".to_string(),
+            episodes_file_path(0, 0),
+            "meta/stats.json".to_string(),
+            "meta/info.json".to_string(),
+        ]
+        .into_iter()
+        .map(PathBuf::from)
+        .collect()
+    }
+
+    /// `stats.json`: LeRobot's aggregate of the episodes' statistics, feature by feature in
+    /// `info.json`'s order, exactly what `lerobot-edit-dataset` rebuilds from the episodes table.
     fn stats(&self) -> Obj {
         let mut out = Obj::new();
-        if self.frames == 0 {
+        if self.episodes.is_empty() {
             return out;
         }
-        let joints = self.spec.joint_names.len();
-        let widen = |v: &[f32]| v.iter().map(|&x| x as f64).collect::<Vec<f64>>();
-        out = out
-            .put(
-                "observation.state",
-                ordered_stats(&vector_stats(&widen(&self.all_state), joints)),
-            )
-            .put(
-                "action",
-                ordered_stats(&vector_stats(&widen(&self.all_action), joints)),
-            );
-        for (cam, st) in self.spec.cameras.iter().zip(&self.image_stats) {
-            out = out.put(cam.feature_key(), ordered_stats(&st.to_json()));
-        }
-        let n = self.frames as usize;
-        let mut columns: [Vec<f64>; 5] = std::array::from_fn(|_| Vec::with_capacity(n));
-        for ep in &self.episodes {
-            let task = self.task_index[&ep.task] as f64;
-            for i in 0..ep.length {
-                columns[0].push(timestamp(i, self.spec.fps) as f64);
-                columns[1].push(i as f64);
-                columns[2].push(ep.episode_index as f64);
-                columns[3].push((ep.dataset_from_index + i) as f64);
-                columns[4].push(task);
-            }
-        }
-        let names = [
-            "timestamp",
-            "frame_index",
-            "episode_index",
-            "index",
-            "task_index",
-        ];
-        for (name, col) in names.iter().zip(&columns) {
-            out = out.put(*name, ordered_stats(&vector_stats(col, 1)));
+        for (f, (key, _)) in self.stat_features.iter().enumerate() {
+            let parts: Vec<&FeatureStats> = self.episodes.iter().map(|e| &e.stats[f]).collect();
+            out = out.put(key.clone(), ordered_stats(&aggregate(&parts)));
         }
         out
     }

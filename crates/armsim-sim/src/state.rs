@@ -4,8 +4,9 @@
 
 pub use armsim_core::state::*;
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
+use std::time::Instant;
 
 use bevy::prelude::Resource;
 
@@ -36,12 +37,21 @@ pub struct CameraFrame {
 
 /// Each scene camera's newest image, by camera name. Render-free: the app's renderer (window,
 /// or `--headless --cameras`) fills it as each image is read back (`armsim::ui::cameras`);
-/// without a renderer it is
-/// absent, and the state's cameras carry poses and intrinsics only.
+/// without a renderer it is absent, and the state's cameras carry poses and intrinsics only.
+///
+/// The window renders a camera only while something uses its images (`armsim::ui::
+/// camera_demand`): clients say so by asking ([`ask`](Self::ask)), and a camera the renderer
+/// has stopped is *idle*: its last image no longer shows the present, so [`get`](Self::get)
+/// hands out none until a fresh one arrives.
 #[derive(Resource, Clone, Debug, Default)]
 pub struct CameraImages {
     latest: BTreeMap<String, Arc<CameraFrame>>,
     received: u64,
+    /// Cameras the renderer does not keep up to date at present.
+    idle: BTreeSet<String>,
+    /// When a client last asked for each camera's images, and for all of them.
+    asked: BTreeMap<String, Instant>,
+    asked_all: Option<Instant>,
 }
 
 impl CameraImages {
@@ -58,14 +68,58 @@ impl CameraImages {
         }
     }
 
-    /// Camera `camera`'s newest image, if one has arrived.
+    /// Camera `camera`'s newest image, if one has arrived and the camera is not idle
+    /// ([`is_idle`](Self::is_idle)): what clients are handed.
     pub fn get(&self, camera: &str) -> Option<&Arc<CameraFrame>> {
+        if self.idle.contains(camera) {
+            return None;
+        }
         self.latest.get(camera)
     }
 
-    /// Every camera's newest image, by name.
+    /// Camera `camera`'s newest image, idle or not.
+    pub fn newest(&self, camera: &str) -> Option<&Arc<CameraFrame>> {
+        self.latest.get(camera)
+    }
+
+    /// Every camera's newest image that [`get`](Self::get) hands out, by name.
     pub fn iter(&self) -> impl Iterator<Item = (&str, &Arc<CameraFrame>)> {
-        self.latest.iter().map(|(k, v)| (k.as_str(), v))
+        self.latest
+            .iter()
+            .filter(|(k, _)| !self.idle.contains(*k))
+            .map(|(k, v)| (k.as_str(), v))
+    }
+
+    /// Whether the renderer has stopped keeping camera `camera` up to date (nothing used its
+    /// images): its newest image is old, and asking starts it again.
+    pub fn is_idle(&self, camera: &str) -> bool {
+        self.idle.contains(camera)
+    }
+
+    /// The renderer stops (`true`) or has a fresh image again (`false`) for camera `camera`.
+    pub fn set_idle(&mut self, camera: &str, idle: bool) {
+        if idle {
+            self.idle.insert(camera.to_string());
+        } else {
+            self.idle.remove(camera);
+        }
+    }
+
+    /// A client asks for camera `camera`'s images (`None`: every camera's) now: the window
+    /// renders it for a while after.
+    pub fn ask(&mut self, camera: Option<&str>) {
+        let now = Instant::now();
+        match camera {
+            Some(name) => {
+                self.asked.insert(name.to_string(), now);
+            }
+            None => self.asked_all = Some(now),
+        }
+    }
+
+    /// When a client last asked for camera `camera`'s images (by name or all together).
+    pub fn asked(&self, camera: &str) -> Option<Instant> {
+        self.asked.get(camera).copied().max(self.asked_all)
     }
 
     /// Images received since start, all cameras together.
@@ -255,5 +309,44 @@ mod tests {
         assert!(front.has_rgb && !front.has_depth);
         assert_eq!(front.rgb.as_ref().unwrap().len(), 256 * 256 * 3);
         assert!(state.cameras["wrist"].rgb.is_none());
+    }
+
+    #[test]
+    fn an_idle_cameras_image_is_not_handed_out_and_asking_is_remembered() {
+        let frame = |step| {
+            Arc::new(CameraFrame {
+                camera: "front".into(),
+                episode: 0,
+                step,
+                sim_time: step as f64 / 240.0,
+                width: 1,
+                height: 1,
+                state: CameraState {
+                    pos: [0.0; 3],
+                    quat_world: [1.0, 0.0, 0.0, 0.0],
+                    intrinsics: [[0.0; 3]; 3],
+                },
+                rgb: vec![1, 2, 3].into(),
+                depth: None,
+            })
+        };
+        let mut images = CameraImages::default();
+        images.insert(frame(8));
+        assert_eq!(images.get("front").map(|f| f.step), Some(8));
+        images.set_idle("front", true);
+        assert!(images.is_idle("front") && images.get("front").is_none());
+        assert_eq!(images.iter().count(), 0);
+        assert_eq!(images.newest("front").map(|f| f.step), Some(8));
+        images.insert(frame(16));
+        images.set_idle("front", false);
+        assert_eq!(images.get("front").map(|f| f.step), Some(16));
+
+        assert_eq!(images.asked("front"), None);
+        images.ask(Some("front"));
+        let one = images.asked("front").expect("asked");
+        assert_eq!(images.asked("wrist"), None);
+        images.ask(None);
+        assert!(images.asked("wrist").is_some());
+        assert!(images.asked("front").unwrap() >= one);
     }
 }

@@ -21,7 +21,7 @@ use crate::protocol::registry::{BridgeIo, ConnKey, Counters, Protocol, Role};
 use crate::protocol::tick::{
     ChannelTransport, Codec, CommandAdapter, ProtocolTick, ProtocolTime, SampleOutcome,
 };
-use crate::session::{SessionCommand, SessionSystems};
+use crate::session::{Session, SessionCommand, SessionState, SessionSystems};
 use crate::sim::{
     GatePoll, JointCommand, JointTargets, SIM_DT, Sim, SimRef, SimStep, SimSystems, SimWaker,
     StepGate,
@@ -79,6 +79,9 @@ struct Client {
     transport: ChannelTransport<Vec<f32>, Vec<u8>>,
     gate: u64,
     counters: Arc<Counters>,
+    /// The client's velocities integrated into positions since the session last ran (anchored
+    /// at the measured angles): what recordings take as its action.
+    integrated: Option<Vec<f32>>,
 }
 
 fn key(id: u64) -> ConnKey {
@@ -239,6 +242,7 @@ fn handle_events(mut server: ResMut<LockstepServer>, mut fx: LockstepFx) {
                     transport: ChannelTransport::new(velocities, frames),
                     gate: fx.gate.register(format!("lockstep {peer}")),
                     counters,
+                    integrated: None,
                 };
                 if let Some(hold) = server.first_client_hold.take() {
                     fx.gate.unregister(hold);
@@ -311,14 +315,39 @@ fn poll_answer(mut server: ResMut<LockstepServer>, mut fx: LockstepFx) {
     }
 }
 
-fn adapt(mut server: ResMut<LockstepServer>, sim: SimRef, mut targets: ResMut<JointTargets>) {
-    if server.client.is_none() {
+/// The client's velocities become the joints' commands, each aiming at the position the
+/// velocities integrate to (within the joint's limits). The integral restarts from the
+/// measured angles whenever the session is not RUNNING, since the arm then holds and a
+/// velocity moves nothing.
+fn adapt(
+    mut server: ResMut<LockstepServer>,
+    sim: SimRef,
+    session: Res<Session>,
+    mut targets: ResMut<JointTargets>,
+) {
+    let server = &mut *server;
+    let Some(client) = server.client.as_mut() else {
         return;
+    };
+    let view = sim.view();
+    let q = crate::state::joint_state(&view).0;
+    let Some(velocities) = server.tick.adapt(&q) else {
+        return;
+    };
+    if session.state() != SessionState::Running {
+        client.integrated = None;
     }
-    if let Some(velocities) = server.tick.adapt(&crate::state::joint_state(&sim.view()).0) {
-        for (slot, v) in targets.commands.iter_mut().zip(velocities) {
-            *slot = JointCommand::Velocity { target: v };
+    let integrated = client.integrated.get_or_insert_with(|| q.clone());
+    for (j, v) in velocities.into_iter().enumerate() {
+        let Some(at) = integrated.get_mut(j) else {
+            break;
+        };
+        *at += v * SIM_DT as f32;
+        if let Some((lo, hi)) = view.robot.joints[j].limits {
+            *at = at.max(lo).min(hi);
         }
+        // Decoded velocities are finite (the codec refuses others).
+        let _ = targets.set_aiming(j, JointCommand::Velocity { target: v }, Some(*at));
     }
 }
 

@@ -120,17 +120,23 @@ impl TorqueAdapter {
 impl CommandAdapter for TorqueAdapter {
     type Command = Effectors;
     type State = JointState;
-    type Action = Vec<Option<JointCommand>>;
+    /// Per joint, its torque and the position it aims at: a PD effector with `kp > 0` aims at
+    /// its `q`, which recordings take as the joint's action; a pure torque or damping aims at
+    /// nothing.
+    type Action = Vec<Option<(JointCommand, Option<f32>)>>;
 
     fn adapt(&mut self, cmd: &Effectors, state: &JointState) -> Option<Self::Action> {
         self.merge(cmd);
-        let mut out: Vec<Option<JointCommand>> = self
+        let mut out: Self::Action = self
             .table
             .iter()
             .enumerate()
             .map(|(j, e)| {
-                e.map(|e| JointCommand::Effort {
-                    torque: e.torque(state.q[j], state.qd[j]),
+                e.map(|e| {
+                    let torque = JointCommand::Effort {
+                        torque: e.torque(state.q[j], state.qd[j]),
+                    };
+                    (torque, (e.kp > 0.0).then_some(e.q))
                 })
             })
             .collect();
@@ -138,7 +144,7 @@ impl CommandAdapter for TorqueAdapter {
             for (j, c) in gripper_commands(&self.robot, leader, closed) {
                 // An explicit effector on a finger joint wins over the gripper command.
                 if self.table[j].is_none() {
-                    out[j] = Some(c);
+                    out[j] = Some((c, None));
                 }
             }
         }
@@ -589,9 +595,11 @@ fn agent_adapt(mut port: ResMut<AgentPort>, sim: SimRef, mut targets: ResMut<Joi
     let (q, qd) = crate::state::joint_state(&sim.view());
     let state = JointState { q, qd };
     if let Some(commands) = port.tick.adapt(&state) {
-        for (slot, cmd) in targets.commands.iter_mut().zip(commands) {
-            if let Some(cmd) = cmd {
-                *slot = cmd;
+        for (j, cmd) in commands.into_iter().enumerate() {
+            if let Some((cmd, aim)) = cmd {
+                // Torques come out finite (effectors are bounded where they are parsed); a
+                // refusal would only leave the joint's previous command in place.
+                let _ = targets.set_aiming(j, cmd, aim);
             }
         }
     }

@@ -4,7 +4,9 @@
 //! the monitors it goes to. Monitors may also query the scene's cameras: `(getCameras)` and
 //! `(getCamera NAME)` answer with the cameras' states and, where a renderer runs, the newest
 //! image as base64 (`CameraQuery`); like every reply they are queued to the writer thread,
-//! never written from the simulation's thread.
+//! never written from the simulation's thread. Asking keeps the asked cameras rendering in the
+//! window for a while (`CameraImages::ask`); a camera it had stopped answers `(noimage "warming
+//! up: …")` until its next image is in.
 
 use std::collections::BTreeMap;
 use std::io;
@@ -114,7 +116,7 @@ fn monitor_events(
     clock: Res<SimClock>,
     mut session_cmds: MessageWriter<SessionCommand>,
     mut exit: MessageWriter<AppExit>,
-    (scene, images): (Res<SimScene>, Option<Res<CameraImages>>),
+    (scene, mut images): (Res<SimScene>, Option<ResMut<CameraImages>>),
 ) {
     let port = &mut *port;
     for conn in registry.take_kicks(Protocol::Monitor) {
@@ -169,6 +171,16 @@ fn monitor_events(
                 }
                 let mut refused = 0usize;
                 for e in exprs.iter().take(MAX_MONITOR_COMMANDS) {
+                    // Asking keeps the camera rendering in the window for a while.
+                    if let Some(images) = images.as_mut() {
+                        match (e.head(), e.args()) {
+                            (Some("getCameras"), []) => images.ask(None),
+                            (Some("getCamera"), [name]) if name.as_atom().is_some() => {
+                                images.ask(name.as_atom());
+                            }
+                            _ => {}
+                        }
+                    }
                     let cameras = CameraQuery {
                         scene: &scene.0,
                         images: images.as_deref(),
@@ -300,6 +312,10 @@ fn run_monitor_command(
     Ok(())
 }
 
+/// How `(noimage …)` starts for a camera the window had stopped rendering (nothing used its
+/// images): the request has started it, and asking again soon gets a fresh image.
+pub const WARMING_UP: &str = "warming up";
+
 /// Why `(getCamera …)` has no image when no renderer runs.
 pub const NO_RENDERER: &str =
     "no image: cameras are rendered only in the window or with `--headless --cameras`";
@@ -381,6 +397,10 @@ impl CameraQuery<'_> {
     fn no_image(&self, name: &str) -> String {
         match self.images {
             None => NO_RENDERER.into(),
+            Some(images) if images.is_idle(name) => format!(
+                "{WARMING_UP}: camera {name} renders only while something uses its images; this \
+                 request starts it, and its next image comes within a few frames: ask again"
+            ),
             Some(_) => format!(
                 "no image yet: the renderer has not delivered an image of camera {name} yet"
             ),

@@ -90,6 +90,11 @@ pub struct SimModel {
     pub table_size: [f32; 2],
     pub table_center: [f32; 2],
     commands: Vec<JointCommand>,
+    /// Per joint, the position its velocity or effort command aims at where the command's
+    /// source has one (an agent's PD effector target, a lockstep client's integrated
+    /// velocities): what recordings take as the joint's action. Not physics: the motors only
+    /// see `commands`.
+    aims: Vec<Option<f32>>,
 }
 
 /// A world to read: its model and its sets, wherever they are kept.
@@ -209,7 +214,8 @@ impl SimWorld {
                 target: q,
                 velocity: 0.0,
             })
-            .collect();
+            .collect::<Vec<_>>();
+        let aims = vec![None; commands.len()];
         let model = SimModel {
             instance: INSTANCES.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
             robot,
@@ -222,6 +228,7 @@ impl SimWorld {
             table_size,
             table_center,
             commands,
+            aims,
         };
         let mut world = Self { physics, model };
         world.view_mut().apply_commands();
@@ -272,7 +279,31 @@ impl SimModel {
     /// Sets the command of joint `index` (robot joint order). Non-finite values are refused so a
     /// bad input can never reach the solver.
     pub fn set_command(&mut self, index: usize, cmd: JointCommand) -> Result<(), CommandError> {
-        set_checked(&mut self.commands, index, cmd)
+        self.set_command_aiming(index, cmd, None)
+    }
+
+    /// As [`Self::set_command`], with the position the command aims at (see [`Self::aim`]);
+    /// `None`, or a non-finite aim, says it aims at nothing but itself.
+    pub fn set_command_aiming(
+        &mut self,
+        index: usize,
+        cmd: JointCommand,
+        aim: Option<f32>,
+    ) -> Result<(), CommandError> {
+        set_checked(&mut self.commands, index, cmd)?;
+        if let Some(slot) = self.aims.get_mut(index) {
+            *slot = aim.filter(|a| a.is_finite());
+        }
+        Ok(())
+    }
+
+    /// The position joint `index` is told to reach, if its command names one: a position
+    /// command's target, or the aim its source gave a velocity or effort command.
+    pub fn aim(&self, index: usize) -> Option<f32> {
+        match self.commands.get(index)? {
+            JointCommand::Position { target, .. } => Some(*target),
+            _ => self.aims.get(index).copied().flatten(),
+        }
     }
 
     /// This world's number in the process: a world built anew (a reset) has another one.
@@ -453,6 +484,17 @@ impl<'a> SimView<'a> {
     pub fn joint_positions(&self) -> Vec<f32> {
         self.arm
             .positions(self.physics, &self.robot, &self.link_bodies)
+    }
+
+    /// What recordings take as each joint's action (robot joint order): the position the
+    /// joint is told to reach ([`SimModel::aim`]), or where it is when its command names none
+    /// (a bare velocity or torque).
+    pub fn action_positions(&self) -> Vec<f32> {
+        let q = self.joint_positions();
+        q.iter()
+            .enumerate()
+            .map(|(j, &q)| self.aim(j).unwrap_or(q))
+            .collect()
     }
 
     /// Joint velocities (rad/s or m/s) in robot joint order.

@@ -10,10 +10,12 @@ use crate::sim::{JointCommand, SimView};
 use crate::trajectory::{ActionFrame, JointValues, Value};
 
 /// The exact command of every joint as an action: MetaSim's `dof_pos_target` for all joints
-/// (the measured position where a joint is not position-controlled), and, only when some joint
-/// is not plain position control, `dof_vel_target`, `dof_effort_target` and `control_mode`.
+/// (where a joint is not position-controlled, the position its command aims at, as an agent's
+/// PD effector target, or else the measured position: [`SimView::action_positions`]), and, only
+/// when some joint is not plain position control, `dof_vel_target`, `dof_effort_target` and
+/// `control_mode`. A replay by action drives such joints by their mode, not by the aim.
 pub fn action_of(sim: &SimView<'_>) -> ActionFrame {
-    let q = sim.joint_positions();
+    let q = sim.action_positions();
     let names = |j: usize| sim.robot.joints[j].name.clone();
     let mut pos = JointValues::default();
     let mut vel = Vec::new();

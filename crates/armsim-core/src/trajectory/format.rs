@@ -171,10 +171,14 @@ pub enum TrajectoryError {
         #[source]
         source: ShapeError,
     },
-    #[error("{}: a recording journal already exists; recover it with trajectory::recover or remove it", .journal.display())]
+    #[error("{}: a recording journal already exists; recover it with `armsim trajectory recover {}` (or trajectory::recover_journal) or remove it", .journal.display(), .journal.display())]
     JournalExists { journal: PathBuf },
     #[error("{}: no recording journal to recover", .journal.display())]
     NoJournal { journal: PathBuf },
+    #[error("{}: a running recorder is still writing this journal (it is finished when that recording stops), or another recovery holds it", .journal.display())]
+    JournalInUse { journal: PathBuf },
+    #[error("{}: not a recording journal (its name must end in .partial.jsonl)", .path.display())]
+    NotAJournal { path: PathBuf },
     #[error("{}: line {line}: {message}", .journal.display())]
     Journal {
         journal: PathBuf,

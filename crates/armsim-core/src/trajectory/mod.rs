@@ -16,7 +16,10 @@ pub use format::{
     CodecError, Format, MAX_DECOMPRESSED_BYTES, TrajectoryError, load, read_value, save,
     write_value,
 };
-pub use record::{Recorder, RecorderOptions, Recovery, journal_path, read_journal, recover};
+pub use record::{
+    JOURNAL_SUFFIX, Recorder, RecorderOptions, Recovery, journal_path, journal_target,
+    leftover_journals, read_journal, recover, recover_journal,
+};
 pub use value::Value;
 
 #[cfg(test)]

@@ -18,6 +18,12 @@
 //! - Power loss or kernel crash: only what was fsynced — the journal header and first
 //!   `init_state` (synced by `create`), and everything before the last [`Recorder::sync`].
 //!
+//! A live recorder holds an exclusive advisory lock (`flock`) on its journal, which the kernel
+//! drops when the process dies however it dies. [`recover`] and [`recover_journal`] refuse a
+//! journal that is still locked, so a recovery (`armsim trajectory recover`, or the one at the
+//! next `--record` into the same folder, see [`leftover_journals`]) never takes a journal from
+//! under a recording that is still running.
+//!
 //! Journal lines, one JSON object each: a header `{"armsim_trajectory_journal":1,"robot":..}`,
 //! then `{"init_state":S}` (starts a demo), `{"action":A}`, `{"state":S}`, `{"extra":V}`.
 //! JSON has no NaN or infinity, and a recording may well contain them, so non-finite floats are
@@ -44,7 +50,7 @@ const FLOAT_TAG: &str = "$float";
 
 /// The journal a recording of `path` writes: `<path>.partial.jsonl`.
 pub fn journal_path(path: &Path) -> PathBuf {
-    format::sibling(path, ".partial.jsonl")
+    format::sibling(path, JOURNAL_SUFFIX)
 }
 
 /// How often the journal is handed to the kernel.
@@ -104,6 +110,9 @@ impl Recorder {
                 },
                 _ => TrajectoryError::io(&journal)(e),
             })?;
+        // Best effort: a filesystem without locks only loses the guard against recovering a live
+        // journal, not the recording.
+        let _ = file.try_lock();
         let mut rec = Recorder {
             path,
             journal,
@@ -183,6 +192,14 @@ impl Recorder {
         recover_from(&journal, &path)
     }
 
+    /// What SIGKILL does to a recorder, for tests in this process: the buffered lines are lost
+    /// and the journal is closed (its lock released) with only what was flushed.
+    #[cfg(test)]
+    pub(crate) fn kill(self) {
+        let (file, _lost) = self.out.into_parts();
+        drop(file);
+    }
+
     fn frame_written(&mut self) -> Result<(), TrajectoryError> {
         self.unflushed += 1;
         if self.unflushed >= self.flush_every {
@@ -230,7 +247,80 @@ pub fn recover(path: impl AsRef<Path>) -> Result<Recovery, TrajectoryError> {
     if !journal.exists() {
         return Err(TrajectoryError::NoJournal { journal });
     }
+    let _lock = lock_for_recovery(&journal)?;
     recover_from(&journal, path)
+}
+
+/// The suffix of a journal's file name after its target's: `run.pkl` -> `run.pkl.partial.jsonl`.
+pub const JOURNAL_SUFFIX: &str = ".partial.jsonl";
+
+/// The file a journal's recorder was writing: its name without [`JOURNAL_SUFFIX`]; `None` for a
+/// name that does not end in it.
+pub fn journal_target(journal: &Path) -> Option<PathBuf> {
+    let name = journal.file_name()?.to_str()?;
+    let target = name.strip_suffix(JOURNAL_SUFFIX)?;
+    (!target.is_empty()).then(|| journal.with_file_name(target))
+}
+
+/// Turns `journal` into a complete trajectory file, `to` or else the file its recorder was
+/// writing ([`journal_target`]; format by extension, written atomically), then removes the
+/// journal. Refuses a journal whose recorder still runs.
+pub fn recover_journal(journal: &Path, to: Option<&Path>) -> Result<Recovery, TrajectoryError> {
+    let target = match to {
+        Some(to) => to.to_owned(),
+        None => journal_target(journal).ok_or_else(|| TrajectoryError::NotAJournal {
+            path: journal.to_owned(),
+        })?,
+    };
+    Format::from_path(&target)?;
+    if !journal.exists() {
+        return Err(TrajectoryError::NoJournal {
+            journal: journal.to_owned(),
+        });
+    }
+    let _lock = lock_for_recovery(journal)?;
+    recover_from(journal, &target)
+}
+
+/// The journals in `dir` whose recorders are gone (killed, or crashed): `*.partial.jsonl` files
+/// that no live recorder holds locked, by name.
+pub fn leftover_journals(dir: &Path) -> io::Result<Vec<PathBuf>> {
+    let mut found = Vec::new();
+    for entry in fs::read_dir(dir)? {
+        let path = entry?.path();
+        if journal_target(&path).is_some() && path.is_file() && journal_in_use(&path) == Some(false)
+        {
+            found.push(path);
+        }
+    }
+    found.sort();
+    Ok(found)
+}
+
+/// Whether a live recorder holds `journal` (its lock); `None` where that cannot be told (the
+/// journal cannot be opened, or its filesystem has no locks).
+fn journal_in_use(journal: &Path) -> Option<bool> {
+    let file = File::open(journal).ok()?;
+    // The probe's own lock, if it gets one, goes with the file when it is closed here.
+    match file.try_lock() {
+        Ok(()) => Some(false),
+        Err(fs::TryLockError::WouldBlock) => Some(true),
+        Err(fs::TryLockError::Error(_)) => None,
+    }
+}
+
+/// Takes `journal`'s lock for a recovery, held until the returned file is dropped, so that no
+/// other recovery takes the same journal meanwhile; refuses a journal that a live recorder (or
+/// another recovery) holds. `None`: the filesystem has no locks; the recovery goes on.
+fn lock_for_recovery(journal: &Path) -> Result<Option<File>, TrajectoryError> {
+    let file = File::open(journal).map_err(TrajectoryError::io(journal))?;
+    match file.try_lock() {
+        Ok(()) => Ok(Some(file)),
+        Err(fs::TryLockError::WouldBlock) => Err(TrajectoryError::JournalInUse {
+            journal: journal.to_owned(),
+        }),
+        Err(fs::TryLockError::Error(_)) => Ok(None),
+    }
 }
 
 fn recover_from(journal: &Path, path: &Path) -> Result<Recovery, TrajectoryError> {

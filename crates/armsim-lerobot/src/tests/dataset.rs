@@ -74,7 +74,8 @@ fn two_episodes_two_cameras() {
         .map(|f| std::fs::metadata(root.join(f)).unwrap().len())
         .sum();
     assert_eq!(on_disk, summary.total_bytes, "summary bytes = file sizes");
-    assert_eq!(summary.files.len(), 7, "{:?}", summary.files);
+    // A data file and an mp4 per camera for each episode, and four metadata files.
+    assert_eq!(summary.files.len(), 2 + 2 * 2 + 4, "{:?}", summary.files);
 
     check_info(&root);
     check_data(&root);
@@ -144,7 +145,12 @@ fn check_info(root: &Path) {
 }
 
 fn check_data(root: &Path) {
-    let (schema, batches) = read_parquet(&root.join("data/chunk-000/file-000.parquet"));
+    // Each episode has a data file of its own.
+    let (schema, mut batches) = read_parquet(&root.join("data/chunk-000/file-000.parquet"));
+    assert_eq!(batches.iter().map(|b| b.num_rows()).sum::<usize>(), 40);
+    let (schema1, more) = read_parquet(&root.join("data/chunk-000/file-001.parquet"));
+    assert_eq!(schema, schema1);
+    batches.extend(more);
     let cols: Vec<&str> = schema.fields().iter().map(|f| f.name().as_str()).collect();
     assert_eq!(
         cols,
@@ -175,7 +181,6 @@ fn check_data(root: &Path) {
             "{key}"
         );
     }
-    // One row group per episode.
     assert_eq!(batches.iter().map(|b| b.num_rows()).sum::<usize>(), 65);
 
     let mut g = 0u64;
@@ -236,6 +241,21 @@ fn check_episodes(root: &Path) {
             cols.push(format!("videos/{key}/{c}"));
         }
     }
+    for key in [
+        "observation.state",
+        "action",
+        "observation.images.front",
+        "observation.images.wrist",
+        "timestamp",
+        "frame_index",
+        "episode_index",
+        "index",
+        "task_index",
+    ] {
+        for stat in crate::stats::STAT_NAMES {
+            cols.push(format!("stats/{key}/{stat}"));
+        }
+    }
     cols.push("meta/episodes/chunk_index".into());
     cols.push("meta/episodes/file_index".into());
     let names: Vec<String> = schema.fields().iter().map(|f| f.name().clone()).collect();
@@ -262,7 +282,7 @@ fn check_episodes(root: &Path) {
     assert_eq!(int("dataset_from_index"), [0, 40]);
     assert_eq!(int("dataset_to_index"), [40, 65]);
     assert_eq!(int("data/chunk_index"), [0, 0]);
-    assert_eq!(int("data/file_index"), [0, 0]);
+    assert_eq!(int("data/file_index"), [0, 1]);
     let tasks = b.column_by_name("tasks").unwrap().as_list::<i32>();
     for (i, task) in TASKS.iter().enumerate() {
         let v = tasks.value(i);
@@ -271,15 +291,12 @@ fn check_episodes(root: &Path) {
     }
     for key in ["observation.images.front", "observation.images.wrist"] {
         assert_eq!(int(&format!("videos/{key}/chunk_index")), [0, 0]);
-        assert_eq!(int(&format!("videos/{key}/file_index")), [0, 0]);
-        // Both episodes share one mp4: episode 1 starts at its first global frame / fps.
-        assert_eq!(
-            float(&format!("videos/{key}/from_timestamp")),
-            [0.0, 40.0 / 30.0]
-        );
+        // Each episode has an mp4 of its own, starting at 0.
+        assert_eq!(int(&format!("videos/{key}/file_index")), [0, 1]);
+        assert_eq!(float(&format!("videos/{key}/from_timestamp")), [0.0, 0.0]);
         assert_eq!(
             float(&format!("videos/{key}/to_timestamp")),
-            [40.0 / 30.0, 65.0 / 30.0]
+            [40.0 / 30.0, 25.0 / 30.0]
         );
     }
 }
@@ -320,8 +337,9 @@ fn check_stats(root: &Path) {
     assert!(close(&s["min"][1], 1.0) && close(&s["max"][1], 1.64), "{s}");
     assert!(close(&s["mean"][0], 0.32), "{s}");
     assert!(close(&stats["action"]["min"][2], 2.5));
-    assert_eq!(stats["frame_index"]["max"], json!([39.0]));
-    assert_eq!(stats["index"]["max"], json!([64.0]));
+    // Int features keep integer min and max, as numpy gives them to LeRobot.
+    assert_eq!(stats["frame_index"]["max"], json!([39]));
+    assert_eq!(stats["index"]["max"], json!([64]));
     assert_eq!(stats["episode_index"]["count"], json!([65]));
     for key in ["observation.images.front", "observation.images.wrist"] {
         let img = &stats[key];
@@ -347,41 +365,39 @@ fn check_stats(root: &Path) {
 
 fn check_video(root: &Path, cam: usize) {
     let key = ["observation.images.front", "observation.images.wrist"][cam];
-    let bytes = std::fs::read(root.join(format!("videos/{key}/chunk-000/file-000.mp4"))).unwrap();
-    assert!(bytes.len() > 1000, "mp4 of {} bytes", bytes.len());
-    let track = mp4::read(&bytes);
-    assert_eq!((track.width as u32, track.height as u32), (W, H));
-    assert_eq!(track.samples.len(), 65);
-    assert!(
-        !track.has_edit_list,
-        "pts must start at 0 without an edit list"
-    );
-    // Constant frame rate: every frame lasts exactly 1/30 s.
-    assert_eq!(track.timescale, 90_000);
-    assert!(
-        track.durations.iter().all(|&d| d == 3000),
-        "{:?}",
-        track.durations
-    );
-    // Episode starts (0, 40) and every 16th frame within an episode are keyframes.
-    for k in [0, 16, 32, 40, 56] {
+    // Episode e is file e; its first frame is global frame `first`.
+    for (file, first, n) in [(0, 0u64, 40usize), (1, 40, 25)] {
+        let path = root.join(format!("videos/{key}/chunk-000/file-{file:03}.mp4"));
+        let bytes = std::fs::read(&path).unwrap();
+        assert!(bytes.len() > 1000, "mp4 of {} bytes", bytes.len());
+        let track = mp4::read(&bytes);
+        assert_eq!((track.width as u32, track.height as u32), (W, H));
+        assert_eq!(track.samples.len(), n, "{}", path.display());
         assert!(
-            track.keyframes.contains(&k),
-            "sample {k} is not a keyframe: {:?}",
-            track.keyframes
+            !track.has_edit_list,
+            "pts must start at 0 without an edit list"
         );
+        // Constant frame rate: every frame lasts exactly 1/30 s.
+        assert_eq!(track.timescale, 90_000);
+        assert!(
+            track.durations.iter().all(|&d| d == 3000),
+            "{:?}",
+            track.durations
+        );
+        // The episode's start and every 16th frame are keyframes.
+        for k in (0..n).step_by(16) {
+            assert!(
+                track.keyframes.contains(&k),
+                "sample {k} is not a keyframe: {:?}",
+                track.keyframes
+            );
+        }
+        let frames = mp4::decode(&track, 0..n);
+        assert_eq!(frames.len(), n, "decoded frames");
+        for (i, rgb) in frames.iter().enumerate() {
+            assert_square(cam, first + i as u64, rgb);
+        }
     }
-
-    let frames = mp4::decode(&track, 0..65);
-    assert_eq!(frames.len(), 65, "decoded frames");
-    for (g, rgb) in frames.iter().enumerate() {
-        assert_square(cam, g as u64, rgb);
-    }
-    // Episode 1 decodes on its own from its first sample.
-    let frames = mp4::decode(&track, 40..65);
-    assert_eq!(frames.len(), 25);
-    assert_square(cam, 40, &frames[0]);
-    assert_square(cam, 64, &frames[24]);
 }
 
 fn assert_square(cam: usize, g: u64, rgb: &[u8]) {
@@ -396,30 +412,26 @@ fn assert_square(cam: usize, g: u64, rgb: &[u8]) {
     );
 }
 
-/// With a tiny size limit every episode starts a new mp4, LeRobot's way.
+/// Three episodes: three data files and three mp4s per camera, each named by its episode's row.
 #[test]
-fn video_files_split_at_the_size_limit() {
+fn every_episode_has_files_of_its_own() {
     let root = scratch("split");
     let mut w = DatasetWriter::create_with_options(&root, spec(), VIDEO).unwrap();
-    w.set_video_file_limit_bytes(1);
     for (e, n) in [(0, 5u64), (1, 6), (2, 4)] {
         w.begin_episode(TASKS[e % 2]).unwrap();
         push(&mut w, n);
         w.end_episode().unwrap();
     }
     let summary = w.finish().unwrap();
-    assert_eq!(summary.files.len(), 1 + 2 * 3 + 4);
+    assert_eq!(summary.files.len(), 3 + 2 * 3 + 4);
     let (_, batches) = read_parquet(&root.join("meta/episodes/chunk-000/file-000.parquet"));
     let b = &batches[0];
     let col = |name: &str| b.column_by_name(name).unwrap().clone();
+    let ints = |name: &str| col(name).as_primitive::<Int64Type>().values().to_vec();
+    assert_eq!(ints("data/file_index"), [0, 1, 2]);
+    assert_eq!(ints("dataset_from_index"), [0, 5, 11]);
     let key = "videos/observation.images.wrist";
-    assert_eq!(
-        col(&format!("{key}/file_index"))
-            .as_primitive::<Int64Type>()
-            .values()
-            .to_vec(),
-        [0, 1, 2]
-    );
+    assert_eq!(ints(&format!("{key}/file_index")), [0, 1, 2]);
     let from = col(&format!("{key}/from_timestamp"));
     assert_eq!(
         from.as_primitive::<Float64Type>().values().to_vec(),
@@ -434,11 +446,30 @@ fn video_files_split_at_the_size_limit() {
     let (_, tasks) = read_parquet(&root.join("meta/tasks.parquet"));
     assert_eq!(tasks[0].num_rows(), 2);
     for (file, first_g, n) in [(0, 0u64, 5usize), (1, 5, 6), (2, 11, 4)] {
+        let (_, rows) = read_parquet(&root.join(format!("data/chunk-000/file-{file:03}.parquet")));
+        let index = rows[0].column_by_name("index").unwrap();
+        assert_eq!(index.as_primitive::<Int64Type>().value(0), first_g as i64);
+        assert_eq!(rows.iter().map(|b| b.num_rows()).sum::<usize>(), n);
         let path = root.join(format!("{key}/chunk-000/file-{file:03}.mp4"));
         let track = mp4::read(&std::fs::read(&path).unwrap());
         assert_eq!(track.samples.len(), n, "{}", path.display());
         let frames = mp4::decode(&track, 0..n);
         assert_square(1, first_g, &frames[0]);
+    }
+    // No temporary file is left behind.
+    let mut stack = vec![root.clone()];
+    while let Some(dir) = stack.pop() {
+        for entry in std::fs::read_dir(&dir).unwrap() {
+            let path = entry.unwrap().path();
+            assert!(
+                !path.to_string_lossy().ends_with(".tmp"),
+                "{}",
+                path.display()
+            );
+            if path.is_dir() {
+                stack.push(path);
+            }
+        }
     }
     std::fs::remove_dir_all(&root).unwrap();
 }

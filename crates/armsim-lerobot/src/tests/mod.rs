@@ -6,7 +6,9 @@
 mod background;
 mod bad_input;
 mod bench;
+mod crash;
 mod dataset;
+mod episode_stats;
 mod mp4;
 
 use std::fs::File;

@@ -211,13 +211,16 @@ fn sync_clock(session: &Session, clock: &mut SimClock) {
 
 /// Pushes the controller's targets (RUNNING) or the hold posture (otherwise) into the motors.
 fn apply_control(targets: Res<JointTargets>, session: Res<Session>, mut sim: ResMut<Sim>) {
-    let commands = match session.state() {
-        SessionState::Running => &targets.commands,
-        _ => session.hold_commands(),
+    let running = session.state() == SessionState::Running;
+    let commands = match running {
+        true => &targets.commands,
+        false => session.hold_commands(),
     };
     for (i, &cmd) in commands.iter().enumerate() {
+        // The hold posture aims at nothing beyond its own targets.
+        let aim = running.then(|| targets.aim(i)).flatten();
         // Inputs are validated where they enter; a refusal here only means a shorter vector.
-        let _ = sim.0.set_command(i, cmd);
+        let _ = sim.0.set_command_aiming(i, cmd, aim);
     }
 }
 

@@ -45,9 +45,46 @@ pub struct Sim(pub SimModel);
 #[derive(Resource, Debug, Clone)]
 pub struct JointTargets {
     pub commands: Vec<JointCommand>,
+    /// Per joint, the position a velocity or effort command aims at (`SimModel::aim`), kept
+    /// with the command it was given for: a later write of another command to `commands`
+    /// leaves it behind, so an aim never outlives its command.
+    aims: Vec<Option<(JointCommand, f32)>>,
 }
 
 impl JointTargets {
+    /// The controller's targets, aiming at nothing beyond themselves.
+    pub fn new(commands: Vec<JointCommand>) -> Self {
+        Self {
+            aims: vec![None; commands.len()],
+            commands,
+        }
+    }
+
+    /// Sets joint `index`'s command with the position it aims at (an agent's PD target, a
+    /// velocity integrated to a position), which recordings take as the joint's action.
+    pub fn set_aiming(
+        &mut self,
+        index: usize,
+        cmd: JointCommand,
+        aim: Option<f32>,
+    ) -> Result<(), CommandError> {
+        self.set(index, cmd)?;
+        if self.aims.len() < self.commands.len() {
+            self.aims.resize(self.commands.len(), None);
+        }
+        self.aims[index] = aim.filter(|a| a.is_finite()).map(|a| (cmd, a));
+        Ok(())
+    }
+
+    /// The aim given with joint `index`'s current command, if that command is still in place.
+    pub fn aim(&self, index: usize) -> Option<f32> {
+        let cmd = self.commands.get(index)?;
+        match self.aims.get(index).copied().flatten() {
+            Some((given, aim)) if given == *cmd => Some(aim),
+            _ => None,
+        }
+    }
+
     /// Sets the target of joint `index` (robot joint order). Non-finite values are refused, as
     /// `SimModel::set_command` refuses them, so a bad input never reaches the motors.
     pub fn set(&mut self, index: usize, cmd: JointCommand) -> Result<(), CommandError> {
@@ -101,15 +138,13 @@ pub struct ClockSystems;
 pub fn plugin_for(scene: Arc<Scene>) -> impl Fn(&mut App) {
     move |app: &mut App| {
         let SimWorld { physics, model } = SimWorld::new(&scene);
-        app.insert_resource(JointTargets {
-            commands: model.commands().to_vec(),
-        })
-        .insert_resource(Sim(model))
-        .insert_resource(SimScene(scene.clone()))
-        .init_resource::<SimClock>()
-        .init_resource::<StepGate>()
-        .init_resource::<SimWaker>()
-        .init_resource::<GateLatency>();
+        app.insert_resource(JointTargets::new(model.commands().to_vec()))
+            .insert_resource(Sim(model))
+            .insert_resource(SimScene(scene.clone()))
+            .init_resource::<SimClock>()
+            .init_resource::<StepGate>()
+            .init_resource::<SimWaker>()
+            .init_resource::<GateLatency>();
 
         let mut schedule = Schedule::new(SimStep);
         // A step is a short, strictly ordered sequence: threads would cost more than they save.

@@ -3,4 +3,5 @@
 
 pub use armsim_core::trajectory::*;
 
+pub mod foreign;
 pub mod plugin;

@@ -12,12 +12,15 @@ use bevy::app::AppExit;
 use bevy::prelude::*;
 
 use super::value::Value;
-use super::{Demo, Recorder, Recovery, TrajectoryError, load};
+use super::{
+    Demo, Recorder, Recovery, TrajectoryError, journal_path, leftover_journals, load,
+    recover_journal,
+};
 use crate::scene::Scene;
 use crate::session::{Session, SessionCommand, SessionEvent, SessionState};
 use crate::sim::{
-    JointTargets, Sim, SimClock, SimModel, SimMut, SimRef, SimScene, SimStep, SimSystems, SimWorld,
-    install, sim_view, with_sim_mut,
+    JointTargets, Sim, SimClock, SimMut, SimRef, SimScene, SimStep, SimSystems, SimWorld, install,
+    sim_view, with_sim_mut,
 };
 use crate::state::{self, snapshot};
 
@@ -27,6 +30,9 @@ pub struct Recording {
     active: Option<Active>,
     /// What the last finished recording wrote, for the panel and the log.
     pub last: Option<Result<Recovery, String>>,
+    /// The last recording ended before its first step, so no file was written (`last` says
+    /// so, and it is already logged).
+    pub nothing_recorded: bool,
 }
 
 struct Active {
@@ -49,8 +55,10 @@ impl Recording {
 
 /// Starts recording into `path` (format by extension) with a state every `every` steps. The
 /// initial state is the world now; `extra` notes whether that is the scene as loaded, which lets a
-/// replay by action start from a fresh load and reproduce the run bit for bit.
+/// replay by action start from a fresh load and reproduce the run bit for bit. A journal that a
+/// killed recording into `path` left is recovered first ([`recover_leftovers`]).
 pub fn start_recording(world: &mut World, path: &Path, every: u32) -> Result<(), TrajectoryError> {
+    recover_leftovers(path);
     // A replay that started from its file's init_state also sits at step 0, but not at the scene as loaded.
     let fresh = world.resource::<SimClock>().steps == 0
         && world
@@ -76,6 +84,81 @@ pub fn start_recording(world: &mut World, path: &Path, every: u32) -> Result<(),
     Ok(())
 }
 
+/// Recovers the journal that a recording into `path` killed before it finished (SIGKILL, a power
+/// cut, a crash) left behind, into a file of its own (`<name>.recovered<ext>`, since the
+/// recording about to start writes `path`), with one warning line. Other recordings' journals in
+/// the folder are only named, with the command that recovers them: they may belong to a
+/// recording that is finishing right now, and the folder (often the shared temporary one) is not
+/// this recording's to tidy. A journal that a running recorder still holds is left alone
+/// (`leftover_journals`), and one that cannot be recovered stays, named in its warning.
+pub fn recover_leftovers(path: &Path) {
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
+    };
+    let Ok(journals) = leftover_journals(dir) else {
+        return;
+    };
+    let own = journal_path(path);
+    for journal in journals {
+        if journal.file_name() != own.file_name() {
+            warn!(
+                "{} is the journal of a recording that never finished (killed?); \
+                 `armsim trajectory recover {}` makes it a complete file",
+                journal.display(),
+                journal.display()
+            );
+            continue;
+        }
+        let to = recovered_path(path);
+        match recover_journal(&journal, Some(&to)) {
+            Ok(r) => warn!(
+                "recovered the journal of a recording that never finished (killed?): {} -> {} \
+                 ({} demo(s), {} actions, {} states{})",
+                journal.display(),
+                r.path.display(),
+                r.demos,
+                r.actions,
+                r.states,
+                if r.dropped_partial_line {
+                    "; a last line cut short was dropped"
+                } else {
+                    ""
+                }
+            ),
+            Err(e) => warn!(
+                "a recording that never finished left {}, which cannot be recovered: {e}",
+                journal.display()
+            ),
+        }
+    }
+}
+
+/// A free name beside `path` for its own leftover journal: `run.pkl.gz` -> `run.recovered.pkl.gz`
+/// (then `run.recovered-2.pkl.gz`, ...).
+fn recovered_path(path: &Path) -> PathBuf {
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let ext = [".json.gz", ".pkl.gz", ".json", ".pkl"]
+        .into_iter()
+        .find(|ext| name.ends_with(ext))
+        .unwrap_or("");
+    let stem = &name[..name.len() - ext.len()];
+    (1..)
+        .map(|n| {
+            let tag = if n == 1 {
+                String::new()
+            } else {
+                format!("-{n}")
+            };
+            path.with_file_name(format!("{stem}.recovered{tag}{ext}"))
+        })
+        .find(|p| !p.exists() && !journal_path(p).exists())
+        .expect("some name is free")
+}
+
 /// Ends the recording (if any) and writes the file. Safe to call more than once.
 pub fn finish_recording(world: &mut World) -> Option<Result<Recovery, String>> {
     let mut rec = world.resource_mut::<Recording>();
@@ -92,6 +175,7 @@ pub fn finish_recording(world: &mut World) -> Option<Result<Recovery, String>> {
         Err(e) => error!("recording {} not finished: {e}", path.display()),
     }
     rec.last = Some(result.clone());
+    rec.nothing_recorded = false;
     Some(result)
 }
 
@@ -154,8 +238,26 @@ fn demo_extra(scene: &Scene, every: u32, fresh: bool) -> Value {
 }
 
 /// How this run's recording ended: finishes one still running, else reports the last one
-/// (which may have stopped earlier on an error). `None`: nothing was recorded.
+/// (which may have stopped earlier on an error). `None`: nothing was recorded. A run that
+/// stopped before its first step (interrupted while starting, `--steps 0`) writes no file: its
+/// outcome is an error saying so, logged here (`Recording::nothing_recorded`), and its journal,
+/// which holds only the initial state, is removed.
 pub fn recording_outcome(world: &mut World) -> Option<Result<Recovery, String>> {
+    let mut rec = world.get_resource_mut::<Recording>()?;
+    if let Some(active) = rec.active.take_if(|a| a.steps == 0) {
+        let path = active.recorder.path().to_owned();
+        let journal = active.recorder.journal_path().to_owned();
+        drop(active);
+        let _ = std::fs::remove_file(&journal);
+        let e = format!(
+            "no step was recorded into {}: the run stopped before its first step; no file written",
+            path.display()
+        );
+        error!("{e}");
+        rec.last = Some(Err(e.clone()));
+        rec.nothing_recorded = true;
+        return Some(Err(e));
+    }
     finish_recording(world).or_else(|| world.get_resource::<Recording>()?.last.clone())
 }
 
@@ -205,8 +307,13 @@ pub struct Replay {
     pub max_joint_error: f64,
     /// Recorded states the divergence was measured against (action replay).
     pub compared_states: usize,
-    /// Bodies the recorded states name that this scene lacks (sorted); they are not compared.
+    /// Bodies the demo's frames name that this scene lacks (sorted): left out of every frame,
+    /// so they are neither set (state replay) nor compared (action replay).
     pub unknown_bodies: Vec<String>,
+    /// Bodies the demo's frames name that this scene has (sorted): what is replayed and compared.
+    pub shared_bodies: Vec<String>,
+    /// The scene's robot (a demo of another name for the same arm is renamed to it).
+    pub robot: String,
     /// Whether the replay started from the scene as loaded (rather than the demo's init_state).
     pub from_fresh_load: bool,
     pub finished: bool,
@@ -238,10 +345,13 @@ impl Replay {
         if let Some(why) = &self.failed {
             return format!("{head}; stopped: {why}");
         }
-        if self.mode == ReplayMode::State {
-            return head;
-        }
         let unknown = self.unknown_bodies.join(", ");
+        if self.mode == ReplayMode::State {
+            return match unknown.is_empty() {
+                true => head,
+                false => format!("{head} (not in this scene, skipped: {unknown})"),
+            };
+        }
         if self.compared_states == 0 {
             // A 0.000000 here would read as "perfect", when nothing was measured at all.
             let why = if self.demo.states.is_empty() {
@@ -253,13 +363,21 @@ impl Replay {
             };
             return format!("{head}; divergence not measured: {why}");
         }
+        // No object figure when only the robot was compared: a 0 would read as a match.
+        let objects = match self.shared_bodies.iter().any(|b| *b != self.robot) {
+            true => format!("objects {:.6} m, ", self.max_object_error),
+            false => String::new(),
+        };
         let mut text = format!(
-            "{head}; divergence from {} recorded states: objects {:.6} m, joints {:.6} rad",
-            self.compared_states, self.max_object_error, self.max_joint_error
+            "{head}; divergence from {} recorded states: {objects}joints {:.6} rad",
+            self.compared_states, self.max_joint_error
         );
+        // What the figures cover: the bodies both name (a state may name fewer than these).
+        text.push_str(&format!(" (compared: {}", self.shared_bodies.join(", ")));
         if !unknown.is_empty() {
-            text.push_str(&format!(" (not in this scene, not compared: {unknown})"));
+            text.push_str(&format!("; not in this scene, not compared: {unknown}"));
         }
+        text.push(')');
         text
     }
 }
@@ -307,17 +425,6 @@ impl From<state::StateError> for ReplayError {
     fn from(e: state::StateError) -> Self {
         ReplayError::State(e)
     }
-}
-
-/// The names in `states` that are neither the scene's robot nor one of its objects, sorted.
-fn unknown_bodies(sim: &SimModel, states: &[super::StateFrame]) -> Vec<String> {
-    let known = |name: &str| name == sim.robot.name || sim.object_index(name).is_some();
-    let names: std::collections::BTreeSet<&str> = states
-        .iter()
-        .flat_map(|f| f.0.iter().map(|(n, _)| n.as_str()))
-        .filter(|n| !known(n))
-        .collect();
-    names.into_iter().map(str::to_owned).collect()
 }
 
 /// Loads demo `index` for the scene's robot and starts replaying it from its initial state (the
@@ -380,15 +487,18 @@ pub fn start_replay(
         .and_then(|v| v.as_f64())
         .map_or(1, |v| v.max(1.0) as u32);
     let fresh = matches!(extra("from_fresh_load"), Some(Value::Bool(true)));
-    // Start where the recording started.
     let mut sim = SimWorld::new(&scene);
+    // Another scene's objects (RoboVerse's `box_base` on a Panda) are left out of every frame:
+    // the robot and the objects this scene shares with the demo replay.
+    let bodies = super::foreign::keep_shared(&sim.model, &mut demo);
+    let unknown = bodies.skipped.clone();
+    // Start where the recording started.
     if !fresh {
         state::set_frame(&mut sim.view_mut(), &demo.init_state)?;
     }
     if demo.actions.is_empty() && demo.states.is_empty() {
         return Err(ReplayError::Empty { index });
     }
-    let unknown = unknown_bodies(&sim.model, &demo.states);
     if mode == ReplayMode::State {
         // Checked here, once, rather than as one warning per frame that leaves the world untouched.
         if demo.states.is_empty() {
@@ -397,7 +507,8 @@ pub fn start_replay(
                 actions: demo.actions.len(),
             });
         }
-        if !unknown.is_empty() {
+        // States that name nothing this scene has leave nothing to replay by state.
+        if demo.states.iter().all(|f| f.0.is_empty()) {
             let known = std::iter::once(sim.robot.name.as_str())
                 .chain(sim.objects.iter().map(|o| o.name.as_str()))
                 .collect::<Vec<_>>()
@@ -408,11 +519,9 @@ pub fn start_replay(
                 known,
             });
         }
-    } else if !unknown.is_empty() {
-        warn!(
-            "replay: the recorded states name bodies this scene lacks ({}); they are not compared",
-            unknown.join(", ")
-        );
+    }
+    if let Some(line) = bodies.skip_line(mode) {
+        warn!("{line}");
     }
     install(world, sim);
     world.resource_mut::<SimClock>().reset();
@@ -442,6 +551,8 @@ pub fn start_replay(
         max_joint_error: 0.0,
         compared_states: 0,
         unknown_bodies: unknown,
+        shared_bodies: bodies.shared,
+        robot: robot.clone(),
         from_fresh_load: fresh,
         finished: false,
         failed: None,
@@ -491,7 +602,7 @@ fn replay_publish(
             }
             ReplayMode::Action => {
                 let now = snapshot(&sim.view()).to_frame();
-                if let Some((obj, joint)) = divergence(&now, &frame) {
+                if let Some((obj, joint)) = divergence(&now, &frame, &replay.robot) {
                     replay.compared_states += 1;
                     replay.max_object_error = replay.max_object_error.max(obj);
                     replay.max_joint_error = replay.max_joint_error.max(joint);
@@ -507,18 +618,24 @@ fn replay_publish(
 }
 
 /// Largest object position error (m) and joint error (rad) between two frames, over the bodies
-/// both name; `None` when they have none in common (nothing was compared).
-pub fn divergence(a: &super::StateFrame, b: &super::StateFrame) -> Option<(f64, f64)> {
+/// both name; `None` when they have none in common (nothing was compared). The root of `robot`
+/// is not an object: its base is fixed where the scene puts it, and another project's demo
+/// records it in a frame of its own (RoboVerse's Franka at the origin), so only its joints count.
+pub fn divergence(a: &super::StateFrame, b: &super::StateFrame, robot: &str) -> Option<(f64, f64)> {
     let mut obj: f64 = 0.0;
     let mut joint: f64 = 0.0;
     let mut compared = false;
     for (name, bs) in &b.0 {
         let Some(x) = a.get(name) else { continue };
         compared = true;
-        let d = (0..3)
-            .map(|i| (x.pos[i] - bs.pos[i]).powi(2))
-            .sum::<f64>()
-            .sqrt();
+        let d = if name == robot {
+            0.0
+        } else {
+            (0..3)
+                .map(|i| (x.pos[i] - bs.pos[i]).powi(2))
+                .sum::<f64>()
+                .sqrt()
+        };
         obj = obj.max(d);
         if let (Some(qa), Some(qb)) = (&x.dof_pos, &bs.dof_pos) {
             for (n, v) in qb.iter() {

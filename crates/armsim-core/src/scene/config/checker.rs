@@ -318,10 +318,13 @@ pub(super) fn load_robot_file(
     };
     let Some(found) = candidates.iter().find(|p| p.is_file()) else {
         let tried: Vec<String> = candidates.iter().map(|p| p.display().to_string()).collect();
+        let hint = super::sources::clone_hint(mjcf_path, base_dir)
+            .map(|h| format!("; {h}"))
+            .unwrap_or_default();
         c.err(
             P,
             format!(
-                "robot file \"{mjcf_path}\" not found (tried: {})",
+                "robot file \"{mjcf_path}\" not found (tried: {}){hint}",
                 tried.join(", ")
             ),
         );

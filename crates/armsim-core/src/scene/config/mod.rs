@@ -11,11 +11,13 @@
 //!
 //! Files: `types.rs` (the typed config and its JSON writer), `parse.rs` (section by section),
 //! `cameras.rs` (`extensions.armsim.cameras`), `checker.rs` (the path-aware helpers and the
-//! cross-field checks); errors and the loaded [`Scene`] are here.
+//! cross-field checks), `sources.rs` (the `git clone` that brings a missing robot file); errors
+//! and the loaded [`Scene`] are here.
 
 mod cameras;
 mod checker;
 mod parse;
+mod sources;
 mod types;
 
 pub use types::*;

@@ -89,9 +89,9 @@ fn journal_keeps_non_finite_floats() {
 #[test]
 fn a_killed_recorder_leaves_the_flushed_frames() {
     let dir = TempDir::new();
-    // Forgetting the recorder skips every destructor, like SIGKILL: only flushed lines remain.
+    // Like SIGKILL: the buffer is lost, the file closed; only flushed lines remain.
     let path = dir.join("every.pkl");
-    std::mem::forget(record_sample(&path, RecorderOptions::default(), 10));
+    record_sample(&path, RecorderOptions::default(), 10).kill();
     let r = recover(&path).unwrap();
     assert_eq!(
         (r.demos, r.actions, r.states, r.dropped_partial_line),
@@ -105,7 +105,7 @@ fn a_killed_recorder_leaves_the_flushed_frames() {
 
     // flush_every = 4: the 13 frames pushed (10 actions, 3 states) were flushed at 4, 8 and 12.
     let path = dir.join("batched.json");
-    std::mem::forget(record_sample(&path, RecorderOptions { flush_every: 4 }, 10));
+    record_sample(&path, RecorderOptions { flush_every: 4 }, 10).kill();
     let r = recover(&path).unwrap();
     assert_eq!(r.actions + r.states, 12);
 
@@ -148,6 +148,40 @@ fn recovery_drops_a_line_cut_short() {
         "{err}"
     );
     assert!(journal.exists(), "a failed recovery keeps the journal");
+}
+
+#[test]
+fn a_journal_recovers_by_its_own_name_unless_its_recorder_is_live() {
+    let dir = TempDir::new();
+    let path = dir.join("live.pkl");
+    let mut live = record_sample(&path, RecorderOptions::default(), 3);
+    let journal = journal_path(&path);
+    assert_eq!(journal_target(&journal), Some(path.clone()));
+    let err = recover_journal(&journal, None).unwrap_err();
+    assert!(
+        matches!(err, TrajectoryError::JournalInUse { .. }),
+        "{err:?}"
+    );
+    assert!(leftover_journals(&dir.0).unwrap().is_empty());
+    live.push_action(&ActionFrame::new(joints(3))).unwrap();
+    live.kill();
+    assert_eq!(leftover_journals(&dir.0).unwrap(), vec![journal.clone()]);
+    // Into another file, in another format.
+    let other = dir.join("elsewhere.json.gz");
+    let r = recover_journal(&journal, Some(&other)).unwrap();
+    assert_eq!((r.path.clone(), r.actions, r.states), (other.clone(), 4, 1));
+    assert_eq!(
+        load(&other).unwrap().demos("arm6").unwrap()[0]
+            .actions
+            .len(),
+        4
+    );
+    assert!(!journal.exists() && !path.exists());
+    let err = recover_journal(&dir.join("run.pkl"), None).unwrap_err();
+    assert!(
+        matches!(err, TrajectoryError::NotAJournal { .. }),
+        "{err:?}"
+    );
 }
 
 #[test]
@@ -228,10 +262,22 @@ fn sigkill_leaves_a_recoverable_journal() {
             break;
         }
     }
+    // While the child records, its journal is locked: no recovery takes it from under it.
+    let path = dir.join("killed.pkl.gz");
+    let err = recover(&path).unwrap_err();
+    assert!(
+        matches!(err, TrajectoryError::JournalInUse { .. }),
+        "{err:?}"
+    );
+    assert_eq!(leftover_journals(&dir.0).unwrap(), Vec::<PathBuf>::new());
     child.kill().unwrap();
     assert!(!child.wait().unwrap().success());
-    let path = dir.join("killed.pkl.gz");
     assert!(!path.exists());
+    // The kernel dropped the lock with the process: the journal is a leftover now.
+    assert_eq!(
+        leftover_journals(&dir.0).unwrap(),
+        vec![journal_path(&path)]
+    );
     let r = recover(&path).unwrap();
     assert_eq!((r.demos, r.actions, r.states), (1, 100, 25));
     assert_eq!(
