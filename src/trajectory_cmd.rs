@@ -36,17 +36,9 @@ pub fn run(command: &TrajectoryCommand) -> anyhow::Result<ExitCode> {
             let r = recover_journal(&journal, output.as_deref())
                 .with_context(|| format!("cannot recover {}", journal.display()))?;
             println!(
-                "recovered {} -> {}: {} demo(s), {} actions, {} states{}",
+                "recovered {} -> {}: {r}",
                 journal.display(),
-                r.path.display(),
-                r.demos,
-                r.actions,
-                r.states,
-                if r.dropped_partial_line {
-                    " (a last line cut short by the kill was dropped)"
-                } else {
-                    ""
-                }
+                r.path.display()
             );
             Ok(ExitCode::SUCCESS)
         }

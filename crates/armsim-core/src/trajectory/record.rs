@@ -238,6 +238,24 @@ pub struct Recovery {
     pub dropped_partial_line: bool,
 }
 
+/// What a recovery wrote, as both the command and the next recording report it.
+impl std::fmt::Display for Recovery {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "{} demo(s), {} actions, {} states{}",
+            self.demos,
+            self.actions,
+            self.states,
+            if self.dropped_partial_line {
+                "; a last line cut short by the kill was dropped"
+            } else {
+                ""
+            }
+        )
+    }
+}
+
 /// Turns the journal left by a recorder of `path` that never finished into a complete `path`
 /// (format by extension, written atomically), then removes the journal.
 pub fn recover(path: impl AsRef<Path>) -> Result<Recovery, TrajectoryError> {

@@ -114,17 +114,9 @@ pub fn recover_leftovers(path: &Path) {
         match recover_journal(&journal, Some(&to)) {
             Ok(r) => warn!(
                 "recovered the journal of a recording that never finished (killed?): {} -> {} \
-                 ({} demo(s), {} actions, {} states{})",
+                 ({r})",
                 journal.display(),
                 r.path.display(),
-                r.demos,
-                r.actions,
-                r.states,
-                if r.dropped_partial_line {
-                    "; a last line cut short was dropped"
-                } else {
-                    ""
-                }
             ),
             Err(e) => warn!(
                 "a recording that never finished left {}, which cannot be recovered: {e}",
