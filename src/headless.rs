@@ -127,7 +127,7 @@ pub fn stop_on_signals() -> Result<(), String> {
                 eprintln!(
                     "armsim: third stop request: exiting at once (code 130); LeRobot episodes \
                      finished before now stay, a trajectory's journal (FILE.partial.jsonl) is \
-                     recovered by `armsim trajectory recover` or by the next --record into its folder"
+                     recovered by `armsim trajectory recover` or by the next --record of the same file"
                 );
                 std::process::exit(130);
             }

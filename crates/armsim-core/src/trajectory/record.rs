@@ -21,7 +21,7 @@
 //! A live recorder holds an exclusive advisory lock (`flock`) on its journal, which the kernel
 //! drops when the process dies however it dies. [`recover`] and [`recover_journal`] refuse a
 //! journal that is still locked, so a recovery (`armsim trajectory recover`, or the one at the
-//! next `--record` into the same folder, see [`leftover_journals`]) never takes a journal from
+//! next `--record` of the same file, see [`leftover_journals`]) never takes a journal from
 //! under a recording that is still running.
 //!
 //! Journal lines, one JSON object each: a header `{"armsim_trajectory_journal":1,"robot":..}`,
