@@ -9,8 +9,11 @@
 //! **Scene cameras.** Where the scene has cameras, the lite profile is measured twice: on the
 //! scene, and on the same scene with its cameras removed (a copy written to a temporary folder).
 //! The window renders a camera only while something uses its images (`ui::camera_demand`), and
-//! nothing does here, so the two should draw as many frames/s. Each row names the cameras that
-//! rendered during its measurement (from the window's log).
+//! nothing does here, so the two should draw as many frames/s. The pair runs in the order
+//! A B B A (with, without, without, with), so that a drift in the machine's load during the run
+//! weighs on both alike, and each of its rows gives the mean of its two runs and both runs'
+//! frame rates. Each row names the cameras that rendered during its measurement (from the
+//! window's log).
 
 use std::fmt;
 use std::io::{BufRead, BufReader};
@@ -58,6 +61,31 @@ pub struct Row {
     rtf: f64,
     clicks_ms: Vec<f64>,
     titles_ms: Vec<f64>,
+    /// The frame rate of each run this row merges (one, or two for the camera pair).
+    fps_runs: Vec<f64>,
+}
+
+impl Row {
+    /// Merges a second run of the same configuration into this row: the mean of the rates,
+    /// every click, the cameras of either run.
+    fn merge(&mut self, other: Row) {
+        let n = self.fps_runs.len() as f64;
+        let mean = |a: f64, b: f64| (a * n + b) / (n + 1.0);
+        self.fps = mean(self.fps, other.fps);
+        self.p50_ms = mean(self.p50_ms, other.p50_ms);
+        self.p99_ms = mean(self.p99_ms, other.p99_ms);
+        self.rtf = mean(self.rtf, other.rtf);
+        self.clicks_ms.extend(other.clicks_ms);
+        self.titles_ms.extend(other.titles_ms);
+        self.fps_runs.extend(other.fps_runs);
+        if other.cameras != "none" && other.cameras != self.cameras {
+            self.cameras = if self.cameras == "none" {
+                other.cameras
+            } else {
+                format!("{}, {}", self.cameras, other.cameras)
+            };
+        }
+    }
 }
 
 pub struct Report {
@@ -139,14 +167,23 @@ pub fn run(options: &Options) -> anyhow::Result<Report> {
     for (name, args) in variants {
         let mut runs = vec![(name.to_string(), options.scene.clone())];
         if let (Some(bare), "lite") = (&bare, name) {
-            runs.push(("lite, no scene cameras".into(), Some(bare.scene.clone())));
+            // A B B A: see the module's comment.
+            let without = (
+                "lite, no scene cameras".to_string(),
+                Some(bare.scene.clone()),
+            );
+            runs.extend([without.clone(), without, runs[0].clone()]);
         }
+        let first = report.rows.len();
         for (name, scene) in runs {
             eprintln!("bench window: measuring {name} ({} s) …", options.seconds);
             let (row, adapter) = measure(options, scene.as_deref(), &display, &x11, &name, &args)
                 .with_context(|| format!("measuring {name}"))?;
             report.adapter = adapter;
-            report.rows.push(row);
+            match report.rows[first..].iter_mut().find(|r| r.name == row.name) {
+                Some(earlier) => earlier.merge(row),
+                None => report.rows.push(row),
+            }
         }
     }
     report.load = std::fs::read_to_string("/proc/loadavg")
@@ -474,6 +511,7 @@ fn measure(
             rtf,
             clicks_ms,
             titles_ms,
+            fps_runs: vec![fps],
         },
         adapter,
     ))
@@ -661,6 +699,10 @@ impl fmt::Display for Report {
                 r.fps / base,
                 r.cameras
             )?;
+            if r.fps_runs.len() > 1 {
+                let runs: Vec<String> = r.fps_runs.iter().map(|f| format!("{f:.1}")).collect();
+                writeln!(f, "  {:<26} frames/s of its runs: {}", "", runs.join(", "))?;
+            }
         }
         writeln!(
             f,
@@ -684,6 +726,32 @@ mod tests {
                     (frame time p50 52.3 ms, p99 80.0 ms); simulation real-time factor 0.998";
         assert_eq!(parse_frame_line(line), Some((17.9, 52.3, 80.0, 0.998)));
         assert_eq!(parse_frame_line("nothing here"), None);
+    }
+
+    #[test]
+    fn a_second_run_merges_into_its_row_as_a_mean() {
+        let row = |fps: f64, cameras: &str| Row {
+            name: "lite".into(),
+            args: String::new(),
+            cameras: cameras.into(),
+            fps,
+            p50_ms: 1000.0 / fps,
+            p99_ms: 2000.0 / fps,
+            rtf: 1.0,
+            clicks_ms: vec![fps],
+            titles_ms: vec![],
+            fps_runs: vec![fps],
+        };
+        let mut a = row(10.0, "none");
+        a.merge(row(14.0, "front"));
+        assert_eq!(a.fps, 12.0);
+        assert_eq!(a.p50_ms, (100.0 + 1000.0 / 14.0) / 2.0);
+        assert_eq!(a.fps_runs, [10.0, 14.0]);
+        assert_eq!(a.clicks_ms, [10.0, 14.0]);
+        assert_eq!(
+            a.cameras, "front",
+            "a camera that rendered in either run is named"
+        );
     }
 
     #[test]
