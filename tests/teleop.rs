@@ -585,10 +585,28 @@ fn fast_moves_keep_the_tool_above_the_clearance_and_joints_within_their_speed() 
     });
     let mut lowest = f64::MAX;
     let mut fastest = 0.0f64;
-    for f in &frames {
+    let q_of =
+        |f: &Value| -> Vec<f64> { serde_json::from_value(f["payload"]["q_rad"].clone()).unwrap() };
+    for (k, f) in frames.iter().enumerate() {
         let z = ee(f)[2];
         let qd: Vec<f64> = serde_json::from_value(f["payload"]["qd_rad_s"].clone()).unwrap();
         let speed = arm_joints.iter().map(|&j| qd[j].abs()).fold(0.0, f64::max);
+        // How fast the joints really moved since the previous frame. The reported velocity of a
+        // multibody joint is Rapier's solver velocity: at the end of this move the arm stands
+        // still (its positions do not change from frame to frame) while it reads up to
+        // 1.65 rad/s on three joints (noted in issue 40's closing note).
+        let moved = k
+            .checked_sub(1)
+            .map(|p| &frames[p])
+            .filter(|p| step_of(f) > step_of(p))
+            .map_or(0.0, |p| {
+                let (a, b) = (q_of(p), q_of(f));
+                let dt = (step_of(f) - step_of(p)) as f64 / 240.0;
+                arm_joints
+                    .iter()
+                    .map(|&j| (b[j] - a[j]).abs() / dt)
+                    .fold(0.0, f64::max)
+            });
         let alerts = alerts(f);
         // Whatever the arm does beyond a limit is reported in the same frame.
         if z < floor - 0.005 {
@@ -604,7 +622,7 @@ fn fast_moves_keep_the_tool_above_the_clearance_and_joints_within_their_speed() 
             );
         }
         lowest = lowest.min(z);
-        fastest = fastest.max(speed);
+        fastest = fastest.max(moved);
     }
     assert!(
         lowest >= floor - 0.005,

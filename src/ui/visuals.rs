@@ -433,6 +433,8 @@ fn plain_geom(shape: Shape, rgba: [f32; 4]) -> Geom {
         rgba,
         friction: None,
         density: None,
+        contype: 0,
+        conaffinity: 0,
     }
 }
 

@@ -60,8 +60,9 @@ fn menagerie_panda_loads_with_meshes_tendon_gripper_and_keyframe() {
             "finger_joint2"
         ]
     );
-    // link0..7, hand, two fingers.
-    assert_eq!(m.links.len(), 11);
+    // link0..7 and two fingers: the joint-less hand is fused into link7 (its mass joins it).
+    assert_eq!(m.links.len(), 10);
+    assert!(m.link_index("hand").is_none());
     assert!((model_mass(&m) - file_mass(&path)).abs() < 1e-4);
     // Class default range on joint1, the body's own on joint4; the fingers' class: a slide.
     let close = |a: (f32, f32), b: (f32, f32)| (a.0 - b.0).abs() < 1e-6 && (a.1 - b.1).abs() < 1e-6;
@@ -119,8 +120,13 @@ fn menagerie_panda_loads_with_meshes_tendon_gripper_and_keyframe() {
     );
     // Colour from the material.
     assert_eq!(m.links[1].visuals[0].rgba, [1.0, 1.0, 1.0, 1.0]);
-    // Tool point: the hand, 0.1034 m out.
-    assert_eq!(m.links[m.ee_link].name, "hand");
+    // Tool point: the hand, 0.1034 m out, on link7 where the hand was fused.
+    assert_eq!(m.links[m.ee_link].name, "link7");
+    let (hand_link, hand) = m.frame("hand").expect("the fused hand is a frame");
+    assert_eq!(hand_link, m.ee_link);
+    assert!(
+        (hand.transform_point(glam::Vec3::new(0.0, 0.0, 0.1034)) - m.ee_offset).length() < 1e-5
+    );
     assert!(
         m.notes.iter().any(|n| n.contains("<light>")),
         "{:?}",

@@ -38,8 +38,11 @@ fn urdf_panda(json: &mut serde_json::Value) {
 }
 
 /// Steps `scene` for 2 s of sim time with nobody in control (IDLE: the arm holds its home) and
-/// checks that it held: every joint within 5 mrad (or 5 mm) of home, no body faster than 1 cm/s.
-fn holds_its_home_pose(scene: Scene) {
+/// checks that it held as MuJoCo holds it: a joint in `sag` (name, rad from home after 2 s in
+/// MuJoCo 4.0.0, same file, timestep 1/240, a floor at the base) within 3 mrad of that, every
+/// other joint within 5 mrad (or 5 mm) of home, and no body faster than 1 cm/s. A file's weak
+/// servos sag under gravity (issue 40): where MuJoCo's arm sags, armsim's sags as much.
+fn holds_its_home_pose(scene: Scene, sag: &[(&str, f32)]) {
     let name = scene.robot.name.clone();
     let home = scene.home_q_full();
     let mut app = headless_app(
@@ -51,17 +54,46 @@ fn holds_its_home_pose(scene: Scene) {
     app.finish();
     app.cleanup();
     app.update();
+    // Every body entity's bevy_rapier `Collider` is made of shapes bevy_rapier can show: a
+    // mesh link's hull is a custom parry shape in the physics (`BoundedHull`), on which
+    // bevy_rapier's `ColliderView` (its `Debug`, `as_typed_shape`) would panic.
+    use bevy_rapier3d::rapier::parry::shape::{Shape, TypedShape};
+    fn parts(shape: &dyn Shape) -> Vec<&'static str> {
+        match shape.as_typed_shape() {
+            TypedShape::Compound(c) => c.shapes().iter().flat_map(|(_, s)| parts(&**s)).collect(),
+            TypedShape::ConvexPolyhedron(_) => vec!["hull"],
+            TypedShape::Custom(_) => vec!["custom"],
+            _ => vec!["primitive"],
+        }
+    }
+    let mut colliders = app.world_mut().query::<&bevy_rapier3d::prelude::Collider>();
+    let shown: Vec<&str> = colliders
+        .iter(app.world())
+        .flat_map(|c| parts(&*c.raw))
+        .collect();
+    assert!(
+        shown.contains(&"hull") && !shown.contains(&"custom"),
+        "{name}: the link colliders' shapes: {shown:?}"
+    );
     let start = Instant::now();
     run_steps(&mut app, 480);
     let wall = start.elapsed().as_secs_f64();
     let sim = sim_view(app.world());
     let q = sim.joint_positions();
+    let expected = |j: usize| {
+        let name = &sim.robot.joints[j].name;
+        sag.iter().find(|(n, _)| n == name).map(|&(_, s)| s)
+    };
+    // Each joint's error past its tolerance, the worst first.
     let worst = q
         .iter()
         .zip(&home)
         .enumerate()
-        .map(|(j, (a, b))| (j, (a - b).abs()))
-        .fold((0, 0.0_f32), |w, x| if x.1 > w.1 { x } else { w });
+        .map(|(j, (a, b))| {
+            let (sag, tolerance) = expected(j).map_or((0.0, 5e-3), |s| (s, 3e-3));
+            (j, (a - b - sag).abs() - tolerance)
+        })
+        .fold((0, f32::MIN), |w, x| if x.1 > w.1 { x } else { w });
     let fastest = sim
         .bodies()
         .map(|(role, h)| (role, sim.body_velocity(h).0.length()))
@@ -72,8 +104,8 @@ fn holds_its_home_pose(scene: Scene) {
             },
         );
     eprintln!(
-        "{name}: 480 steps in {:.0} ms ({:.1} µs/step, debug build); worst joint error {:.2} mrad \
-         on `{}`; fastest body {:.4} m/s ({:?})",
+        "{name}: 480 steps in {:.0} ms ({:.1} µs/step, debug build); worst joint {:.2} mrad past \
+         its tolerance on `{}`; fastest body {:.4} m/s ({:?})",
         wall * 1e3,
         wall * 1e6 / 480.0,
         worst.1 * 1e3,
@@ -82,8 +114,9 @@ fn holds_its_home_pose(scene: Scene) {
         fastest.0
     );
     assert!(
-        worst.1 <= 5e-3,
-        "{name}: joint `{}` is {:.2} mrad from home ({q:?} vs {home:?})",
+        worst.1 <= 0.0,
+        "{name}: joint `{}` is {:.2} mrad past its tolerance ({q:?} vs {home:?}, MuJoCo's sag \
+         {sag:?})",
         sim.robot.joints[worst.0].name,
         worst.1 * 1e3
     );
@@ -101,35 +134,47 @@ fn menagerie_panda() -> PathBuf {
 
 #[test]
 fn menagerie_panda_holds_its_home_pose() {
-    holds_its_home_pose(scene_with("panda", &menagerie_panda(), |_| {}));
+    holds_its_home_pose(scene_with("panda", &menagerie_panda(), |_| {}), PANDA_SAG);
 }
 
 #[test]
 fn urdf_panda_holds_its_home_pose() {
     let urdf = fixtures::example_robot_data().join("panda_description/urdf/panda.urdf");
-    holds_its_home_pose(scene_with("panda", &urdf, urdf_panda));
+    holds_its_home_pose(scene_with("panda", &urdf, urdf_panda), &[]);
 }
 
 #[test]
 fn so101_mjcf_holds_its_home_pose() {
     let mjcf = fixtures::so101_dir().join("so101_new_calib.xml");
-    holds_its_home_pose(scene_with("so101", &mjcf, |_| {}));
+    // MuJoCo after 2 s at the scene's home (all 0, jaw at 0.6): shoulder_lift 31.68 mrad,
+    // elbow_flex 26.29, wrist_flex 6.22, gripper -0.13.
+    holds_its_home_pose(
+        scene_with("so101", &mjcf, |_| {}),
+        &[
+            ("shoulder_lift", 0.03168),
+            ("elbow_flex", 0.02629),
+            ("wrist_flex", 0.00622),
+        ],
+    );
 }
 
 #[test]
 fn so101_urdf_holds_its_home_pose() {
     let urdf = fixtures::so101_dir().join("so101_new_calib.urdf");
-    holds_its_home_pose(scene_with("so101", &urdf, |json| {
-        // Its transmissions name the gripper's motor.
-        json["robot"]["gripper"]["actuator_name"] = "motor6".into();
-        json["extensions"]["armsim"]["robot"]["tool"] =
-            serde_json::json!({"frame": "gripper_frame_link"});
-        // The jaw pads are MJCF geoms; the URDF has none.
-        json["extensions"]["armsim"]["robot"]
-            .as_object_mut()
-            .unwrap()
-            .remove("collide_geoms");
-    }));
+    holds_its_home_pose(
+        scene_with("so101", &urdf, |json| {
+            // Its transmissions name the gripper's motor.
+            json["robot"]["gripper"]["actuator_name"] = "motor6".into();
+            json["extensions"]["armsim"]["robot"]["tool"] =
+                serde_json::json!({"frame": "gripper_frame_link"});
+            // The jaw pads are MJCF geoms; the URDF has none.
+            json["extensions"]["armsim"]["robot"]
+                .as_object_mut()
+                .unwrap()
+                .remove("collide_geoms");
+        }),
+        &[],
+    );
 }
 
 /// example-robot-data's SO-100 (URDF, STL meshes) on the SO-101's scene: the same five arm
@@ -137,32 +182,47 @@ fn so101_urdf_holds_its_home_pose() {
 #[test]
 fn so100_urdf_holds_its_home_pose() {
     let urdf = fixtures::example_robot_data().join("so_arm_description/urdf/so100.urdf");
-    holds_its_home_pose(scene_with("so101", &urdf, |json| {
-        json["robot"]["gripper"]["actuator_name"] = "motor6".into();
-        json["extensions"]["armsim"]["robot"]
-            .as_object_mut()
-            .unwrap()
-            .remove("tool");
-        json["extensions"]["armsim"]["robot"]
-            .as_object_mut()
-            .unwrap()
-            .remove("gripper_positions");
-        json["extensions"]["armsim"]["robot"]
-            .as_object_mut()
-            .unwrap()
-            .remove("collide_geoms");
-    }));
+    holds_its_home_pose(
+        scene_with("so101", &urdf, |json| {
+            json["robot"]["gripper"]["actuator_name"] = "motor6".into();
+            json["extensions"]["armsim"]["robot"]
+                .as_object_mut()
+                .unwrap()
+                .remove("tool");
+            json["extensions"]["armsim"]["robot"]
+                .as_object_mut()
+                .unwrap()
+                .remove("gripper_positions");
+            json["extensions"]["armsim"]["robot"]
+                .as_object_mut()
+                .unwrap()
+                .remove("collide_geoms");
+        }),
+        &[],
+    );
 }
 
 #[test]
 fn an_arm_without_a_gripper_loads_and_holds() {
     // The scene leaves `robot.gripper` out: the Panda's fingers are then arm joints like any
     // other, held at the keyframe's home.
-    holds_its_home_pose(scene_with("panda", &menagerie_panda(), |json| {
-        json["robot"].as_object_mut().unwrap().remove("gripper");
-        json["robot"]["home_q"] = serde_json::json!(PANDA_HOME);
-    }));
+    holds_its_home_pose(
+        scene_with("panda", &menagerie_panda(), |json| {
+            json["robot"].as_object_mut().unwrap().remove("gripper");
+            json["robot"]["home_q"] = serde_json::json!(PANDA_HOME);
+        }),
+        PANDA_SAG,
+    );
 }
+
+/// The Menagerie Panda at its keyframe after 2 s in MuJoCo: its kp 4500/3500/2000 servos give
+/// joint2 6.58 mrad and joint4 -6.31 mrad (joint5 -0.33, joint6 -1.14).
+const PANDA_SAG: &[(&str, f32)] = &[
+    ("joint2", 0.00658),
+    ("joint4", -0.00631),
+    ("joint5", -0.00033),
+    ("joint6", -0.00114),
+];
 
 /// The Menagerie Panda's keyframe `home`, as the file writes it (rounded, not π/2 and π/4).
 #[allow(clippy::approx_constant)]

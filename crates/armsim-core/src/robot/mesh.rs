@@ -26,11 +26,26 @@ pub struct MeshPart {
     pub hull: Option<Hull>,
 }
 
-/// A convex polyhedron: parry's hull of a part's vertices.
+/// A convex polyhedron: parry's hull of a part's vertices, simplified where it is big
+/// (`super::hull`).
 #[derive(Clone, Debug, PartialEq)]
 pub struct Hull {
     pub points: Vec<[f32; 3]>,
     pub triangles: Vec<[u32; 3]>,
+    /// The vertex count of the full hull, before simplification.
+    pub full_vertices: usize,
+    /// The largest distance of a point of the full hull from this one, in the file's units
+    /// (0 for a full hull).
+    pub error: f32,
+}
+
+/// How a mesh's hulls may be simplified: the tolerance in the file's units (the robot's
+/// `HULL_TOLERANCE_M` divided by the largest scale a geom gives the mesh) and MJCF's
+/// `maxhullvert`.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct HullLimits {
+    pub tolerance: f32,
+    pub max_vertices: Option<usize>,
 }
 
 /// A mesh file, loaded: the robot model's geoms refer to it by index (`Shape::Mesh`).
@@ -175,15 +190,25 @@ impl MeshAsset {
     /// Builds each part's convex hull once (parry's `convex_hull`); parts too flat or too small
     /// to have one are left without, and their count is returned so the loader can say so.
     pub fn build_hulls(&mut self) -> usize {
+        self.build_hulls_within(HullLimits::default())
+    }
+
+    /// As [`Self::build_hulls`], simplifying each big hull within `limits` (`super::hull`).
+    pub fn build_hulls_within(&mut self, limits: HullLimits) -> usize {
         let mut degenerate = 0;
         for part in &mut self.parts {
             if part.hull.is_some() {
                 continue;
             }
-            let points: Vec<Vec3> = part
-                .positions
+            // An STL repeats each vertex in every triangle that has it (about six times):
+            // the hull of the distinct points is the same, and much faster to build.
+            let mut distinct: Vec<[u32; 3]> =
+                part.positions.iter().map(|p| p.map(f32::to_bits)).collect();
+            distinct.sort_unstable();
+            distinct.dedup();
+            let points: Vec<Vec3> = distinct
                 .iter()
-                .map(|p| Vec3::from_array(*p))
+                .map(|p| Vec3::from_array(p.map(f32::from_bits)))
                 .collect();
             // `try_`: a flat or tiny part is an error to report, never a panic.
             let Ok((vertices, triangles)) =
@@ -196,9 +221,20 @@ impl MeshAsset {
                 degenerate += 1;
                 continue;
             }
+            let full_vertices = vertices.len();
+            let (vertices, triangles, error) = match (limits.tolerance > 0.0
+                || limits.max_vertices.is_some())
+            .then(|| super::hull::simplify(&vertices, limits.tolerance, limits.max_vertices))
+            .flatten()
+            {
+                Some(s) => (s.points, s.triangles, s.error),
+                None => (vertices, triangles, 0.0),
+            };
             part.hull = Some(Hull {
                 points: vertices.iter().map(|v| [v.x, v.y, v.z]).collect(),
                 triangles,
+                full_vertices,
+                error,
             });
         }
         degenerate
@@ -352,6 +388,8 @@ pub(crate) fn on_every_core<T: Send, R: Send>(
 #[derive(Default)]
 pub(crate) struct MeshTable {
     pub assets: Vec<MeshAsset>,
+    /// Asset index → the smallest `maxhullvert` a file's `<mesh>` gives it.
+    pub max_hull_vertices: std::collections::HashMap<usize, usize>,
 }
 
 impl MeshTable {
@@ -372,6 +410,13 @@ impl MeshTable {
             Some(a)
         });
         self.assets.extend(loaded.into_iter().flatten());
+    }
+
+    /// Caps the hulls of asset `index` at `max` vertices (MJCF `maxhullvert`); the smallest
+    /// cap wins where two `<mesh>` elements name one file.
+    pub fn cap_hull(&mut self, index: usize, max: usize) {
+        let cap = self.max_hull_vertices.entry(index).or_insert(max);
+        *cap = (*cap).min(max);
     }
 
     /// The index of the asset for `path`, reading the file the first time.

@@ -4,10 +4,12 @@
 //! physics builder, the protocols and the tools alike. Both loaders funnel through [`validate`]
 //! so that a model that loads is one every consumer can rely on (tree order, limits, mimics).
 
+pub mod hull;
 pub mod kinematics;
 pub mod mesh;
 pub mod mjcf;
 pub mod model;
+pub mod self_collision;
 pub mod urdf;
 
 pub use mesh::{LoadOptions, MeshAsset};
@@ -90,7 +92,8 @@ pub fn load_robot_with(path: &Path, options: &LoadOptions) -> Result<RobotModel,
     })?;
     match format {
         Format::Urdf => urdf::parse_urdf_file(&text, Some(path), options),
-        Format::Mjcf => mjcf::parse_mjcf_file(&text, Some(path), options),
+        // Joint-less bodies move with their parents: fused for simulation (`mjcf::fuse`).
+        Format::Mjcf => mjcf::parse_mjcf_file(&text, Some(path), options).map(mjcf::fuse_jointless),
     }
 }
 
@@ -130,25 +133,54 @@ pub(crate) fn finish_meshes(
     mut table: mesh::MeshTable,
     notes: &mut Vec<String>,
 ) -> Vec<std::sync::Arc<MeshAsset>> {
-    let mut colliding = vec![false; table.assets.len()];
+    // Per asset, the largest scale a colliding geom gives it (None: no geom collides with it):
+    // the hull tolerance is 1 mm in the world, so in the file's units it shrinks with scale.
+    let mut colliding: Vec<Option<f32>> = vec![None; table.assets.len()];
     for geom in links.iter().flat_map(|l| &l.collisions) {
-        if let Shape::Mesh { mesh, .. } = geom.shape
+        if let Shape::Mesh { mesh, scale, .. } = geom.shape
             && let Some(c) = colliding.get_mut(mesh)
         {
-            *c = true;
+            let s = scale.abs().max_element().max(1e-6);
+            *c = Some(c.map_or(s, |c| c.max(s)));
         }
     }
     // Hulls of different files are independent: build them on every core.
-    let mut work: Vec<&mut MeshAsset> = table
+    let mut work: Vec<(&mut MeshAsset, mesh::HullLimits)> = table
         .assets
         .iter_mut()
         .zip(colliding)
-        .filter_map(|(a, c)| c.then_some(a))
+        .enumerate()
+        .filter_map(|(i, (a, c))| {
+            let limits = mesh::HullLimits {
+                tolerance: hull::HULL_TOLERANCE_M / c?,
+                max_vertices: table.max_hull_vertices.get(&i).copied(),
+            };
+            Some((a, limits))
+        })
         .collect();
-    let flat = mesh::on_every_core(&mut work, |a| {
-        (a.build_hulls(), a.parts.len(), a.path.clone())
+    let flat = mesh::on_every_core(&mut work, |(a, limits)| {
+        let flat = a.build_hulls_within(*limits);
+        let scale = hull::HULL_TOLERANCE_M / limits.tolerance;
+        let (mut full, mut kept, mut error) = (0, 0, 0.0f32);
+        for h in a.parts.iter().filter_map(|p| p.hull.as_ref()) {
+            full += h.full_vertices;
+            kept += h.points.len();
+            error = error.max(h.error * scale);
+        }
+        let simplified = (kept < full).then(|| {
+            format!(
+                "{}: convex hulls simplified from {full} to {kept} vertices, at most {:.2} mm from the full hulls{}",
+                a.path.display(),
+                error * 1000.0,
+                limits
+                    .max_vertices
+                    .map_or(String::new(), |m| format!(" (maxhullvert {m})"))
+            )
+        });
+        (flat, a.parts.len(), a.path.clone(), simplified)
     });
-    for (flat, parts, path) in flat {
+    for (flat, parts, path, simplified) in flat {
+        notes.extend(simplified);
         if flat > 0 {
             notes.push(format!(
                 "{flat} of {parts} parts of {} have no volume and do not collide",
@@ -382,6 +414,7 @@ pub fn validate(model: &RobotModel) -> Result<(), RobotError> {
         }
         for (what, v) in [
             ("damping", joint.damping),
+            ("frictionloss", joint.frictionloss),
             ("kp", joint.kp),
             ("kd", joint.kd),
         ] {
@@ -391,6 +424,21 @@ pub fn validate(model: &RobotModel) -> Result<(), RobotError> {
                     format!("{what} must be non-negative, got {v}"),
                 ));
             }
+        }
+    }
+
+    for joint in &model.joints {
+        if let Some(s) = joint.servo
+            && !(s.kp.is_finite()
+                && s.kp > 0.0
+                && s.kv.is_finite()
+                && s.kv >= 0.0
+                && s.max_force > 0.0)
+        {
+            return Err(invalid(
+                format!("joint `{}`", joint.name),
+                format!("servo gains must be kp > 0, kv ≥ 0 and a positive force range, got {s:?}"),
+            ));
         }
     }
 
@@ -654,6 +702,7 @@ mod tests {
             home: None,
             cameras: vec![],
             notes: vec![],
+            self_collision: Default::default(),
         };
         let e = validate(&model).unwrap_err();
         assert!(matches!(e, RobotError::NoLinks));

@@ -98,6 +98,10 @@ pub struct Geom {
     pub friction: Option<f32>,
     /// Density in kg/m³ used when the link has no explicit inertial.
     pub density: Option<f32>,
+    /// MJCF `contype`/`conaffinity` bits (1 and 1 for URDF): which of the robot's own geoms this
+    /// one may touch ([`super::self_collision`]).
+    pub contype: u32,
+    pub conaffinity: u32,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -167,6 +171,12 @@ pub struct Joint {
     /// Reflected rotor inertia added to the joint's own inertia (kg·m² or kg; MJCF `armature`, 0
     /// for URDF). The multibody simulates it, and the motor gains are scaled by it.
     pub armature: f32,
+    /// Dry friction (N·m or N; MJCF `frictionloss`, 0 for URDF): the joint resists motion with
+    /// up to this much force, as MuJoCo's frictionloss constraint does.
+    pub frictionloss: f32,
+    /// The file's own position servo in force units (an MJCF position actuator with a `kp` on
+    /// the joint), simulated as MuJoCo simulates it; `None`: `kp`/`kd` drive the joint.
+    pub servo: Option<Servo>,
     /// `(open, closed)` positions when this joint is the gripper's and the scene says where its
     /// jaws open (`extensions.armsim.robot.gripper_positions`); `None` = the usual convention
     /// (`scene::gripper_open_position`).
@@ -175,6 +185,18 @@ pub struct Joint {
     pub kp: f32,
     pub kd: f32,
     pub actuator: Option<Actuator>,
+}
+
+/// A position actuator as MuJoCo defines it: the force `kp·(target − q) + kv·(target_velocity −
+/// q̇)` clamped to ±`max_force`, on the joint's passive damping, armature and frictionloss.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Servo {
+    /// N·m/rad (hinge) or N/m (slide).
+    pub kp: f32,
+    /// N·m·s/rad or N·s/m (MJCF `kv`, or `-biasprm[2]`).
+    pub kv: f32,
+    /// N·m or N; infinite when the file sets no force range.
+    pub max_force: f32,
 }
 
 /// A joint that follows another one: `q = multiplier * q_leader + offset` (URDF `<mimic>`, MJCF
@@ -221,6 +243,8 @@ pub struct RobotModel {
     pub cameras: Vec<CameraSpec>,
     /// What the loader read but does not simulate (one line each), for the log.
     pub notes: Vec<String>,
+    /// Which links may touch each other, computed at load (MuJoCo's rule); the default is off.
+    pub self_collision: super::self_collision::SelfCollision,
 }
 
 impl RobotModel {

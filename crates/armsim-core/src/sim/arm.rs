@@ -14,16 +14,20 @@
 
 use glam::{Quat, Vec3};
 use rapier3d::prelude::{
-    ColliderBuilder, GenericJoint, GenericJointBuilder, Group, ImpulseJointHandle,
-    InteractionGroups, InteractionTestMode, JointAxesMask, JointAxis, MassProperties, MotorModel,
+    GenericJoint, GenericJointBuilder, Group, ImpulseJointHandle, InteractionGroups,
+    InteractionTestMode, JointAxesMask, JointAxis, MassProperties, MotorModel,
     MultibodyJointHandle, PhysicsWorld, RigidBodyBuilder, RigidBodyHandle,
 };
 
-use crate::robot::{Joint, JointKind, Pose, RobotModel, Shape, kinematics};
+use crate::robot::{Joint, JointKind, Pose, RobotModel, kinematics};
 use crate::scene::ArmJoints;
 
-use super::command::JointCommand;
+use super::colliders::colliders_for;
 use super::sets::{Sets, SetsMut};
+
+// The joint drives (`Arm::drive`): a child module, so it reads the arm's handles and damping.
+#[path = "actuator.rs"]
+mod actuator;
 
 /// Acceleration-based gain (1/s) with which a velocity command is tracked.
 const VELOCITY_GAIN: f32 = 200.0;
@@ -31,8 +35,8 @@ const VELOCITY_GAIN: f32 = 200.0;
 const DEFAULT_FRICTION: f32 = 1.0;
 /// Density of links whose file gives neither mass nor density (aluminium-ish, hollow).
 const DEFAULT_LINK_DENSITY: f32 = 1000.0;
-/// The collision group of the arm's own colliders: they meet everything but each other (the
-/// multibody leaves self-contacts out the same way; the joint limits keep the links apart).
+/// The collision group of the arm's colliders when self-collision is off: they meet everything
+/// but each other. With it on, each geom's groups come from `RobotModel::self_collision`.
 const ARM_GROUP: Group = Group::GROUP_32;
 
 /// One actuated joint's handle in Rapier: in the multibody, or an impulse joint.
@@ -69,6 +73,9 @@ pub(super) struct Arm {
     /// impulse joint reads them back as set, where its bodies' poses carry f32 rounding of
     /// world coordinates (about 1e-7 m), so a state written and read back is the same state.
     teleported: Option<(Vec<f32>, Vec<f32>)>,
+    /// The solver's substep (s): the implicit spring of a servo adds `stiffness · substep` of
+    /// damping, which its drive takes back out.
+    substep_dt: f32,
 }
 
 impl Arm {
@@ -118,7 +125,7 @@ impl Arm {
                 let limit = GenericJointBuilder::new(JointAxesMask::empty())
                     .local_frame1(to_rapier(&frame1))
                     .local_frame2(to_rapier(&frame2))
-                    .contacts_enabled(false)
+                    .contacts_enabled(true)
                     .limits(motor_axis(joint.kind), [lo, hi]);
                 physics.impulse_joints.insert(b1, b2, limit, true);
             }
@@ -148,6 +155,9 @@ impl Arm {
             handles: handles.into_iter().map(|h| h.expect(expect)).collect(),
             on_impulse,
             teleported: None,
+            substep_dt: physics.integration_parameters.dt
+                / (physics.integration_parameters.num_solver_iterations + extra_iterations).max(1)
+                    as f32,
             frames: frames.into_iter().map(|f| f.expect(expect)).collect(),
             damping: robot.joints.iter().map(|j| j.damping).collect(),
             subtrees: robot
@@ -169,11 +179,10 @@ impl Arm {
             .first()
             .and_then(|&h| physics.multibody_joints.get_mut(h))
         {
-            // Rapier computes contacts between a multibody's own links by default. A robot's
-            // joint limits keep its links apart, and those pairs (a three-finger gripper's
-            // cylinders above all) cost more than the rest of the scene; MuJoCo leaves most of
-            // them out too.
-            mb.set_self_contacts_enabled(false);
+            // Rapier tests a multibody's own links against each other only when this is on;
+            // the collision groups then decide which pairs touch (`self_collision`: MuJoCo's
+            // rule), and with self-collision off nothing of the arm meets itself.
+            mb.set_self_contacts_enabled(robot.self_collision.enabled());
         }
         arm.write_damping(&mut SetsMut::of(physics));
         arm.write_armature(&mut SetsMut::of(physics), robot);
@@ -186,91 +195,6 @@ impl Arm {
             None,
         );
         (link_bodies, arm)
-    }
-
-    /// Drives joint `j` (at position `q`) as `cmd` says, with the model's gains and effort
-    /// bound. Efforts themselves are applied as body forces by the world.
-    pub(super) fn drive(
-        &self,
-        physics: &mut SetsMut<'_>,
-        bodies: &[RigidBodyHandle],
-        j: usize,
-        joint: &Joint,
-        q: f32,
-        cmd: JointCommand,
-    ) {
-        match self.handles[j] {
-            JointHandle::Multibody(h) => {
-                let Some(link) = physics
-                    .multibody_joints
-                    .get_mut(h)
-                    .and_then(|(mb, id)| mb.link_mut(id))
-                else {
-                    return;
-                };
-                // The multibody's acceleration-based motor scales the gains by the joint-space
-                // inertia, and its passive damping acts per degree of freedom.
-                let data = &mut link.joint.data;
-                let axis = motor_axis(joint.kind);
-                match cmd {
-                    JointCommand::Position { target, velocity } => {
-                        data.set_motor(axis, target, velocity, joint.kp, joint.kd);
-                        data.set_motor_max_force(axis, joint.max_effort);
-                    }
-                    JointCommand::Velocity { target } => {
-                        data.set_motor(axis, q, target, 0.0, VELOCITY_GAIN);
-                        data.set_motor_max_force(axis, joint.max_effort);
-                    }
-                    JointCommand::Effort { .. } => {
-                        // A motor with zero gains is still a rigid velocity constraint; only a
-                        // zero force bound takes it out of the solve.
-                        data.set_motor(axis, q, 0.0, 0.0, 0.0);
-                        data.set_motor_max_force(axis, 0.0);
-                    }
-                }
-            }
-            JointHandle::Impulse(h) => {
-                // An impulse joint's acceleration-based motor would scale by the inertia of the
-                // two bodies it joins only; the joint moves its whole subtree, so the gains are
-                // scaled here by the subtree's inertia about the axis (what the multibody's
-                // joint space sees) and the motor is force-based. Passive damping joins the
-                // motor's damping: kd·I·(v* − v) − d·v = (kd·I + d)·(kd·I·v*/(kd·I + d) − v).
-                // An impulse joint cannot carry a rotor's inertia; its gains still count it, so
-                // they are the force gains the file asks for.
-                let inertia =
-                    self.subtree_inertia(physics.as_ref(), bodies, j, joint.kind) + joint.armature;
-                let d = self.damping[j];
-                let (target, velocity, stiffness, gain, max_force) = match cmd {
-                    JointCommand::Position { target, velocity } => (
-                        target,
-                        velocity,
-                        joint.kp * inertia,
-                        joint.kd * inertia,
-                        joint.max_effort,
-                    ),
-                    JointCommand::Velocity { target } => {
-                        (q, target, 0.0, VELOCITY_GAIN * inertia, joint.max_effort)
-                    }
-                    // No motor: the passive damping alone, unbounded.
-                    JointCommand::Effort { .. } => (q, 0.0, 0.0, 0.0, f32::MAX),
-                };
-                let damping = gain + d;
-                let velocity = if damping > 0.0 {
-                    velocity * gain / damping
-                } else {
-                    0.0
-                };
-                let Some(ij) = physics.impulse_joints.get_mut(h, false) else {
-                    return;
-                };
-                let axis = motor_axis(joint.kind);
-                ij.data.set_motor_model(axis, MotorModel::ForceBased);
-                ij.data
-                    .set_motor(axis, target, velocity, stiffness, damping);
-                ij.data
-                    .set_motor_max_force(axis, if damping > 0.0 { max_force } else { 0.0 });
-            }
-        }
     }
 
     /// The inertia joint `j` moves: the mass of its subtree (prismatic) or the subtree's moment
@@ -582,7 +506,9 @@ fn joint_data(joint: Option<&Joint>, frame1: &Pose, frame2: &Pose, limits: bool)
     let mut builder = GenericJointBuilder::new(mask)
         .local_frame1(to_rapier(frame1))
         .local_frame2(to_rapier(frame2))
-        .contacts_enabled(false);
+        // The collision groups decide whether a parent and its child touch (MuJoCo lets a
+        // child of the world's weld group hit it); a joint that disabled contacts would veto.
+        .contacts_enabled(true);
     if let Some(joint) = joint {
         let axis = motor_axis(joint.kind);
         builder = builder.motor_model(axis, MotorModel::AccelerationBased);
@@ -616,11 +542,17 @@ fn spawn_links(
                 .can_sleep(false)
         };
         let body = physics.bodies.insert(builder.pose(to_rapier(&world_pose)));
-        for geom in &link.collisions {
+        for (k, geom) in link.collisions.iter().enumerate() {
+            // Self-collision's bits for this geom, else the arm never meets itself.
+            let groups = robot.self_collision.groups.get(i).and_then(|g| g.get(k));
+            let groups = groups.map_or(arm_only, |&(m, f)| {
+                let (m, f) = (Group::from_bits_retain(m), Group::from_bits_retain(f));
+                InteractionGroups::new(m, f, InteractionTestMode::And)
+            });
             for c in colliders_for(&geom.shape, &geom.pose, &robot.meshes) {
                 let mut c = c
                     .friction(geom.friction.unwrap_or(DEFAULT_FRICTION))
-                    .collision_groups(arm_only);
+                    .collision_groups(groups);
                 c = if link.inertial.is_some() {
                     // The link's explicit inertial wins; colliders contribute no mass.
                     c.density(0.0)
@@ -721,64 +653,4 @@ fn coord_index(kind: JointKind) -> usize {
 
 pub(super) fn to_rapier(p: &Pose) -> rapier3d::math::Pose {
     rapier3d::math::Pose::from_parts(p.translation, p.rotation)
-}
-
-/// The colliders of one model shape posed in its link's frame: one for a primitive, one convex
-/// hull per part for a mesh (parts the file splits stay separate shapes; the hulls were built at
-/// load, scaling them keeps them convex).
-pub(super) fn colliders_for(
-    shape: &Shape,
-    pose: &Pose,
-    meshes: &[std::sync::Arc<crate::robot::MeshAsset>],
-) -> Vec<ColliderBuilder> {
-    let Shape::Mesh { mesh, scale, .. } = *shape else {
-        return vec![collider_for(shape, pose)];
-    };
-    let Some(asset) = meshes.get(mesh) else {
-        return Vec::new();
-    };
-    asset
-        .parts
-        .iter()
-        .filter_map(|part| {
-            let hull = part.hull.as_ref()?;
-            let points: Vec<Vec3> = hull
-                .points
-                .iter()
-                .map(|p| Vec3::from_array(*p) * scale)
-                .collect();
-            ColliderBuilder::convex_mesh(points.clone(), &hull.triangles)
-                .or_else(|| ColliderBuilder::convex_hull(&points))
-        })
-        .map(|b| b.position(to_rapier(pose)))
-        .collect()
-}
-
-/// A collider for one primitive shape posed in its link's frame (a mesh gets its bounding box:
-/// use [`colliders_for`] for the hulls).
-pub(super) fn collider_for(shape: &Shape, pose: &Pose) -> ColliderBuilder {
-    // Parry's cylinders run along Y, the model's along Z: turn them a quarter about X.
-    let pose = match shape {
-        Shape::Cylinder { .. } => pose.mul(&Pose::new(
-            Vec3::ZERO,
-            Quat::from_rotation_x(std::f32::consts::FRAC_PI_2),
-        )),
-        _ => *pose,
-    };
-    let builder = match *shape {
-        Shape::Box { half_extents: e }
-        | Shape::Mesh {
-            half_extents: e, ..
-        } => ColliderBuilder::cuboid(e.x, e.y, e.z),
-        Shape::Sphere { radius } => ColliderBuilder::ball(radius),
-        Shape::Capsule {
-            radius,
-            half_length,
-        } => ColliderBuilder::capsule_z(half_length, radius),
-        Shape::Cylinder {
-            radius,
-            half_length,
-        } => ColliderBuilder::cylinder(half_length, radius),
-    };
-    builder.position(to_rapier(&pose))
 }

@@ -2,11 +2,15 @@
 //! robot as a multibody or as impulse joints, with joint motors, in `arm`) and `command` what each joint is told to do.
 
 mod arm;
+mod colliders;
 mod command;
 mod sets;
+#[cfg(test)]
+mod tests;
 mod world;
 
 pub use arm::JointHandle;
+pub use colliders::BoundedHull;
 pub use command::{CommandError, JointCommand, gripper_commands, gripper_range, set_checked};
 pub use sets::{Sets, SetsMut};
 pub use world::{

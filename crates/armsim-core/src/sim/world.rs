@@ -16,7 +16,8 @@ use rapier3d::prelude::{
 use crate::robot::{JointKind, Pose, RobotModel, Shape};
 use crate::scene::{ObjectConfig, Scene};
 
-use super::arm::{Arm, JointHandle, collider_for, to_rapier};
+use super::arm::{Arm, JointHandle, to_rapier};
+use super::colliders::collider_for;
 use super::command::{CommandError, JointCommand, set_checked};
 use super::sets::{Sets, SetsMut};
 
@@ -95,6 +96,9 @@ pub struct SimModel {
     /// velocities): what recordings take as the joint's action. Not physics: the motors only
     /// see `commands`.
     aims: Vec<Option<f32>>,
+    /// Whether the last `apply_commands` put effort forces on the links, which the next must
+    /// clear (Rapier keeps user forces until reset).
+    efforts_applied: bool,
 }
 
 /// A world to read: its model and its sets, wherever they are kept.
@@ -229,6 +233,7 @@ impl SimWorld {
             table_center,
             commands,
             aims,
+            efforts_applied: false,
         };
         let mut world = Self { physics, model };
         world.view_mut().apply_commands();
@@ -382,13 +387,19 @@ impl SimViewMut<'_> {
             m.arm.drive(physics, &m.link_bodies, i, joint, q[i], cmd);
         }
         // Efforts are external forces on the two links around the joint; Rapier keeps user
-        // forces until reset, so they are rebuilt every step.
-        for &h in &m.link_bodies {
-            if let Some(rb) = physics.bodies.get_mut(h) {
-                rb.reset_forces(false);
-                rb.reset_torques(false);
+        // forces until reset, so they are rebuilt every step. Only when some were applied:
+        // `get_mut` marks a body modified, and a modified body makes Rapier bump its island
+        // epoch and rebuild the solver's body and joint layout, a cost a plain position
+        // command never needs.
+        if m.efforts_applied {
+            for &h in &m.link_bodies {
+                if let Some(rb) = physics.bodies.get_mut(h) {
+                    rb.reset_forces(false);
+                    rb.reset_torques(false);
+                }
             }
         }
+        m.efforts_applied = false;
         for (i, cmd) in m.commands.iter().enumerate() {
             let JointCommand::Effort { torque } = *cmd else {
                 continue;
@@ -402,6 +413,7 @@ impl SimViewMut<'_> {
             let tau = torque.clamp(-joint.max_effort, joint.max_effort);
             let axis_world = physics.bodies[child].rotation() * joint.axis;
             let wrench = axis_world * tau;
+            m.efforts_applied = true;
             for (h, sign) in [(child, 1.0), (parent, -1.0)] {
                 if let Some(rb) = physics.bodies.get_mut(h) {
                     match joint.kind {

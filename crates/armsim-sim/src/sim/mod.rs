@@ -176,6 +176,12 @@ fn log_scene_notes(scene: Res<SimScene>) {
     for note in &scene.0.notes {
         info!("scene {}: {note}", scene.0.path.display());
     }
+    let robot = &scene.0.robot;
+    info!(
+        "robot `{}`: {}",
+        robot.name,
+        robot.self_collision.summary(robot.links.len())
+    );
 }
 
 /// Runs exactly one step, as a batch of its own (see [`begin_batch`]). Every mode and every

@@ -38,10 +38,11 @@ use bevy::ecs::schedule::{ScheduleConfigs, ScheduleLabel, SingleThreadedExecutor
 use bevy::ecs::system::ScheduleSystem;
 use bevy::prelude::*;
 use bevy_rapier3d::prelude::*;
-use bevy_rapier3d::rapier::prelude::{PhysicsWorld, RigidBodyHandle};
+use bevy_rapier3d::rapier::prelude::{PhysicsWorld, RigidBodyHandle, SharedShape};
 
 use super::access::{SimMut, context_components, put_sets, sim_view, take_sets, with_sim_mut};
 use super::{BodyRole, JointHandle, SIM_DT, Sim, SimClock, SimView};
+use armsim_core::sim::BoundedHull;
 
 /// bevy_rapier3d's `StepSimulation` set: one 240 Hz step, run once per step from
 /// `SimSystems::Physics`, after the joints' commands are pushed into their motors.
@@ -303,7 +304,7 @@ fn scene_bodies(sim: &SimView<'_>) -> (Vec<BodySpawn>, Vec<JointSpawn>) {
                 .map(|co| {
                     (
                         *co.position_wrt_parent().unwrap_or(co.position()),
-                        co.shared_shape().clone(),
+                        ecs_shape(co.shared_shape()),
                     )
                 })
                 .collect();
@@ -506,5 +507,16 @@ fn prime(world: &mut World) {
         if let Some(i) = impulse {
             e.insert(i);
         }
+    }
+}
+
+/// The shape a link's `Collider` component shows: the Rapier collider's own, except that a
+/// [`BoundedHull`] (armsim's hull with an O(1) bounding box, a custom parry shape) shows its
+/// exact convex hull. bevy_rapier's `ColliderView` has no custom shapes (it would panic on one,
+/// in `Debug` or `as_typed_shape`), and the hull is the same solid.
+fn ecs_shape(shape: &SharedShape) -> SharedShape {
+    match shape.as_shape::<BoundedHull>() {
+        Some(bounded) => SharedShape::new(bounded.hull().clone()),
+        None => shape.clone(),
     }
 }

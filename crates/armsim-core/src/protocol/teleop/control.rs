@@ -18,7 +18,8 @@ use super::envelope::{ControlFrame, GripMode, ObjectPose, StateFramePayload};
 use super::filter::OneEuro3;
 use crate::protocol::tick::{Codec, CommandAdapter, ProtocolTime};
 use crate::robot::kinematics::{
-    AxisTarget, IkOptions, forward_kinematics, solve_ik_position, solve_ik_position_axis, tool_axis,
+    AxisTarget, IkOptions, forward_kinematics, gravity_compensation, solve_ik_position,
+    solve_ik_position_first, tool_axis,
 };
 use crate::robot::{Pose, RobotModel};
 use crate::scene::{Aabb, Limits, OneEuroParams, Scene, VpAnchor};
@@ -144,6 +145,10 @@ const SETPOINT_LEAD_M: f32 = 0.01;
 const PATH_TOLERANCE_M: f32 = 1e-3;
 /// Halvings of a joint step tried before the step is refused as leaving the limits.
 const PATH_BISECTIONS: usize = 6;
+/// Gravity in the world (m/s²), as `SimWorld` sets it.
+const GRAVITY: Vec3 = Vec3::new(0.0, 0.0, -9.81);
+/// Density (kg/m³) the physics gives links whose file gives no mass (`sim::arm`).
+const LINK_DENSITY: f32 = 1000.0;
 
 /// The adapter: latest command + current joints → joint commands for every joint.
 pub struct TeleopController {
@@ -156,6 +161,8 @@ pub struct TeleopController {
     table_min: [f32; 2],
     table_max: [f32; 2],
     tool_axis: AxisTarget,
+    /// Gravity in the base frame, for [`Self::preloaded`].
+    gravity: Vec3,
     filter: OneEuro3,
     dt: f32,
     /// Following the hand (clutch held since the setpoint was initialised).
@@ -190,6 +197,7 @@ impl TeleopController {
             table_max,
             base: world.base_pose,
             tool_axis,
+            gravity: world.base_pose.rotation.inverse() * GRAVITY,
             filter: OneEuro3::new(filter),
             dt: SIM_DT as f32,
             engaged: false,
@@ -321,11 +329,32 @@ impl TeleopController {
         (dq, scale)
     }
 
+    /// The position targets that hold the arm at `q`. A joint driven by its file's own servo
+    /// (a spring of stiffness `Servo::kp`, as MuJoCo simulates it) sags under gravity by the
+    /// torque over the stiffness: the SO-101's weak servos by several millimetres at the tool
+    /// (its shoulder lift 31 mrad at home, in MuJoCo as here). Its target is set past `q` by that
+    /// much (as far as its force range can hold), so the arm stands where the IK put it. Joints
+    /// on armsim's own motors do not sag and keep `q`.
+    fn preloaded(&self, q: &[f32]) -> Vec<f32> {
+        if self.robot.joints.iter().all(|j| j.servo.is_none()) {
+            return q.to_vec();
+        }
+        let torques = gravity_compensation(&self.robot, q, self.gravity, LINK_DENSITY);
+        q.iter()
+            .zip(&self.robot.joints)
+            .zip(&torques)
+            .map(|((&q, joint), &t)| match joint.servo {
+                Some(s) => q + t.clamp(-s.max_force, s.max_force) / s.kp,
+                None => q,
+            })
+            .collect()
+    }
+
     fn hold(&self, cmd: &TeleopCommand) -> Vec<JointCommand> {
         let mut out: Vec<JointCommand> = self
-            .q_cmd
-            .iter()
-            .map(|&q| JointCommand::Position {
+            .preloaded(&self.q_cmd)
+            .into_iter()
+            .map(|q| JointCommand::Position {
                 target: q,
                 velocity: 0.0,
             })
@@ -384,7 +413,10 @@ impl CommandAdapter for TeleopController {
             tolerance: 1e-4,
             ..IkOptions::default()
         };
-        let ik = solve_ik_position_axis(
+        // Position first: the tool point reaches the setpoint and the gripper turns down as far
+        // as that allows (a 5-joint arm cannot point down at most points above the table, and a
+        // weighted compromise stopped the SO-101 1–5 cm short of them).
+        let ik = solve_ik_position_first(
             &self.robot,
             &self.q_cmd,
             target_base,
@@ -464,12 +496,13 @@ impl CommandAdapter for TeleopController {
         // Only where the target is reachable: beyond reach the best-effort IK wanders a little
         // from step to step, which the limit absorbs without the hand having moved too fast.
         self.flags.speed_limit = slowed && ik.converged;
+        let held = self.preloaded(&q_next);
         let mut out = Vec::with_capacity(self.q_cmd.len());
         for (j, q) in self.q_cmd.iter_mut().enumerate() {
             let v = (q_next[j] - *q) / self.dt;
             *q = q_next[j];
             out.push(JointCommand::Position {
-                target: *q,
+                target: held[j],
                 velocity: if self.arm_joints.contains(&j) { v } else { 0.0 },
             });
         }
@@ -560,6 +593,7 @@ pub fn link_poses(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::robot::kinematics::solve_ik_position_axis;
     use crate::scene::load_scene;
     use crate::sim::SimWorld;
 

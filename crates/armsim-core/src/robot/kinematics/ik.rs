@@ -70,6 +70,25 @@ pub fn tool_axis(model: &RobotModel) -> Vec3 {
         .unwrap_or(Vec3::Z)
 }
 
+/// How far (rad) a hinge's axis may lie off the tool axis for the axis task to count it as a
+/// wrist roll: well past the SO-101's 8° (its tool point sits 14 mm off its roll axis), well
+/// short of a joint built across the tool.
+pub const ROLL_AXIS_MAX_ANGLE_RAD: f32 = 0.35;
+
+/// The end-effector link's own hinge when it turns the tool about (nearly) `local_axis`: a
+/// wrist roll. It spins the tool about its axis and does not point it anywhere, so the axis
+/// rows leave it out: where the tool sits a few degrees off the roll axis (the SO-101's), an
+/// axis target the other joints cannot meet would otherwise wind the roll to a limit, 157°
+/// round, to tilt the tool by those few degrees, and the gripper would turn over on its way to
+/// a point.
+fn wrist_roll(model: &RobotModel, local_axis: Vec3) -> Option<usize> {
+    let j = model.links[model.ee_link].joint?;
+    let joint = &model.joints[j];
+    let axis = joint.axis.try_normalize()?;
+    let along = local_axis.try_normalize()?.dot(axis).abs();
+    (joint.kind == JointKind::Revolute && along >= ROLL_AXIS_MAX_ANGLE_RAD.cos()).then_some(j)
+}
+
 /// Moves the joints listed in `joints` (others stay at `q_init`; followers track their leaders)
 /// so that the end effector reaches `target` (base frame).
 ///
@@ -112,6 +131,50 @@ pub fn solve_ik_position_axis(
     opts: &IkOptions,
 ) -> IkResult {
     solve_dls(model, q_init, target, Some(axis), joints, opts)
+}
+
+/// [`solve_ik_position_axis`] with the position first: where both cannot be met, the tool
+/// point reaches `target` (if any joint vector within the limits puts it there) and the tool
+/// axis turns towards `axis.direction` only as far as that allows. This is what teleoperation
+/// needs: a 5-joint arm such as the SO-101 cannot point its gripper straight down at most
+/// points above the table, and the weighted compromise of [`solve_ik_position_axis`] stops the
+/// tool 1–5 cm short of them.
+///
+/// The weighted solve runs first; where it leaves the tool point further than
+/// `opts.tolerance` from the target, a position-only solve carries on from where it ended (the
+/// smallest change from the best compromise, so the axis stays as close as it got), and, if
+/// that does not reach it either, another from `q_init` (a compromise can end with joints
+/// against their limits, from where the position step stalls). The closest of these is
+/// returned, so beyond reach too the tool point gets as close as it can; `converged` says the
+/// position was reached, and `axis_error_rad` is the angle left at the returned `q`.
+pub fn solve_ik_position_first(
+    model: &RobotModel,
+    q_init: &[f32],
+    target: Vec3,
+    axis: &AxisTarget,
+    joints: &[usize],
+    opts: &IkOptions,
+) -> IkResult {
+    let mut both = solve_dls(model, q_init, target, Some(axis), joints, opts);
+    if both.error_m <= opts.tolerance || !both.error_m.is_finite() {
+        both.converged = both.error_m <= opts.tolerance;
+        return both;
+    }
+    let mut best = solve_dls(model, &both.q, target, None, joints, opts);
+    if !best.converged {
+        let reseeded = solve_dls(model, q_init, target, None, joints, opts);
+        if reseeded.error_m < best.error_m {
+            best = reseeded;
+        }
+    }
+    if best.error_m >= both.error_m {
+        return both;
+    }
+    let task = AxisTask::new(axis).expect("checked by the first solve");
+    let poses = forward_kinematics(model, &best.q);
+    best.axis_error_rad = Residual::new(model, &poses, target, Some(&task)).angle;
+    best.iterations += both.iterations;
+    best
 }
 
 /// Rows of the largest task: three of position, two of tool axis.
@@ -257,6 +320,7 @@ pub(super) fn solve_dls(
     let rows = if task.is_some() { MAX_ROWS } else { 3 };
 
     let on_path = ee_path(model);
+    let roll = task.and_then(|a| wrist_roll(model, a.local));
     let min_damping = (opts.damping * 1e-3).max(1e-6);
     let max_damping = 10.0;
     let mut lambda = opts.damping.max(min_damping);
@@ -282,7 +346,12 @@ pub(super) fn solve_dls(
             let p = column_with_followers(model, &poses, &on_path, res.ee, j);
             c[..3].copy_from_slice(&p.to_array());
             if let Some(a) = task {
-                let w = angular_column_with_followers(model, &poses, &on_path, j);
+                // A wrist roll only spins the tool: no share in pointing it (`wrist_roll`).
+                let w = if roll == Some(j) {
+                    Vec3::ZERO
+                } else {
+                    angular_column_with_followers(model, &poses, &on_path, j)
+                };
                 c[3] = a.weight * u.dot(w);
                 c[4] = a.weight * v.dot(w);
             }

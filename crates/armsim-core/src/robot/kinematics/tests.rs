@@ -30,6 +30,8 @@ fn joint(name: &str, kind: JointKind, link: usize, axis: Vec3, anchor: Vec3) -> 
         max_effort: 1.0,
         max_velocity: 1.0,
         armature: 0.0,
+        frictionloss: 0.0,
+        servo: None,
         grip: None,
         damping: 0.0,
         kp: 1.0,
@@ -60,6 +62,7 @@ fn two_link() -> RobotModel {
         home: None,
         cameras: vec![],
         notes: vec![],
+        self_collision: Default::default(),
     }
 }
 
@@ -575,4 +578,37 @@ fn ik_axis_rejects_nonfinite_and_degenerate_input() {
     // The valid entries of the start come back as they were.
     let r = solve_ik_position_axis(&m, &HOME, Vec3::NAN, &down, &ARM, &opts);
     assert_eq!(&r.q[..6], &HOME);
+}
+
+/// Issue 40: where the tool point and the tool axis cannot both be met, the teleop IK reaches
+/// the point and leaves the axis as close as that allows; the weighted solve stops short.
+#[test]
+fn position_first_reaches_what_the_weighted_compromise_stops_short_of() {
+    let m = arm6();
+    let axis = gripper_down(&m);
+    // 0.6 m out and 0.3 m up: within reach, beyond it with the gripper straight down.
+    let target = Vec3::new(0.6, 0.0, 0.3);
+    let opts = IkOptions::default();
+    let weighted = solve_ik_position_axis(&m, &HOME, target, &axis, &ARM, &opts);
+    assert!(weighted.error_m > 0.005, "{weighted:?}");
+    let first = solve_ik_position_first(&m, &HOME, target, &axis, &ARM, &opts);
+    assert!(
+        first.converged && first.error_m <= opts.tolerance,
+        "{first:?}"
+    );
+    assert!((ee_position(&m, &first.q) - target).length() <= opts.tolerance * 1.01);
+    assert_within_limits(&m, &first.q);
+    let angle = axis_angle(&m, &first.q, axis.local_axis, axis.direction);
+    assert!((first.axis_error_rad - angle).abs() < 1e-4, "{first:?}");
+    // The axis still counts: no further from down than where a position-only solve ends.
+    let plain = solve_ik_position(&m, &HOME, target, &ARM, &opts);
+    let plain_angle = axis_angle(&m, &plain.q, axis.local_axis, axis.direction);
+    assert!(angle <= plain_angle + 1e-3, "{angle} vs {plain_angle}");
+    // Where both can be met, it is the weighted solve.
+    let easy = Vec3::new(0.45, 0.0, 0.25);
+    let both = solve_ik_position_first(&m, &HOME, easy, &axis, &ARM, &opts);
+    assert_eq!(
+        both,
+        solve_ik_position_axis(&m, &HOME, easy, &axis, &ARM, &opts)
+    );
 }

@@ -1,8 +1,10 @@
-//! MJCF actuators and equalities: `<position|velocity|motor>` turned into joint motors with gains
-//! scaled by effective inertia, and `<equality><joint>` into mimics that share their leader's
-//! motor.
+//! MJCF actuators and equalities: a position actuator on a joint becomes a [`Servo`] in force
+//! units (simulated as MuJoCo does: spring-damper clamped to its force range); the others
+//! (velocity, motor, a tendon's position actuator) become joint motors with gains scaled by
+//! effective inertia; `<equality><joint>` becomes a mimic that shares its leader's motor.
 
 use super::*;
+use crate::robot::Servo;
 
 impl<'a, 'input> Parser<'a, 'input> {
     pub(super) fn joint_ref(
@@ -89,6 +91,7 @@ impl<'a, 'input> Parser<'a, 'input> {
             };
             // The joint it drives, and how far that joint moves per unit of what the actuator
             // pulls (a tendon's length).
+            let tendon = el.own("joint").is_none();
             let (j, ratio) = match (el.own("joint"), el.own("tendon")) {
                 (Some(_), _) => (self.joint_ref(&el, "joint", &referrer)?, 1.0),
                 (None, Some(tendon)) => self.tendon_leader(tendon, &referrer, mimics)?,
@@ -150,6 +153,7 @@ impl<'a, 'input> Parser<'a, 'input> {
                 kv: kv.map(|k| k * squared),
                 max_effort,
                 max_velocity,
+                tendon,
             });
         }
         Ok(())
@@ -295,6 +299,8 @@ pub(super) struct ActuatorSpec {
     pub(super) kv: Option<f32>,
     pub(super) max_effort: Option<f32>,
     pub(super) max_velocity: Option<f32>,
+    /// It pulls a tendon (split over several joints), not one joint.
+    pub(super) tendon: bool,
 }
 
 pub(super) fn apply_actuators(
@@ -320,6 +326,23 @@ pub(super) fn apply_actuators(
         if let Some(v) = spec.max_velocity {
             joint.max_velocity = v;
         }
+        // A position servo on one joint is simulated in the file's own units (see
+        // `sim::actuator`): kp, kv and the force range as MuJoCo applies them. A tendon's servo
+        // (the Panda's fingers) keeps the acceleration gains: its force is shared between
+        // joints that armsim drives one motor each.
+        if let (ActuatorKind::Position, Some(kp), false) = (spec.kind, spec.kp, spec.tendon)
+            && kp > 0.0
+        {
+            joint.servo = Some(Servo {
+                kp,
+                kv: spec.kv.unwrap_or(0.0).max(0.0),
+                max_force: match spec.max_effort {
+                    Some(e) => e,
+                    None if extra[j].explicit_effort => joint.max_effort,
+                    None => f32::INFINITY,
+                },
+            });
+        }
         joint.actuator = Some(Actuator {
             name: spec.name.clone(),
             kind: spec.kind,
@@ -336,6 +359,7 @@ pub(super) fn apply_actuators(
         let follower = &mut model.joints[m.joint];
         follower.kp = leader.kp;
         follower.kd = leader.kd;
+        follower.servo = leader.servo;
         follower.max_velocity = leader.max_velocity * m.multiplier.abs().max(1e-3);
         if !extra[m.joint].explicit_effort {
             follower.max_effort = leader.max_effort;

@@ -314,6 +314,8 @@ impl<'a, 'input> Parser<'a, 'input> {
             max_velocity,
             damping: el.f32("damping")?.unwrap_or(0.0),
             armature: el.f32("armature")?.unwrap_or(0.0).max(0.0),
+            frictionloss: el.f32("frictionloss")?.unwrap_or(0.0).max(0.0),
+            servo: None,
             grip: None,
             kp,
             kd,
@@ -421,14 +423,6 @@ impl<'a, 'input> Parser<'a, 'input> {
         if let Some(mass) = el.f32("mass")? {
             density = Some(mass / shape_volume(&shape));
         }
-        let geom = Geom {
-            name: el.own("name").map(str::to_string),
-            shape,
-            pose,
-            rgba,
-            friction,
-            density,
-        };
         // MuJoCo's contact filter against the world's geoms (the table and the objects, which
         // have contype = conaffinity = 1): a geom touches them when `contype & 1` or
         // `conaffinity & 1`. Visual classes (0/0) and pads parked on another bit do not collide.
@@ -436,8 +430,23 @@ impl<'a, 'input> Parser<'a, 'input> {
             Ok(el.f32(name)?.map_or(1, |v| v.max(0.0) as u32))
         };
         let named = |name: &str| self.options.collide_geoms.iter().any(|g| g == name);
-        let collides =
-            (bits("contype")? | bits("conaffinity")?) & 1 != 0 || el.own("name").is_some_and(named);
+        let (mut contype, mut conaffinity) = (bits("contype")?, bits("conaffinity")?);
+        let collides = (contype | conaffinity) & 1 != 0 || el.own("name").is_some_and(named);
+        // A geom the scene switches on is moved to bit 1, as the SO-101 environment's option
+        // does: it also meets the arm's other bit-1 geoms (`self_collision`).
+        if el.own("name").is_some_and(named) {
+            (contype, conaffinity) = (1, 1);
+        }
+        let geom = Geom {
+            name: el.own("name").map(str::to_string),
+            shape,
+            pose,
+            rgba,
+            friction,
+            density,
+            contype,
+            conaffinity,
+        };
         let drawn = el.f32("group")?.unwrap_or(0.0) < 3.0;
         let l = &mut self.links[link];
         if collides {

@@ -11,12 +11,14 @@
 //!   floor, say) are ignored. A body's `pos` + `quat|euler|axisangle|xyaxes|zaxis` is
 //!   its link `origin`; a body without a joint is fixed to its parent. At most one
 //!   `<joint type="hinge|slide">` per body; its `pos` is the joint `anchor` in the body frame.
-//!   `free`/`ball` joints and `<freejoint>` are rejected. Joint `stiffness`, `ref` and
-//!   `frictionloss` are ignored.
+//!   `free`/`ball` joints and `<freejoint>` are rejected. Joint `damping`, `armature` and
+//!   `frictionloss` are kept; `stiffness` and `ref` are ignored.
 //! - `<geom type="box|sphere|capsule|cylinder" size pos orientation fromto rgba material friction
 //!   density mass contype conaffinity>`: box size = half extents, capsule/cylinder size = radius,
 //!   half-length (or radius + `fromto`). Geoms with `contype="0" conaffinity="0"` are visual only;
-//!   the rest both collide and show. `mass` becomes a density.
+//!   the rest both collide and show. `mass` becomes a density. `contype`/`conaffinity` and
+//!   `<contact><exclude body1 body2>` decide which of the robot's own links touch
+//!   ([`super::self_collision`]).
 //! - `<inertial pos mass diaginertia|fullinertia orientation>`: the diagonal in the body's axes is
 //!   kept (a rotated or full tensor loses its off-diagonal terms, as URDF's loader does).
 //! - `<camera name pos orientation fovy resolution>` in a body, or at the top level (kept
@@ -33,8 +35,10 @@
 //!   A follower without an actuator of its own gets its leader's gains and limits (effort unless
 //!   it has an `actuatorfrcrange`, velocity scaled by |c1|): it is driven through the leader.
 //!
-//! Gains: our motors are acceleration-based (1/s², 1/s) while MuJoCo's `kp`/`kv` are forces per
-//! unit error. A given `kp`/`kv` is therefore divided by the joint's effective inertia at q = 0
+//! Gains: a position actuator with a `kp` on a joint keeps the file's force gains and force
+//! range as a [`Servo`](super::Servo), which the simulation applies as MuJoCo does
+//! (`sim::actuator`). The other motors are acceleration-based (1/s², 1/s) while MuJoCo's
+//! `kp`/`kv` are forces per unit error. A given `kp`/`kv` is therefore divided by the joint's effective inertia at q = 0
 //! (mass or moment of inertia of the subtree it moves, plus `armature`), so a MuJoCo-tuned gain
 //! gives the same stiffness here around the zero pose. A position actuator without `kv` is made
 //! critically damped (kd = 2√kp); without `kp` (and for motors and joints without actuators) the
@@ -48,6 +52,7 @@
 
 mod actuators;
 mod body;
+mod fuse;
 
 pub(crate) use actuators::effective_inertia;
 mod include;
@@ -69,7 +74,9 @@ use super::{
     mesh_shape, shape_inertia, shape_volume, validate,
 };
 
+use super::self_collision::Rule;
 use actuators::{ActuatorSpec, JointExtra, apply_actuators};
+pub(crate) use fuse::fuse_jointless;
 
 const DEFAULT_RGBA: [f32; 4] = [0.5, 0.5, 0.5, 1.0];
 /// Sites that mark a tool point in robot files, in the order they are looked for.
@@ -123,12 +130,14 @@ pub fn parse_mjcf_file(
         meshdir: None,
         options,
         mesh_files: HashMap::new(),
+        hull_caps: HashMap::new(),
         meshes: MeshTable::default(),
         sites: Vec::new(),
         cameras: Vec::new(),
         tendons: HashMap::new(),
         ignored: BTreeSet::new(),
         notes: Vec::new(),
+        excludes: Vec::new(),
     };
     p.classes.insert("main".into(), Defaults::default());
     p.parse(root)
@@ -157,6 +166,8 @@ struct Parser<'a, 'input> {
     options: &'a LoadOptions,
     /// `<asset><mesh>` name → (file as written, per-axis scale).
     mesh_files: HashMap<String, (String, Vec3)>,
+    /// `<asset><mesh>` name → its `maxhullvert` (own or default), where it caps the hull.
+    hull_caps: HashMap<String, usize>,
     meshes: MeshTable,
     sites: Vec<Site>,
     cameras: Vec<CameraSpec>,
@@ -165,6 +176,8 @@ struct Parser<'a, 'input> {
     /// Elements read and not simulated, listed once in the model's notes.
     ignored: BTreeSet<String>,
     notes: Vec<String>,
+    /// `<contact><exclude>` link pairs.
+    excludes: Vec<(usize, usize)>,
 }
 
 /// One element with its class defaults resolved.
@@ -388,7 +401,7 @@ impl<'a, 'input> Parser<'a, 'input> {
                     "tendon" => self.tendons(node)?,
                     "equality" => self.equalities(node, &mut mimics)?,
                     "actuator" => self.actuators(node, &mut actuated, &mut mimics)?,
-                    "contact" => self.contacts(node),
+                    "contact" => self.contacts(node)?,
                     _ => {}
                 }
             }
@@ -415,9 +428,11 @@ impl<'a, 'input> Parser<'a, 'input> {
             home,
             cameras: std::mem::take(&mut self.cameras),
             notes,
+            self_collision: Default::default(),
         };
         apply_actuators(&mut model, &actuated, &self.extra);
         validate(&model)?;
+        model.self_collision = super::self_collision::compute(&model, Rule::Mjcf, &self.excludes);
         Ok(model)
     }
 
@@ -505,6 +520,16 @@ impl<'a, 'input> Parser<'a, 'input> {
                     .to_string(),
             };
             let scale = el.vec3("scale")?.unwrap_or(Vec3::ONE);
+            // MuJoCo: -1 (the default) leaves the hull whole; otherwise at least 4 vertices.
+            if let Some(v) = el.get("maxhullvert") {
+                match v.trim().parse::<i64>() {
+                    Ok(-1) => {}
+                    Ok(n) if n >= 4 => {
+                        self.hull_caps.insert(name.clone(), n as usize);
+                    }
+                    _ => return Err(el.invalid("maxhullvert", v, "expected -1 or at least 4")),
+                }
+            }
             self.mesh_files.insert(name, (file.to_string(), scale));
         }
         for t in node
@@ -563,18 +588,38 @@ impl<'a, 'input> Parser<'a, 'input> {
         };
         let path = resolve_mesh_path(&file, &base, None, self.options)?;
         let index = self.meshes.get_or_load(&path)?;
+        if let Some(&cap) = self.hull_caps.get(name) {
+            self.meshes.cap_hull(index, cap);
+        }
         Ok(mesh_shape(&self.meshes.assets[index], index, scale))
     }
 
-    /// `<contact><exclude>` pairs: the robot's links never collide with each other in armsim
-    /// (one collision group for the whole arm), so every exclusion already holds.
-    fn contacts(&mut self, node: Node<'a, 'input>) {
+    /// `<contact><exclude body1 body2>`: link pairs that never touch (`self_collision`). A
+    /// body merged into another link is found by the site that keeps its name.
+    fn contacts(&mut self, node: Node<'a, 'input>) -> Result<(), RobotError> {
         for c in node.children().filter(Node::is_element) {
             if !c.has_tag_name("exclude") {
                 self.ignored
                     .insert(format!("<contact><{}>", c.tag_name().name()));
+                continue;
             }
+            let el = self.el(c, "main")?;
+            let link = |attribute: &str| -> Result<usize, RobotError> {
+                let body = el.own(attribute).ok_or_else(|| el.missing(attribute))?;
+                self.links
+                    .iter()
+                    .position(|l| l.name == body)
+                    .or_else(|| self.sites.iter().find(|s| s.name == body).map(|s| s.link))
+                    .ok_or_else(|| RobotError::UnknownReference {
+                        kind: "body",
+                        name: body.to_string(),
+                        referrer: format!("line {}: <exclude>", el.line),
+                    })
+            };
+            let pair = (link("body1")?, link("body2")?);
+            self.excludes.push(pair);
         }
+        Ok(())
     }
 
     /// The first `<keyframe><key qpos>`: the file's home pose, one value per joint.
@@ -606,3 +651,5 @@ impl<'a, 'input> Parser<'a, 'input> {
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tests_hulls;

@@ -602,3 +602,49 @@ fn cameras_ride_on_their_bodies_in_armsims_camera_frame() {
     assert!(e.to_string().contains("fovy"), "{e}");
     assert!(parse_mjcf(ARM6).unwrap().cameras.is_empty());
 }
+
+#[test]
+fn a_position_actuator_with_kp_is_a_servo_in_the_files_units() {
+    use crate::robot::Servo;
+    let two = |actuators: &str| {
+        format!(
+            r#"<mujoco><worldbody><body name="r">
+                 <body name="a"><joint name="a" damping="0.6" frictionloss="0.052"/>
+                   <geom type="sphere" size="0.1"/>
+                   <body name="b"><joint name="b"/><geom type="sphere" size="0.1"/></body>
+                 </body>
+               </body></worldbody><actuator>{actuators}</actuator></mujoco>"#
+        )
+    };
+    let m = parse_mjcf(&two(
+        r#"<position joint="a" kp="17.8" forcerange="-3.35 3.35"/>
+           <general joint="b" biastype="affine" gainprm="4500" biasprm="0 -4500 -450"/>"#,
+    ))
+    .unwrap();
+    let (a, b) = (&m.joints[0], &m.joints[1]);
+    assert_eq!(
+        a.servo,
+        Some(Servo {
+            kp: 17.8,
+            kv: 0.0,
+            max_force: 3.35
+        })
+    );
+    assert_eq!((a.damping, a.frictionloss), (0.6, 0.052));
+    // No force range: MuJoCo does not clamp it.
+    assert_eq!(
+        b.servo,
+        Some(Servo {
+            kp: 4500.0,
+            kv: 450.0,
+            max_force: f32::INFINITY
+        })
+    );
+    assert_eq!(b.frictionloss, 0.0);
+    // Without kp (arm6's arm joints) and for velocity actuators: armsim's own motor.
+    let m = parse_mjcf(&two(
+        r#"<position joint="a" forcerange="-3 3"/><velocity joint="b" kv="2"/>"#,
+    ))
+    .unwrap();
+    assert!(m.joints.iter().all(|j| j.servo.is_none()));
+}

@@ -314,6 +314,8 @@ fn build(
             max_velocity,
             damping: joint.dynamics.as_ref().map_or(0.0, |d| d.damping as f32),
             armature: 0.0,
+            frictionloss: 0.0,
+            servo: None,
             grip: None,
             kp,
             kd,
@@ -402,6 +404,8 @@ fn build(
                 rgba: DEFAULT_RGBA,
                 friction: None,
                 density: None,
+                contype: 1,
+                conaffinity: 1,
             });
         }
         let mut visuals = Vec::new();
@@ -417,6 +421,8 @@ fn build(
                 rgba: visual_rgba(v.material.as_ref(), &materials, &src.name)?.unwrap_or(fallback),
                 friction: None,
                 density: None,
+                contype: 1,
+                conaffinity: 1,
             });
         }
         let i = &src.inertial;
@@ -460,9 +466,13 @@ fn build(
         home: None,
         cameras: Vec::new(),
         notes,
+        self_collision: Default::default(),
     };
     stiffen_against_weight(&mut model);
     validate(&model)?;
+    // What MuJoCo gives a URDF: every geom on bit 1, no exclusions; adjacent links never touch.
+    model.self_collision =
+        super::self_collision::compute(&model, super::self_collision::Rule::Urdf, &[]);
     Ok(model)
 }
 

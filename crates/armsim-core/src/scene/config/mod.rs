@@ -260,6 +260,10 @@ pub fn parse_scene_with(
                 robot.ee_link = link;
                 robot.ee_offset = pose.transform_point(Vec3::from_array(tool.offset_m));
             }
+            // Computed at load; the scene may turn it off.
+            if config.extensions.armsim.robot.self_collision == Some(false) {
+                robot.self_collision = Default::default();
+            }
             // Checked above against the gripper joint's limits.
             if let Some(grip) = config.extensions.armsim.robot.gripper_positions
                 && let Some(gripper) = &config.robot.gripper

@@ -732,6 +732,7 @@ pub(super) fn parse_robot_ext(c: &mut Checker, v: &Value, p: &str) -> Option<Rob
             None => c.err(pp, "must be an array of geom names"),
         }
     }
+    ext.self_collision = c.opt(m, p, "self_collision", Checker::boolean);
     ext.gripper_positions = c.opt(m, p, "gripper_positions", |c, v, p| {
         let m = c.loose_object(v, p)?;
         let open = c.req(m, p, "open", Checker::f32v);

@@ -572,7 +572,7 @@ fn pgs_iterations_is_read_defaulted_and_bounded() {
         .as_object_mut()
         .unwrap();
     p.remove("pgs_iterations");
-    assert_eq!(physics_of(&v).pgs_iterations, 1);
+    assert_eq!(physics_of(&v).pgs_iterations, 12);
     for bad in [0, 101] {
         let e = errors_for(|v| v["extensions"]["armsim"]["physics"]["pgs_iterations"] = json!(bad));
         assert_has(
@@ -699,4 +699,45 @@ fn collide_geoms_must_name_geoms_of_the_robot() {
         v["extensions"]["armsim"]["robot"] = json!({"collide_geoms": [""]});
     });
     assert_has(&e, &format!("{p}[0]"), "must not be empty");
+}
+
+#[test]
+fn self_collision_is_on_unless_the_scene_turns_it_off() {
+    assert!(default_scene().robot.self_collision.enabled());
+    let mut v = default_value();
+    v["extensions"]["armsim"]["robot"] = json!({"self_collision": false});
+    let scene = parse_value(&v).unwrap_or_else(|e| panic!("{e}"));
+    assert!(!scene.robot.self_collision.enabled());
+    let text = scene.config.to_json_pretty();
+    assert!(text.contains("\"self_collision\": false"), "{text}");
+    let e = errors_for(|v| {
+        v["extensions"]["armsim"]["robot"] = json!({"self_collision": "no"});
+    });
+    let p = "$.extensions.armsim.robot.self_collision";
+    assert_has(&e, p, "expected true or false, found a string");
+}
+
+#[test]
+fn a_scene_without_physics_gets_the_shipped_scenes_settings() {
+    // The shipped arm scenes all step with the same settings; a scene that says nothing must
+    // get them, not 8 substeps + 4 for the arm (12 substeps a step with a multibody).
+    let d = PhysicsExt::default();
+    for name in ["default_scene.json", "panda.json", "so101.json"] {
+        let text = std::fs::read_to_string(scenes_dir().join(name)).unwrap();
+        let v: Value = serde_json::from_str(&text).unwrap();
+        let p = &v["extensions"]["armsim"]["physics"];
+        for (key, want) in [
+            ("solver_iterations", d.solver_iterations),
+            ("arm_extra_iterations", d.arm_extra_iterations),
+            ("pgs_iterations", d.pgs_iterations),
+        ] {
+            assert_eq!(p[key].as_u64(), Some(want as u64), "{name}: {key}");
+        }
+    }
+    let mut v = default_value();
+    v["extensions"]["armsim"]
+        .as_object_mut()
+        .unwrap()
+        .remove("physics");
+    assert_eq!(physics_of(&v), physics_of(&default_value()));
 }
