@@ -48,7 +48,8 @@ use crate::referee::plugin::Referee;
 use crate::referee::{PlayMode, RefereeEvent};
 use crate::session::{Session, SessionEvent, SessionState};
 use crate::sim::{SIM_HZ, SimClock, SimRef, SimStep, SimSystems};
-use crate::ui::cameras::{CameraFrame, CameraFrameReady};
+use crate::state::CameraFrame;
+use crate::ui::camera_frames::CameraFrameReady;
 
 /// The dataset rate unless `--lerobot-fps` says otherwise: LeRobot's recorder's.
 pub const DEFAULT_FPS: u32 = 30;

@@ -409,25 +409,12 @@ impl EnvCore {
 
     #[getter]
     fn object_names(&self) -> Vec<String> {
-        self.env
-            .app
-            .sim()
-            .objects
-            .iter()
-            .map(|o| o.name.clone())
-            .collect()
+        self.env.app.object_names()
     }
 
     #[getter]
     fn joint_names(&self) -> Vec<String> {
-        self.env
-            .app
-            .sim()
-            .robot
-            .joints
-            .iter()
-            .map(|j| j.name.clone())
-            .collect()
+        self.env.app.joint_names()
     }
 
     /// The bit-for-bit state hash of the world (`SimView::state_hash`).

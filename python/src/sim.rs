@@ -98,13 +98,7 @@ impl Sim {
     /// Joint names in the robot's order (the order of `q`, `qd` and array targets).
     #[getter]
     fn joint_names(&self) -> Vec<String> {
-        self.app
-            .sim()
-            .robot
-            .joints
-            .iter()
-            .map(|j| j.name.clone())
-            .collect()
+        self.app.joint_names()
     }
 
     /// Joint positions (rad or m), float64, in `joint_names` order.

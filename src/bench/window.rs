@@ -33,6 +33,18 @@ const PAUSE_BUTTON: (u32, u32) = (72, 83);
 /// The strip of the panel holding the state label (x, y, width, height).
 const STATE_LABEL: (i16, i16, u16, u16) = (0, 40, 260, 36);
 
+/// `--breakdown`'s variants: a profile with one thing taken out or added (the arguments after
+/// `--render-profile PROFILE`), each named for its row.
+const BREAKDOWN: [(&str, &str, [&str; 2]); 7] = [
+    ("full, no panel", "full", ["--render-tweak", "no-panel"]),
+    ("lite, no panel", "lite", ["--render-tweak", "no-panel"]),
+    ("full, no gizmos", "full", ["--render-tweak", "no-gizmos"]),
+    ("lite at 100% resolution", "lite", ["--render-scale", "1"]),
+    ("lite + tonemapping", "lite", ["--render-tweak", "tonemap"]),
+    ("lite + PBR materials", "lite", ["--render-tweak", "pbr"]),
+    ("lite, no frame cap", "lite", ["--max-fps", "1000"]),
+];
+
 pub struct Options {
     /// `--scene` as given (none: the built-in default scene).
     pub scene: Option<PathBuf>,
@@ -120,41 +132,14 @@ pub fn run(options: &Options) -> anyhow::Result<Report> {
     };
     let (x11, _) = x11rb::connect(Some(&display))
         .with_context(|| format!("cannot connect to the X display {display}"))?;
-    let mut variants: Vec<(&str, Vec<&str>)> = vec![
-        ("full", vec!["--render-profile", "full"]),
-        ("lite", vec!["--render-profile", "lite"]),
-    ];
+    let mut variants: Vec<(&str, Vec<&str>)> =
+        Vec::from(["full", "lite"].map(|profile| (profile, vec!["--render-profile", profile])));
     if options.breakdown {
-        variants.extend([
-            (
-                "full, no panel",
-                vec!["--render-profile", "full", "--render-tweak", "no-panel"],
-            ),
-            (
-                "lite, no panel",
-                vec!["--render-profile", "lite", "--render-tweak", "no-panel"],
-            ),
-            (
-                "full, no gizmos",
-                vec!["--render-profile", "full", "--render-tweak", "no-gizmos"],
-            ),
-            (
-                "lite at 100% resolution",
-                vec!["--render-profile", "lite", "--render-scale", "1"],
-            ),
-            (
-                "lite + tonemapping",
-                vec!["--render-profile", "lite", "--render-tweak", "tonemap"],
-            ),
-            (
-                "lite + PBR materials",
-                vec!["--render-profile", "lite", "--render-tweak", "pbr"],
-            ),
-            (
-                "lite, no frame cap",
-                vec!["--render-profile", "lite", "--max-fps", "1000"],
-            ),
-        ]);
+        variants.extend(
+            BREAKDOWN.map(|(name, profile, extra)| {
+                (name, [["--render-profile", profile], extra].concat())
+            }),
+        );
     }
     let mut report = Report {
         display: display.clone(),

@@ -1,5 +1,6 @@
 //! The protocol layer of the app: the connection registry every protocol registers with
-//! (`registry`), what every listener thread shares (`net`), and per protocol its socket threads,
+//! (`registry`), what every listener thread shares (`net`), the readiness-poller loop of the
+//! writer and I/O threads (`poller`), and per protocol its socket threads,
 //! connection state machine and ECS bridge. The sans-IO half (spec 000's tick and every codec)
 //! lives in `armsim_core::protocol` and is re-exported in each protocol's module here, so
 //! `protocol::lockstep::codec` names the same thing in both crates.
@@ -8,6 +9,7 @@ pub use armsim_core::protocol::tick;
 
 pub mod lockstep;
 pub mod net;
+pub mod poller;
 pub mod registry;
 pub mod sexp;
 pub mod teleop;

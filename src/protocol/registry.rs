@@ -475,4 +475,6 @@ pub fn add_listener(app: &mut App, protocol: Protocol, label: String) {
 }
 
 #[cfg(test)]
+pub(crate) mod rig;
+#[cfg(test)]
 mod tests;

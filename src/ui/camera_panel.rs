@@ -6,7 +6,7 @@ use bevy::ecs::system::SystemParam;
 use bevy::prelude::*;
 use bevy_egui::{EguiContexts, EguiTextureHandle, egui};
 
-use super::camera_demand::CameraDemand;
+use super::camera_uses::CameraDemand;
 use super::cameras::{CameraImages, SimCamera};
 
 /// What the panel's Cameras section shows of one camera.

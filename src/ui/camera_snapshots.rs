@@ -11,7 +11,8 @@ use bevy::asset::RenderAssetUsages;
 use bevy::prelude::*;
 use bevy::render::render_resource::{Extent3d, TextureDimension, TextureFormat};
 
-use super::cameras::{CameraFrame, CameraFrameReady, CameraImages};
+use super::camera_frames::CameraFrameReady;
+use crate::state::{CameraFrame, CameraImages};
 
 /// `--camera-snapshots DIR`: each camera's newest image as `DIR/<camera>.png` and its stamp as
 /// `DIR/<camera>.json`, each replaced atomically at most every `every`.

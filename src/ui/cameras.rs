@@ -54,7 +54,7 @@ pub use armsim_core::camera::{CameraMount, CameraSpec, CameraState};
 use armsim_core::camera::{Placement, gl_from_armsim, link_poses};
 
 use super::camera::OrbitCamera;
-use super::camera_demand::{CameraDemand, PipelinesIdle, Rendering, warmed_up};
+use super::camera_uses::{CameraDemand, PipelinesIdle, Rendering, warmed_up};
 use super::render::{Profile, RenderProfile};
 use crate::sim::{ClockSystems, SIM_HZ, SimClock, SimRef, SimScene};
 
@@ -69,9 +69,9 @@ const NEAR_M: f32 = 0.01;
 /// the state snapshot and the protocols hand out the very images the renderer made.
 pub use crate::state::CameraFrame;
 
-/// Sent once for every image read back, in the order they arrive (per camera, in step order).
-#[derive(Message, Clone, Debug)]
-pub struct CameraFrameReady(pub Arc<CameraFrame>);
+/// Sent once for every image read back: defined in a leaf of its own, which the recorder and
+/// the snapshots read it from.
+pub use super::camera_frames::CameraFrameReady;
 
 /// Each camera's newest image: the simulation crate's render-free resource, so the state
 /// snapshot and the monitor's `(getCamera NAME)` read the very images the renderer made.
@@ -134,14 +134,16 @@ struct DepthCapture {
 #[derive(Component, ExtractComponent, Clone, Debug)]
 struct DepthCopy(Handle<Image>);
 
+/// The cameras in the window: [`capture_plugin`] and the gizmos' own layer. The window adds
+/// what decides which cameras render (`super::camera_demand`) beside it.
 pub(super) fn plugin(app: &mut App) {
     capture_plugin(app);
-    super::camera_demand::plugin(app);
     app.add_systems(Update, gizmos_on_their_layer);
 }
 
 /// The cameras, their images and `--camera-snapshots`, without the window's parts (the gizmos'
-/// layer, the panel): what the headless offscreen renderer (`crate::offscreen`) adds.
+/// layer, the panel, the demand): what the headless offscreen renderer (`crate::offscreen`)
+/// adds.
 pub(crate) fn capture_plugin(app: &mut App) {
     app.add_plugins(ExtractComponentPlugin::<DepthCopy>::default());
     if let Some(render_app) = app.get_sub_app_mut(RenderApp) {

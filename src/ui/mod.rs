@@ -5,8 +5,10 @@
 
 mod camera;
 mod camera_demand;
+pub(crate) mod camera_frames;
 mod camera_panel;
 pub mod camera_snapshots;
+mod camera_uses;
 pub mod cameras;
 mod gizmos;
 mod headset;
@@ -98,6 +100,7 @@ pub(crate) fn plugin(app: &mut App) {
     render::plugin(app);
     camera::plugin(app);
     cameras::plugin(app);
+    camera_demand::plugin(app);
     gizmos::plugin(app);
     history::plugin(app);
     visuals::plugin(app);

@@ -48,6 +48,9 @@ fn state_colour(state: SessionState) -> egui::Color32 {
 }
 
 /// The session, the clock and control.
+// `duplicates` pairs this list of resources with `WorldView`'s by shape: both are plain Bevy
+// parameter declarations, with no logic to share; merging them gives one list that pairs with
+// itself.
 #[derive(SystemParam)]
 struct SessionView<'w> {
     session: Res<'w, Session>,
@@ -60,6 +63,7 @@ struct SessionView<'w> {
 }
 
 /// The world and what the panel edits in it.
+// Alike in shape only to `SessionView` (see there).
 #[derive(SystemParam)]
 struct WorldView<'w, 's> {
     sim: SimMut<'w, 's>,

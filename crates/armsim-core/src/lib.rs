@@ -9,6 +9,7 @@
 //! functions, testable without an app, a socket or a clock.
 
 pub mod camera;
+pub mod geometry;
 pub mod protocol;
 pub mod referee;
 pub mod robot;

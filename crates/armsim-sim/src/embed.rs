@@ -103,6 +103,18 @@ impl EmbeddedSim {
         with_sim_mut(&mut self.world, f)
     }
 
+    /// The robot's joint names, in robot joint order (the order of targets and readings).
+    pub fn joint_names(&self) -> Vec<String> {
+        let robot = &self.sim().model.robot;
+        robot.joints.iter().map(|j| j.name.clone()).collect()
+    }
+
+    /// The scene's object names, in scene order.
+    pub fn object_names(&self) -> Vec<String> {
+        let sim = self.sim();
+        sim.model.objects.iter().map(|o| o.name.clone()).collect()
+    }
+
     /// The joint targets the next step applies, in robot joint order.
     pub fn targets(&self) -> &[JointCommand] {
         &self.world.resource::<JointTargets>().commands

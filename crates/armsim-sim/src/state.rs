@@ -197,11 +197,12 @@ mod tests {
     use armsim_core::camera::{CameraMount, CameraSpec, look_at};
     use bevy::math::{Quat, Vec3};
 
-    fn app() -> crate::embed::EmbeddedSim {
+    /// The default scene's world as built (no frame run, no step taken).
+    fn app() -> bevy::app::App {
         let scene = armsim_core::scene::load_bundled_scene("default_scene")
             .expect("bundled")
             .expect("default scene loads");
-        crate::embed::EmbeddedSim::new(Arc::new(scene), None)
+        crate::headless_app(Arc::new(scene), &crate::SimOptions::default())
     }
 
     fn close(a: &[f32], b: &[f32], tol: f32) -> bool {
@@ -225,7 +226,7 @@ mod tests {
             )
         };
         let app = app();
-        let view = app.sim();
+        let view = crate::sim::sim_view(app.world());
         let states = camera_states(std::slice::from_ref(&spec), &view);
         let cam = &states["side"];
         assert_eq!(cam.pos, [0.0, 1.0, 0.0]);

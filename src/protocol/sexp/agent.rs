@@ -18,20 +18,19 @@ use crossbeam_channel::Receiver;
 use super::Sexp;
 pub use super::agents::AgentRole;
 use super::agents::{AgentAction, AgentCtx, AgentInput, Agents, AgentsConfig};
+use super::frames::ConnEvent;
 use super::messages::{Effectors, JointEffector, parse_effectors, perception};
-use super::options::{SexpOptions, game_info};
-use super::reader::ReadSide;
+use super::options::{Game, Port, SexpOptions, game_info};
+use super::reader::{ReadSide, Sides};
 use super::server::{NetEvent, Outbox, error_payload, payload};
-use crate::protocol::registry::{
-    self, ArmOf, BridgeIo, ConnKey, Connections, Counters, Protocol, Role,
-};
+use crate::protocol::registry::{ArmOf, BridgeIo, ConnKey, Connections, Counters, Protocol, Role};
 use crate::protocol::tick::{
     Codec, CommandAdapter, LatestCommand, ProtocolTick, ProtocolTime, Transport,
 };
 use crate::referee::LoggedEvent;
 use crate::referee::plugin::Referee;
 use crate::robot::RobotModel;
-use crate::session::{Session, SessionCommand, SessionEvent, SessionState, SessionSystems};
+use crate::session::{SessionCommand, SessionEvent, SessionState, SessionSystems};
 use crate::sim::{
     GatePoll, JointCommand, JointTargets, SIM_DT, Sim, SimClock, SimRef, SimStep, SimSystems,
     SimView, StepGate, gripper_commands,
@@ -367,16 +366,24 @@ fn apply(port: &mut AgentPort, fx: &mut AgentFx, state: SessionState) {
     }
 }
 
+/// The agent port: a client drives the arm.
+const PORT: Port = Port {
+    name: "agent",
+    protocol: Protocol::Agent,
+    limits: (MAX_AGENT_CONNECTIONS, Some(MAX_PENDING_AGENTS)),
+    powers: "drive the arm",
+};
+
 /// Starts the agent port on `addr` and wires it into the app; returns the bound address.
 pub(super) fn add(
     app: &mut App,
     options: &SexpOptions,
     addr: SocketAddr,
 ) -> io::Result<SocketAddr> {
+    let sync = if options.sync { " (sync)" } else { "" };
+    let (addr, events, _writer) =
+        options.open(app, addr, &PORT, |addr| format!("agents {addr}{sync}"))?;
     let cycle = options.cycle();
-    let waker = app.world().resource::<crate::sim::SimWaker>().clone();
-    let limits = (MAX_AGENT_CONNECTIONS, Some(MAX_PENDING_AGENTS));
-    let (addr, events, _writer) = options.bind(addr, "agent", limits, waker)?;
     let robot = app.world().resource::<Sim>().0.robot.clone();
     let gripper_leader = app
         .world()
@@ -384,16 +391,6 @@ pub(super) fn add(
         .0
         .gripper_joint();
     let n = robot.joints.len();
-    let exposed = crate::protocol::net::warn_if_exposed("agent", addr, "drive the arm");
-    registry::add_listener(
-        app,
-        Protocol::Agent,
-        format!(
-            "agents {addr}{}{}",
-            if options.sync { " (sync)" } else { "" },
-            exposed.unwrap_or_default()
-        ),
-    );
     info!(
         "agent: listening on {addr} (robot {}, {} mode, {cycle} steps per cycle)",
         robot.name,
@@ -458,6 +455,19 @@ fn send_perception(
     port.agents.perception_sent(Instant::now());
 }
 
+/// [`send_perception`] of the game as it stands (outside a batch of the machine).
+fn publish(port: &mut AgentPort, conn: u64, game: &Game) {
+    let state = game.session.state();
+    send_perception(
+        port,
+        conn,
+        &game.sim.view(),
+        &game.referee,
+        &game.clock,
+        state,
+    );
+}
+
 /// The connection threads' events through the machine (in `First`, and between steps).
 fn agent_events(mut port: ResMut<AgentPort>, mut fx: AgentFx) {
     let port = &mut *port;
@@ -479,8 +489,7 @@ fn agent_events(mut port: ResMut<AgentPort>, mut fx: AgentFx) {
             NetEvent::Opened {
                 conn,
                 peer,
-                out,
-                read,
+                with: Sides { out, read },
             } => {
                 let counters = Arc::new(Counters::default());
                 fx.io.conns.open(
@@ -502,17 +511,21 @@ fn agent_events(mut port: ResMut<AgentPort>, mut fx: AgentFx) {
                         referee_cursor: fx.referee.last_seq(),
                     },
                 );
-                AgentInput::Opened { conn, peer }
+                ConnEvent::Opened {
+                    conn,
+                    peer,
+                    with: (),
+                }
             }
             NetEvent::Message { conn, exprs } => {
                 if let Some(c) = port.conns.get(&conn) {
                     c.counters.count_in();
                 }
-                AgentInput::Message { conn, exprs }
+                ConnEvent::Message { conn, exprs }
             }
-            NetEvent::Closed { conn, reason } => AgentInput::Closed { conn, reason },
+            NetEvent::Closed { conn, reason } => ConnEvent::Closed { conn, reason },
         };
-        port.feed(&mut fx.io.conns, &mut state, Some(input));
+        port.feed(&mut fx.io.conns, &mut state, Some(AgentInput::Conn(input)));
     }
     port.feed(&mut fx.io.conns, &mut state, None);
     apply(port, &mut fx, state);
@@ -523,10 +536,7 @@ fn agent_events(mut port: ResMut<AgentPort>, mut fx: AgentFx) {
 fn agent_session_events(
     mut events: MessageReader<SessionEvent>,
     mut port: ResMut<AgentPort>,
-    sim: SimRef,
-    referee: Res<Referee>,
-    clock: Res<SimClock>,
-    session: Res<Session>,
+    game: Game,
 ) {
     let (mut started, mut stopped) = (false, false);
     for e in events.read() {
@@ -544,7 +554,7 @@ fn agent_session_events(
     }
     // Resuming needs no extra word: the cycles, and their perceptions, come back by themselves.
     if stopped {
-        send_perception(port, conn, &sim.view(), &referee, &clock, session.state());
+        publish(port, conn, &game);
     }
 }
 
@@ -606,13 +616,7 @@ fn agent_adapt(mut port: ResMut<AgentPort>, sim: SimRef, mut targets: ResMut<Joi
 }
 
 /// Step phase Publish: a perception at the end of each cycle.
-fn agent_publish(
-    mut port: ResMut<AgentPort>,
-    sim: SimRef,
-    referee: Res<Referee>,
-    clock: Res<SimClock>,
-    session: Res<Session>,
-) {
+fn agent_publish(mut port: ResMut<AgentPort>, game: Game) {
     let port = &mut *port;
     port.tick.advance();
     let Some(conn) = port.agents.active() else {
@@ -624,6 +628,6 @@ fn agent_publish(
     };
     agent.steps_in_cycle += 1;
     if agent.steps_in_cycle >= cycle {
-        send_perception(port, conn, &sim.view(), &referee, &clock, session.state());
+        publish(port, conn, &game);
     }
 }

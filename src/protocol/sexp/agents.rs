@@ -11,6 +11,7 @@ use std::net::SocketAddr;
 use std::time::{Duration, Instant};
 
 use super::Sexp;
+use super::frames::ConnEvent;
 use crate::session::SessionState;
 
 /// Settings of the machine.
@@ -75,19 +76,8 @@ impl AgentState {
 /// What happened, for the machine.
 #[derive(Clone, Debug)]
 pub enum AgentInput {
-    Opened {
-        conn: u64,
-        peer: SocketAddr,
-    },
-    /// One message (a frame's S-expressions).
-    Message {
-        conn: u64,
-        exprs: Vec<Sexp>,
-    },
-    Closed {
-        conn: u64,
-        reason: String,
-    },
+    /// What a connection did, as its threads reported it (an opening brings only the peer).
+    Conn(ConnEvent<()>),
     /// The panel revoked this protocol's control of the arm.
     Revoked,
     /// Between steps, sync mode: is the active agent's answer in, or has it been silent too
@@ -191,7 +181,7 @@ impl Agents {
     /// Takes in one input.
     pub fn handle(&mut self, input: AgentInput, ctx: &mut AgentCtx<'_>) {
         match input {
-            AgentInput::Opened { conn, peer } => {
+            AgentInput::Conn(ConnEvent::Opened { conn, peer, .. }) => {
                 self.conns.insert(
                     conn,
                     AgentState {
@@ -207,8 +197,8 @@ impl Agents {
                     },
                 );
             }
-            AgentInput::Message { conn, exprs } => self.message(conn, exprs, ctx),
-            AgentInput::Closed { conn, reason } => {
+            AgentInput::Conn(ConnEvent::Message { conn, exprs }) => self.message(conn, exprs, ctx),
+            AgentInput::Conn(ConnEvent::Closed { conn, reason }) => {
                 if let Some(agent) = self.conns.remove(&conn) {
                     if self.active == Some(conn) {
                         self.active = None;

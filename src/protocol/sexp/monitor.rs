@@ -20,16 +20,15 @@ use crossbeam_channel::Receiver;
 
 use super::Sexp;
 use super::messages::{MonitorCommand, parse_monitor_command, world_frame};
-use super::options::{SexpOptions, game_info};
+use super::options::{Game, Port, SexpOptions, game_info};
+use super::reader::Sides;
 use super::server::{NetEvent, Outbox, PortWriter, error_payload, payload};
 use crate::protocol::registry::{ConnKey, Connections, Counters, Protocol, Role};
 use crate::referee::LoggedEvent;
 use crate::referee::plugin::Referee;
 use crate::robot::Pose;
-use crate::session::{
-    AlertLog, Session, SessionCommand, SessionEvent, SessionState, SessionSystems,
-};
-use crate::sim::{SimClock, SimMut, SimRef, SimScene, SimStep, SimSystems, SimView, SimViewMut};
+use crate::session::{AlertLog, SessionCommand, SessionEvent, SessionState, SessionSystems};
+use crate::sim::{SimClock, SimMut, SimScene, SimStep, SimSystems, SimView, SimViewMut};
 use crate::state::{CameraEntry, CameraImages, camera_states};
 
 fn monitor_key(conn: u64) -> ConnKey {
@@ -71,33 +70,29 @@ impl MonitorPort {
     }
 }
 
+/// The monitor port: a client watches, and may command the scene and the game.
+const PORT: Port = Port {
+    name: "monitor",
+    protocol: Protocol::Monitor,
+    limits: (MAX_MONITOR_CONNECTIONS, None),
+    powers: "reset the scene, move the cubes, change the play mode and stop armsim with (killsim)",
+};
+
 /// Starts the monitor port on `addr` and wires it into the app; returns the bound address.
 pub(super) fn add(
     app: &mut App,
     options: &SexpOptions,
     addr: SocketAddr,
 ) -> io::Result<SocketAddr> {
-    let cycle = options.cycle();
-    let waker = app.world().resource::<crate::sim::SimWaker>().clone();
-    let limits = (MAX_MONITOR_CONNECTIONS, None);
-    let (addr, events, writer) = options.bind(addr, "monitor", limits, waker)?;
+    let (addr, events, writer) =
+        options.open(app, addr, &PORT, |addr| format!("monitors {addr}"))?;
     info!("monitor: listening on {addr}");
-    let exposed = crate::protocol::net::warn_if_exposed(
-        "monitor",
-        addr,
-        "reset the scene, move the cubes, change the play mode and stop armsim with (killsim)",
-    );
-    crate::protocol::registry::add_listener(
-        app,
-        Protocol::Monitor,
-        format!("monitors {addr}{}", exposed.unwrap_or_default()),
-    );
     app.insert_resource(MonitorPort {
         addr,
         conns: BTreeMap::new(),
         events,
         writer,
-        cycle_steps: cycle,
+        cycle_steps: options.cycle(),
         steps_in_cycle: 0,
     })
     .add_systems(First, monitor_events.before(SessionSystems))
@@ -127,7 +122,9 @@ fn monitor_events(
     while let Ok(event) = port.events.try_recv() {
         match event {
             NetEvent::Opened {
-                conn, peer, out, ..
+                conn,
+                peer,
+                with: Sides { out, .. },
             } => {
                 let counters = Arc::new(Counters::default());
                 registry.open(
@@ -489,24 +486,18 @@ impl CameraQuery<'_> {
 }
 
 /// Step phase Publish: the world to every monitor at the end of each cycle.
-fn monitor_cycle(
-    mut port: ResMut<MonitorPort>,
-    sim: SimRef,
-    referee: Res<Referee>,
-    clock: Res<SimClock>,
-    session: Res<Session>,
-) {
+fn monitor_cycle(mut port: ResMut<MonitorPort>, game: Game) {
     port.steps_in_cycle += 1;
     if port.steps_in_cycle < port.cycle_steps {
         // Single steps while paused may end mid-cycle, and over several frames when the
         // machine is busy: the frame's flush then shows where they stopped.
-        if session.state() == SessionState::Paused {
+        if game.session.state() == SessionState::Paused {
             port.conns.values_mut().for_each(|m| m.dirty = true);
         }
         return;
     }
     port.steps_in_cycle = 0;
-    send_world(&mut port, |_| true, &sim.view(), &referee, &clock, &session);
+    send_world(&mut port, |_| true, &game);
 }
 
 /// Once a frame: monitors whose view is stale (new, or after a command or a session change
@@ -514,33 +505,17 @@ fn monitor_cycle(
 fn monitor_flush(
     mut port: ResMut<MonitorPort>,
     mut events: MessageReader<SessionEvent>,
-    sim: SimRef,
-    referee: Res<Referee>,
-    clock: Res<SimClock>,
-    session: Res<Session>,
+    game: Game,
 ) {
     let changed = events.read().count() > 0;
-    send_world(
-        &mut port,
-        |m| m.dirty || changed,
-        &sim.view(),
-        &referee,
-        &clock,
-        &session,
-    );
+    send_world(&mut port, |m| m.dirty || changed, &game);
 }
 
 /// The world to the monitors `which` picks. A frame carries the referee's events since the
 /// monitor's cursor, so monitors are grouped by cursor (after its first frame every monitor
 /// has the same one): one encoding and one hand-off to the writer per group.
-fn send_world(
-    port: &mut MonitorPort,
-    which: impl Fn(&MonitorConn) -> bool,
-    sim: &SimView<'_>,
-    referee: &Referee,
-    clock: &SimClock,
-    session: &Session,
-) {
+fn send_world(port: &mut MonitorPort, which: impl Fn(&MonitorConn) -> bool, game: &Game) {
+    let (referee, sim) = (&*game.referee, &game.sim.view());
     let mut groups: BTreeMap<u64, Vec<u64>> = BTreeMap::new();
     for (&id, m) in port.conns.iter_mut().filter(|(_, m)| which(m)) {
         groups.entry(m.referee_cursor).or_default().push(id);
@@ -550,7 +525,7 @@ fn send_world(
     }
     for (cursor, ids) in groups {
         let events: Vec<&LoggedEvent> = referee.since(cursor).collect();
-        let info = game_info(referee, clock, session.state(), &events);
+        let info = game_info(referee, &game.clock, game.session.state(), &events);
         if let Some(frame) = super::writer::frame(&payload(&world_frame(sim, &info))) {
             port.writer.send_to(ids, frame);
         }

@@ -6,15 +6,19 @@ use std::io;
 use std::net::SocketAddr;
 use std::time::Duration;
 
+use bevy::ecs::system::SystemParam;
+use bevy::prelude::{App, Res};
 use crossbeam_channel::Receiver;
 
 use super::framing::DEFAULT_MAX_FRAME;
 use super::messages::GameInfo;
 use super::server::{self, NetEvent, PortLimits, PortWriter};
+use crate::protocol::net;
+use crate::protocol::registry::{self, Protocol};
 use crate::referee::LoggedEvent;
 use crate::referee::plugin::Referee;
-use crate::session::SessionState;
-use crate::sim::{SimClock, SimWaker};
+use crate::session::{Session, SessionState};
+use crate::sim::{SimClock, SimRef, SimWaker};
 
 /// Which spec 001 ports to open and how they run.
 #[derive(Clone, Debug)]
@@ -52,26 +56,50 @@ impl SexpOptions {
         self.cycle_steps.max(1)
     }
 
-    /// Binds one of the two ports with these options' frame limit, `max_connections` and
-    /// `max_silent` (see [`PortLimits`]).
-    pub(super) fn bind(
+    /// Starts `port` on `addr` with these options' frame limit (its threads wake the
+    /// simulation), warns if it listens beyond loopback, and lists it in the connection
+    /// registry as `listing` of the bound address says (the exposure note added).
+    pub(super) fn open(
         &self,
+        app: &mut App,
         addr: SocketAddr,
-        name: &'static str,
-        (max_connections, max_silent): (usize, Option<usize>),
-        waker: SimWaker,
+        port: &Port,
+        listing: impl FnOnce(SocketAddr) -> String,
     ) -> io::Result<(SocketAddr, Receiver<NetEvent>, PortWriter)> {
-        server::start(
-            addr,
-            name,
-            PortLimits {
-                max_frame: self.max_frame,
-                max_connections,
-                max_silent,
-            },
-            waker,
-        )
+        let waker = app.world().resource::<SimWaker>().clone();
+        let (max_connections, max_silent) = port.limits;
+        let limits = PortLimits {
+            max_frame: self.max_frame,
+            max_connections,
+            max_silent,
+        };
+        let (addr, events, writer) = server::start(addr, port.name, limits, waker)?;
+        let exposed = net::warn_if_exposed(port.name, addr, port.powers);
+        let label = format!("{}{}", listing(addr), exposed.unwrap_or_default());
+        registry::add_listener(app, port.protocol, label);
+        Ok((addr, events, writer))
     }
+}
+
+/// One of the two ports, as [`SexpOptions::open`] starts it.
+pub(super) struct Port {
+    /// Its name in log lines and thread names.
+    pub name: &'static str,
+    pub protocol: Protocol,
+    /// Connections at most, and of those at most how many silent ones (see [`PortLimits`]).
+    pub limits: (usize, Option<usize>),
+    /// What a client of the port can do, for the warning when it listens beyond loopback.
+    pub powers: &'static str,
+}
+
+/// What the systems that send perceptions and world frames read of the game: the world, the
+/// referee, the clock and the session.
+#[derive(SystemParam)]
+pub(super) struct Game<'w, 's> {
+    pub sim: SimRef<'w, 's>,
+    pub referee: Res<'w, Referee>,
+    pub clock: Res<'w, SimClock>,
+    pub session: Res<'w, Session>,
 }
 
 /// The game as perceptions and world frames show it.

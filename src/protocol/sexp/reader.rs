@@ -13,7 +13,7 @@
 //! meets the end of the stream, it records it for the reader thread to act on.
 
 use std::io;
-use std::net::{SocketAddr, TcpStream};
+use std::net::TcpStream;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock, PoisonError, TryLockError};
 use std::thread::Thread;
@@ -21,31 +21,19 @@ use std::time::{Duration, Instant};
 
 use crossbeam_channel::Sender;
 
-use super::Sexp;
-use super::frames::{error_payload, parse_frame};
+use super::frames::{ConnEvent, error_payload, parse_frame};
 use super::framing::{FrameDecoder, FramingError};
 use super::writer::Outbox;
 use crate::sim::SimWaker;
 
 /// What a port's threads tell the simulation.
-pub enum NetEvent {
-    Opened {
-        conn: u64,
-        peer: SocketAddr,
-        out: Outbox,
-        /// Its read side: the simulation may read it itself (a sync agent, [`ReadSide`]).
-        read: Arc<ReadSide>,
-    },
-    /// One frame's well-formed expressions, in order (possibly none: the frame still counts as
-    /// the client's message for sync mode).
-    Message {
-        conn: u64,
-        exprs: Vec<Sexp>,
-    },
-    Closed {
-        conn: u64,
-        reason: String,
-    },
+pub type NetEvent = ConnEvent<Sides>;
+
+/// What a new connection brings its ECS bridge.
+pub struct Sides {
+    pub out: Outbox,
+    /// Its read side: the simulation may read it itself (a sync agent, [`ReadSide`]).
+    pub read: Arc<ReadSide>,
 }
 
 /// How long bytes may wait for the simulation thread on a direct connection before the reader

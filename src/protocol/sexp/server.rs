@@ -20,7 +20,7 @@ use crossbeam_channel::{Receiver, Sender, unbounded};
 pub use super::frames::{MAX_NODES_PER_FRAME, error_payload, payload};
 use super::framing::encode_frame;
 pub use super::reader::NetEvent;
-use super::reader::{self, ReadSide};
+use super::reader::{self, ReadSide, Sides};
 pub use super::writer::{Frame, Outbox, PortWriter};
 use crate::protocol::net;
 use crate::sim::SimWaker;
@@ -234,8 +234,10 @@ fn open(stream: TcpStream, conn: u64, port: &Port, guard: Option<OpenGuard>) -> 
         .send(NetEvent::Opened {
             conn,
             peer,
-            out: out.clone(),
-            read: read.clone(),
+            with: Sides {
+                out: out.clone(),
+                read: read.clone(),
+            },
         })
         .is_err()
     {

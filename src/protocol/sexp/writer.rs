@@ -20,15 +20,14 @@ use std::collections::{HashMap, VecDeque};
 use std::io;
 use std::net::{Shutdown, TcpStream};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
-use std::thread;
 use std::time::{Duration, Instant};
 
 use bevy::log::{info, warn};
-use crossbeam_channel::{Receiver, Sender, TryRecvError, unbounded};
-use polling::{Event, Events, Poller};
+use polling::{Event, Poller};
 
 use super::framing::encode_frame;
 use crate::protocol::net;
+use crate::protocol::poller::{self, ConnectionSet, Handle};
 
 /// Frames a connection may have queued before new ones are dropped (it stopped reading).
 pub const OUTBOX: usize = 1024;
@@ -70,31 +69,20 @@ enum Cmd {
 
 /// The handle to a port's writer thread (cheap to clone).
 #[derive(Clone)]
-pub struct PortWriter {
-    tx: Sender<Cmd>,
-    poller: Arc<Poller>,
-}
+pub struct PortWriter(Handle<Cmd>);
 
 impl PortWriter {
-    /// Starts the writer thread of port `name`.
+    /// Starts the writer thread of port `name` (the shared poller loop, [`poller::run`]).
     pub fn start(name: &str) -> io::Result<Self> {
-        let poller = Arc::new(Poller::new()?);
-        let (tx, rx) = unbounded();
-        let thread_poller = poller.clone();
-        let thread_name = format!("{name}-write");
-        let name = name.to_string();
-        thread::Builder::new()
-            .name(thread_name)
-            .spawn(move || Writer::new(name, thread_poller, rx).run())?;
-        Ok(Self { tx, poller })
+        let owned = name.to_string();
+        let handle = Handle::spawn(format!("{name}-write"), format!("{name}: writer"), |p| {
+            Writer::new(owned, p)
+        })?;
+        Ok(Self(handle))
     }
 
     fn command(&self, cmd: Cmd) -> bool {
-        if self.tx.send(cmd).is_err() {
-            return false;
-        }
-        let _ = self.poller.notify();
-        true
+        self.0.send(cmd)
     }
 
     /// Hands connection `conn`'s socket (a clone: its reader keeps the other) to the thread;
@@ -226,67 +214,58 @@ struct Conn {
 struct Writer {
     name: String,
     poller: Arc<Poller>,
-    rx: Receiver<Cmd>,
     conns: HashMap<u64, Conn>,
     dropped: net::RateLimited,
 }
 
 impl Writer {
-    fn new(name: String, poller: Arc<Poller>, rx: Receiver<Cmd>) -> Self {
+    fn new(name: String, poller: Arc<Poller>) -> Self {
         Self {
             name,
             poller,
-            rx,
             conns: HashMap::new(),
             dropped: net::RateLimited::new(Duration::from_secs(1)),
         }
     }
 
-    fn run(mut self) {
-        let mut events = Events::new();
-        let mut touched = Vec::new();
-        loop {
-            loop {
-                match self.rx.try_recv() {
-                    Ok(cmd) => self.take(cmd, &mut touched),
-                    Err(TryRecvError::Empty) => break,
-                    Err(TryRecvError::Disconnected) => return self.shut_all(),
-                }
+    fn queue(&mut self, conn: u64, frame: Frame, counted: bool, touched: &mut Vec<u64>) {
+        let Some(c) = self.conns.get_mut(&conn) else {
+            return;
+        };
+        if c.closing || c.queue.len() >= OUTBOX {
+            if counted {
+                *lock(&c.pending) -= 1;
             }
-            touched.sort_unstable();
-            touched.dedup();
-            for conn in touched.drain(..) {
-                self.flush(conn);
+            if !c.closing
+                && let Some(held) = self.dropped.allow()
+            {
+                info!(
+                    "{}: connection {conn} is not reading; frames dropped{}",
+                    self.name,
+                    net::suppressed_note(held)
+                );
             }
-            let now = Instant::now();
-            // Nothing stalled: sleep until a socket or a command wakes the thread.
-            let deadline = self
-                .conns
-                .values()
-                .filter_map(|c| c.stalled_since)
-                .min()
-                .map(|t| t + WRITE_TIMEOUT);
-            if deadline.is_some_and(|d| d <= now) {
-                self.expire(now);
-                continue;
-            }
-            events.clear();
-            let timeout = deadline.map(|d| d - now);
-            if let Err(e) = self.poller.wait(&mut events, timeout) {
-                warn!("{}: writer poll failed: {e}", self.name);
-                thread::sleep(Duration::from_millis(10));
-                continue;
-            }
-            for ev in events.iter() {
-                let conn = ev.key as u64;
-                if let Some(c) = self.conns.get_mut(&conn) {
-                    // One-shot interest: it must be armed again if the socket is still full.
-                    c.armed = false;
-                }
-                self.flush(conn);
-            }
+            return;
+        }
+        c.queue.push_back((frame, counted));
+        touched.push(conn);
+    }
+
+    /// Forgets a connection and shuts its socket down (its reader thread then sees the end).
+    fn remove(&mut self, conn: u64, _why: &str) {
+        if let Some(c) = self.conns.remove(&conn) {
+            // No direct send may write to it any more.
+            *lock(&c.pending) = CLOSED;
+            let _ = self.poller.delete(&*c.stream);
+            let _ = c.stream.shutdown(Shutdown::Both);
         }
     }
+}
+
+/// The writer's side of the shared loop: commands queue frames, a flush writes what the socket
+/// takes, and a connection whose queue has not moved for [`WRITE_TIMEOUT`] is shut down.
+impl ConnectionSet for Writer {
+    type Cmd = Cmd;
 
     fn take(&mut self, cmd: Cmd, touched: &mut Vec<u64>) {
         match cmd {
@@ -329,29 +308,6 @@ impl Writer {
                 }
             }
         }
-    }
-
-    fn queue(&mut self, conn: u64, frame: Frame, counted: bool, touched: &mut Vec<u64>) {
-        let Some(c) = self.conns.get_mut(&conn) else {
-            return;
-        };
-        if c.closing || c.queue.len() >= OUTBOX {
-            if counted {
-                *lock(&c.pending) -= 1;
-            }
-            if !c.closing
-                && let Some(held) = self.dropped.allow()
-            {
-                info!(
-                    "{}: connection {conn} is not reading; frames dropped{}",
-                    self.name,
-                    net::suppressed_note(held)
-                );
-            }
-            return;
-        }
-        c.queue.push_back((frame, counted));
-        touched.push(conn);
     }
 
     /// Writes what the socket takes now; arms the poller if it is full.
@@ -409,14 +365,19 @@ impl Writer {
         }
     }
 
-    /// Shuts down the connections whose queue has not moved for [`WRITE_TIMEOUT`].
-    fn expire(&mut self, now: Instant) {
-        let late: Vec<u64> = self
-            .conns
-            .iter()
-            .filter(|(_, c)| c.stalled_since.is_some_and(|t| now >= t + WRITE_TIMEOUT))
-            .map(|(&id, _)| id)
-            .collect();
+    fn ready(&mut self, conn: u64, _readable: bool) {
+        if let Some(c) = self.conns.get_mut(&conn) {
+            // One-shot interest: it must be armed again if the socket is still full.
+            c.armed = false;
+        }
+        self.flush(conn);
+    }
+
+    /// Shuts down the connections whose queue has not moved for [`WRITE_TIMEOUT`]; nothing
+    /// stalled, nothing is due: the thread sleeps until a socket or a command wakes it.
+    fn due(&mut self, now: Instant) -> Option<Instant> {
+        let stalled = self.conns.iter().map(|(&id, c)| (id, c.stalled_since));
+        let (late, next) = poller::stalls(stalled, WRITE_TIMEOUT, now);
         for conn in late {
             info!(
                 "{}: connection {conn} stopped reading for {} s; closing it",
@@ -425,16 +386,7 @@ impl Writer {
             );
             self.remove(conn, "write timed out");
         }
-    }
-
-    /// Forgets a connection and shuts its socket down (its reader thread then sees the end).
-    fn remove(&mut self, conn: u64, _why: &str) {
-        if let Some(c) = self.conns.remove(&conn) {
-            // No direct send may write to it any more.
-            *lock(&c.pending) = CLOSED;
-            let _ = self.poller.delete(&*c.stream);
-            let _ = c.stream.shutdown(Shutdown::Both);
-        }
+        next
     }
 
     fn shut_all(&mut self) {

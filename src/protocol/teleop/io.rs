@@ -21,20 +21,20 @@ use std::io;
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::thread;
 use std::time::{Duration, Instant};
 
-use bevy::log::{info, warn};
-use crossbeam_channel::{Receiver, Sender, TryRecvError, unbounded};
-use polling::{Event, Events, Poller};
+use bevy::log::info;
+use crossbeam_channel::Sender;
+use polling::{Event, Poller};
 use tungstenite::{Error as WsError, Message};
 
 use super::envelope::EncodedState;
-use super::server::{
+use super::sessions::Input;
+use super::wire::{
     ConnCounters, PING_INTERVAL, ServerEvent, SharedSimState, TeleopConfig, ToClient, Wire, WsIo,
     now_ms, on_pong, on_text, ping, refuse,
 };
-use super::sessions::Input;
+use crate::protocol::poller::{ConnectionSet, Handle, stalls};
 
 /// Events one session may have queued while its socket is full; more are dropped.
 pub const EVENT_QUEUE: usize = 256;
@@ -73,28 +73,19 @@ enum Cmd {
 
 /// The handle to the I/O thread (cheap to clone): what the ECS sends sessions through.
 #[derive(Clone)]
-pub struct TeleopIo {
-    tx: Sender<Cmd>,
-    poller: Arc<Poller>,
-}
+pub struct TeleopIo(Handle<Cmd>);
 
 impl TeleopIo {
+    /// Starts the I/O thread (the shared poller loop, [`crate::protocol::poller::run`]).
     pub(super) fn start(ctx: IoContext) -> io::Result<Self> {
-        let poller = Arc::new(Poller::new()?);
-        let (tx, rx) = unbounded();
-        let thread_poller = poller.clone();
-        thread::Builder::new()
-            .name("teleop-io".into())
-            .spawn(move || IoThread::new(ctx, thread_poller, rx).run())?;
-        Ok(Self { tx, poller })
+        let handle = Handle::spawn("teleop-io".into(), "teleop: I/O".into(), |poller| {
+            IoThread::new(ctx, poller)
+        })?;
+        Ok(Self(handle))
     }
 
     fn command(&self, cmd: Cmd) -> bool {
-        if self.tx.send(cmd).is_err() {
-            return false;
-        }
-        let _ = self.poller.notify();
-        true
+        self.0.send(cmd)
     }
 
     /// Hands a connection over after its handshake; false if the thread is gone.
@@ -140,67 +131,26 @@ type Ended = Option<String>;
 struct IoThread {
     ctx: IoContext,
     poller: Arc<Poller>,
-    rx: Receiver<Cmd>,
     conns: HashMap<u64, Conn>,
     next_ping: Instant,
 }
 
 impl IoThread {
-    fn new(ctx: IoContext, poller: Arc<Poller>, rx: Receiver<Cmd>) -> Self {
+    fn new(ctx: IoContext, poller: Arc<Poller>) -> Self {
         Self {
             ctx,
             poller,
-            rx,
             conns: HashMap::new(),
             next_ping: Instant::now() + PING_INTERVAL,
         }
     }
+}
 
-    fn run(mut self) {
-        let mut events = Events::new();
-        let mut touched = Vec::new();
-        loop {
-            loop {
-                match self.rx.try_recv() {
-                    Ok(cmd) => self.take(cmd, &mut touched),
-                    Err(TryRecvError::Empty) => break,
-                    Err(TryRecvError::Disconnected) => return self.close_all(),
-                }
-            }
-            touched.sort_unstable();
-            touched.dedup();
-            for conn in touched.drain(..) {
-                self.service(conn, false);
-            }
-            let now = Instant::now();
-            if now >= self.next_ping {
-                self.ping_round(now);
-            }
-            self.expire(now);
-            // With no session there is nothing to ping: sleep until a command comes.
-            let pings = (!self.conns.is_empty()).then_some(self.next_ping);
-            let deadline = self
-                .conns
-                .values()
-                .filter_map(|c| c.stalled_since.map(|t| t + WRITE_TIMEOUT))
-                .chain(pings)
-                .min();
-            events.clear();
-            let wait = deadline.map(|d| d.saturating_duration_since(Instant::now()));
-            if let Err(e) = self.poller.wait(&mut events, wait) {
-                warn!("teleop: I/O poll failed: {e}");
-                thread::sleep(Duration::from_millis(10));
-                continue;
-            }
-            for ev in events.iter() {
-                let conn = ev.key as u64;
-                if let Some(c) = self.conns.get_mut(&conn) {
-                    c.interest = None;
-                }
-                self.service(conn, ev.readable);
-            }
-        }
-    }
+/// The sessions' side of the shared loop: commands queue events and state frames, a flush (or a
+/// poller event) reads what arrived and writes what is queued, and what is due is the ping
+/// round and the write deadline.
+impl ConnectionSet for IoThread {
+    type Cmd = Cmd;
 
     fn take(&mut self, cmd: Cmd, touched: &mut Vec<u64>) {
         match cmd {
@@ -270,6 +220,45 @@ impl IoThread {
         }
     }
 
+    fn flush(&mut self, conn: u64) {
+        self.service(conn, false);
+    }
+
+    fn ready(&mut self, conn: u64, readable: bool) {
+        if let Some(c) = self.conns.get_mut(&conn) {
+            c.interest = None;
+        }
+        self.service(conn, readable);
+    }
+
+    /// The ping round when it is due, and the write deadline; with no session there is nothing
+    /// to ping, so the thread sleeps until a command comes.
+    fn due(&mut self, now: Instant) -> Option<Instant> {
+        if now >= self.next_ping {
+            self.ping_round(now);
+        }
+        let stalled = self.conns.iter().map(|(&id, c)| (id, c.stalled_since));
+        let (late, next) = stalls(stalled, WRITE_TIMEOUT, now);
+        for conn in late {
+            self.finish(conn, "the client stopped reading (write timed out)".into());
+        }
+        let pings = (!self.conns.is_empty()).then_some(self.next_ping);
+        next.into_iter().chain(pings).min()
+    }
+
+    fn shut_all(&mut self) {
+        let ids: Vec<u64> = self.conns.keys().copied().collect();
+        for conn in ids {
+            if let Some(c) = self.conns.get_mut(&conn) {
+                let _ = c.wire.ws.close();
+                let _ = c.wire.ws.flush();
+            }
+            self.finish(conn, "simulation stopped".into());
+        }
+    }
+}
+
+impl IoThread {
     /// Reads what arrived (if `readable`), writes what is queued, and re-arms the poller.
     fn service(&mut self, conn: u64, readable: bool) {
         let Some(c) = self.conns.get_mut(&conn) else {
@@ -331,18 +320,6 @@ impl IoThread {
         }
     }
 
-    fn expire(&mut self, now: Instant) {
-        let late: Vec<u64> = self
-            .conns
-            .iter()
-            .filter(|(_, c)| c.stalled_since.is_some_and(|t| now >= t + WRITE_TIMEOUT))
-            .map(|(&id, _)| id)
-            .collect();
-        for conn in late {
-            self.finish(conn, "the client stopped reading (write timed out)".into());
-        }
-    }
-
     /// The connection is over: forget it, close its socket, tell the sessions' machine.
     fn finish(&mut self, conn: u64, reason: String) {
         let Some(c) = self.conns.remove(&conn) else {
@@ -359,17 +336,6 @@ impl IoThread {
             .ctx
             .events
             .send(ServerEvent::Session(Input::Closed { conn, reason }));
-    }
-
-    fn close_all(&mut self) {
-        let ids: Vec<u64> = self.conns.keys().copied().collect();
-        for conn in ids {
-            if let Some(c) = self.conns.get_mut(&conn) {
-                let _ = c.wire.ws.close();
-                let _ = c.wire.ws.flush();
-            }
-            self.finish(conn, "simulation stopped".into());
-        }
     }
 }
 

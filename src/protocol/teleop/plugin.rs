@@ -22,9 +22,10 @@ use super::envelope::{
     ControlFrame, DEFAULT_MAX_MESSAGE, EncodedState, SimEventPayload, StateFramePayload,
 };
 use super::io::TeleopIo;
-use super::server::{self, ServerEvent, SharedSimState, TeleopConfig, ToClient};
+use super::server;
 use super::sessions::{Action, Ctx, Input, Sessions, SessionsConfig, alert_ext};
 pub use super::sessions::{Role, seen_state, view};
+use super::wire::{ServerEvent, SharedSimState, TeleopConfig, ToClient};
 use crate::protocol::registry::{self, ArmOf, BridgeIo, ConnKey, Connections, Protocol};
 use crate::protocol::tick::{LatestCommand, ProtocolTick, SampleOutcome, Transport};
 use crate::referee::plugin::Referee;

@@ -24,7 +24,8 @@ use rustls::{ServerConfig, ServerConnection, StreamOwned};
 
 use super::web;
 use crate::protocol::net::{self, RateLimited};
-use crate::protocol::teleop::server::{HandshakeStream, Hub, ServerEvent, Transport};
+use crate::protocol::teleop::server::{HandshakeStream, Hub, Transport};
+use crate::protocol::teleop::wire::ServerEvent;
 use armsim_core::protocol::teleop::mesh_buffers::MeshBuffers;
 
 /// A request head larger than this is refused (431).

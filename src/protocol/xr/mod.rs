@@ -54,8 +54,7 @@ pub struct XrInfo {
 pub fn random_key() -> String {
     let n = getrandom::u64().unwrap_or_else(|_| {
         // No OS randomness: the session id's fallback is as good as it gets.
-        u64::from_str_radix(&crate::protocol::teleop::server::new_session_id()[..8], 16)
-            .unwrap_or(0)
+        u64::from_str_radix(&crate::protocol::teleop::wire::new_session_id()[..8], 16).unwrap_or(0)
     });
     format!("{n:016x}")
 }

@@ -9,14 +9,17 @@
 //! actions to the physics world and fans the events out to every protocol.
 //!
 //! This file holds the trait and what every rule book shares (views, events, actions, the
-//! episode clock, the fall watch); each rule book has its own file.
+//! episode clock, the fall watch); `book.rs` implements the trait once on top of them, and each
+//! rule book's own rules have their own file.
 
+mod book;
 mod free_play;
 mod pick_and_place;
 mod world;
 
-pub use free_play::FreePlay;
-pub use pick_and_place::PickAndPlace;
+pub use book::{Book, Rules, Turn};
+pub use free_play::{FreePlay, FreePlayRules};
+pub use pick_and_place::{PickAndPlace, PickAndPlaceRules};
 pub use world::{config_of, default_rule_book, judge};
 
 use std::fmt;
@@ -125,6 +128,16 @@ pub struct ObjectView<'a> {
     /// above the top, and how far past the table's edge a centre may be while the object still
     /// overlaps the table.
     pub half_extent: f32,
+}
+
+/// The world after one physics step, as a rule book reads it.
+#[derive(Clone, Copy, Debug)]
+pub struct StepView<'a> {
+    /// The step's length in sim seconds.
+    pub dt: f64,
+    pub table: &'a TableView,
+    /// In the same order on every step of a scene (see [`ObjectView`]).
+    pub objects: &'a [ObjectView<'a>],
 }
 
 /// An axis-aligned rectangle on the table top (the scene's `extensions.armsim.goal_zone`).
@@ -272,9 +285,7 @@ pub trait RuleBook: fmt::Debug + Send + Sync + 'static {
     fn score(&self) -> u32;
     fn step(
         &mut self,
-        dt: f64,
-        table: &TableView,
-        objects: &[ObjectView<'_>],
+        world: &StepView<'_>,
         events: &mut Vec<RefereeEvent>,
         actions: &mut Vec<RefereeAction>,
     );

@@ -1,7 +1,12 @@
 //! The pick-and-place rule book: every cube resting in the goal zone scores once; all scored
 //! is `Success`, the time limit first is `TimeUp`.
 
-use super::*;
+use super::book::{Book, Rules, Turn};
+use super::{
+    Episode, ObjectView, PlayMode, REST_HEIGHT_SLACK_M, REST_MAX_ANG_SPEED_RAD_S,
+    REST_MAX_LIN_SPEED_MPS, REST_TIME_TO_SCORE_S, RefereeEvent, TIME_EPSILON_S, TableView,
+    ZoneRect,
+};
 
 /// Per-object bookkeeping of the pick-and-place episode.
 #[derive(Clone, Copy, Debug, Default)]
@@ -18,40 +23,39 @@ struct Placement {
 /// [`REST_HEIGHT_SLACK_M`] above flat on the table, speeds under [`REST_MAX_LIN_SPEED_MPS`] and
 /// [`REST_MAX_ANG_SPEED_RAD_S`]. Every cube scored ends the episode in `Success`; play time
 /// reaching the limit first ends it in `TimeUp`.
+pub type PickAndPlace = Book<PickAndPlaceRules>;
+
+/// The pick-and-place rules: the zone, the limit and each cube's progress ([`PickAndPlace`]).
 #[derive(Clone, Debug)]
-pub struct PickAndPlace {
+pub struct PickAndPlaceRules {
     zone: ZoneRect,
     time_limit_s: Option<f64>,
-    episode: Episode,
     score: u32,
     placements: Vec<Placement>,
-    falls: FallWatch,
 }
 
 impl PickAndPlace {
-    pub const NAME: &'static str = "pick_and_place";
-
     /// `time_limit_s: None` means the episode only ends in `Success` (or by a monitor).
     pub fn new(zone: ZoneRect, time_limit_s: Option<f64>) -> Self {
-        Self {
+        Book::with_rules(PickAndPlaceRules {
             zone,
             time_limit_s,
-            episode: Episode::default(),
             score: 0,
             placements: Vec::new(),
-            falls: FallWatch::default(),
-        }
+        })
     }
 
     pub fn zone(&self) -> ZoneRect {
-        self.zone
+        self.rules.zone
     }
 
     /// Whether `object` has scored in this episode (false for an index never seen).
     pub fn has_scored(&self, object: usize) -> bool {
-        self.placements.get(object).is_some_and(|p| p.scored)
+        self.rules.placements.get(object).is_some_and(|p| p.scored)
     }
+}
 
+impl PickAndPlaceRules {
     fn is_resting_in_zone(&self, table: &TableView, object: &ObjectView<'_>) -> bool {
         let p = object.pos;
         self.zone.contains_xy(p.x, p.y)
@@ -60,44 +64,19 @@ impl PickAndPlace {
             && object.ang_vel.length() < REST_MAX_ANG_SPEED_RAD_S
     }
 
-    fn time_is_up(&self) -> bool {
+    fn time_is_up(&self, episode: &Episode) -> bool {
         self.time_limit_s
-            .is_some_and(|limit| self.episode.play_time + TIME_EPSILON_S >= limit)
-    }
-
-    fn clear_episode(&mut self) {
-        self.episode.play_time = 0.0;
-        self.score = 0;
-        self.placements.clear();
+            .is_some_and(|limit| episode.play_time + TIME_EPSILON_S >= limit)
     }
 }
 
-impl RuleBook for PickAndPlace {
-    fn name(&self) -> &'static str {
-        Self::NAME
-    }
+impl Rules for PickAndPlaceRules {
+    const NAME: &'static str = "pick_and_place";
+    const TASK: &'static str = "Pick up each cube and place it in the goal zone.";
 
-    fn task(&self) -> &'static str {
-        "Pick up each cube and place it in the goal zone."
-    }
-
-    fn episode(&self) -> &Episode {
-        &self.episode
-    }
-
-    fn episode_mut(&mut self) -> &mut Episode {
-        &mut self.episode
-    }
-
-    fn kick_off(&mut self, events: &mut Vec<RefereeEvent>) {
-        self.clear_episode();
-        self.episode.kick_off(events);
-    }
-
-    fn reset(&mut self) {
-        self.clear_episode();
-        self.falls.clear();
-        self.episode.mode = PlayMode::BeforeStart;
+    fn new_episode(&mut self) {
+        self.score = 0;
+        self.placements.clear();
     }
 
     fn time_limit(&self) -> Option<f64> {
@@ -108,18 +87,11 @@ impl RuleBook for PickAndPlace {
         self.score
     }
 
-    fn step(
-        &mut self,
-        dt: f64,
-        table: &TableView,
-        objects: &[ObjectView<'_>],
-        events: &mut Vec<RefereeEvent>,
-        actions: &mut Vec<RefereeAction>,
-    ) {
-        self.falls.step(table, objects, events, actions);
+    fn play(&mut self, turn: Turn<'_>) {
+        let objects = turn.world.objects;
         self.placements.resize(objects.len(), Placement::default());
 
-        if self.episode.mode != PlayMode::PlayOn {
+        if turn.episode.mode != PlayMode::PlayOn {
             // Resting only counts in PlayOn, so a cube left in the zone before kick-off or
             // after the end still needs a full second of play to score.
             for placement in &mut self.placements {
@@ -128,14 +100,15 @@ impl RuleBook for PickAndPlace {
             return;
         }
         // A monitor may force PlayOn after the limit; time stays over and the episode ends again.
-        if self.time_is_up() {
-            self.episode.set_mode(PlayMode::TimeUp, events);
+        if self.time_is_up(turn.episode) {
+            turn.episode.set_mode(PlayMode::TimeUp, turn.events);
             return;
         }
 
-        self.episode.play_time += dt;
+        let dt = turn.world.dt;
+        turn.episode.play_time += dt;
         for (i, object) in objects.iter().enumerate() {
-            let resting = !self.falls.is_pending(i) && self.is_resting_in_zone(table, object);
+            let resting = !turn.falling(i) && self.is_resting_in_zone(turn.world.table, object);
             let placement = &mut self.placements[i];
             if placement.scored {
                 continue;
@@ -148,7 +121,7 @@ impl RuleBook for PickAndPlace {
             if placement.resting_s + TIME_EPSILON_S >= REST_TIME_TO_SCORE_S {
                 placement.scored = true;
                 self.score += 1;
-                events.push(RefereeEvent::Scored {
+                turn.events.push(RefereeEvent::Scored {
                     object: i,
                     name: object.name.to_owned(),
                     score: self.score,
@@ -159,9 +132,9 @@ impl RuleBook for PickAndPlace {
         // Success is checked first: a cube that scores on the last step of the episode made it.
         // An empty scene never succeeds, since there was nothing to place.
         if !self.placements.is_empty() && self.placements.iter().all(|p| p.scored) {
-            self.episode.set_mode(PlayMode::Success, events);
-        } else if self.time_is_up() {
-            self.episode.set_mode(PlayMode::TimeUp, events);
+            turn.episode.set_mode(PlayMode::Success, turn.events);
+        } else if self.time_is_up(turn.episode) {
+            turn.episode.set_mode(PlayMode::TimeUp, turn.events);
         }
     }
 }

@@ -45,7 +45,12 @@ struct Log {
 
 impl Log {
     fn step(&mut self, book: &mut dyn RuleBook, objects: &[ObjectView<'_>]) {
-        book.step(DT, &TABLE, objects, &mut self.events, &mut self.actions);
+        let world = StepView {
+            dt: DT,
+            table: &TABLE,
+            objects,
+        };
+        book.step(&world, &mut self.events, &mut self.actions);
     }
 
     fn steps(&mut self, book: &mut dyn RuleBook, n: usize, objects: &[ObjectView<'_>]) {

@@ -4,7 +4,7 @@
 
 use super::{
     FreePlay, ObjectView, PickAndPlace, RefereeAction, RefereeEvent, RuleBook, RuleBookConfig,
-    TableView, ZoneRect, rule_book_by_name,
+    StepView, TableView, ZoneRect, rule_book_by_name,
 };
 use crate::scene::Scene;
 use crate::sim::{SIM_DT, SimViewMut};
@@ -63,7 +63,12 @@ pub fn judge(
             }
         })
         .collect();
-    book.step(SIM_DT, &table, &views, events, actions);
+    let step = StepView {
+        dt: SIM_DT,
+        table: &table,
+        objects: &views,
+    };
+    book.step(&step, events, actions);
     drop(views);
     let mut failed = Vec::new();
     for action in actions.drain(..) {

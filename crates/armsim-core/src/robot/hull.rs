@@ -195,6 +195,22 @@ fn seed(full: &[Vec3]) -> Option<Vec<usize>> {
     (s.len() == 4 && (full[d] - full[a]).dot(n).abs() > 0.0).then_some(s)
 }
 
+/// `n` points spread evenly over a sphere of radius `r` about the origin (a Fibonacci lattice):
+/// a hull of many vertices, which the tests of simplification, of the MJCF loader's hulls and
+/// of the colliders all build on.
+#[cfg(test)]
+pub(crate) fn sphere_points(n: usize, r: f32) -> Vec<Vec3> {
+    let golden = std::f32::consts::PI * (3.0 - 5f32.sqrt());
+    (0..n)
+        .map(|i| {
+            let y = 1.0 - 2.0 * (i as f32 + 0.5) / n as f32;
+            let rr = (1.0 - y * y).sqrt();
+            let t = golden * i as f32;
+            Vec3::new(rr * t.cos(), y, rr * t.sin()) * r
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -233,16 +249,7 @@ mod tests {
 
     /// The vertices of the full hull of a sphere sampled at `n` points, radius `r`.
     fn sphere(n: usize, r: f32) -> Vec<Vec3> {
-        let golden = std::f32::consts::PI * (3.0 - 5f32.sqrt());
-        let pts: Vec<Vec3> = (0..n)
-            .map(|i| {
-                let y = 1.0 - 2.0 * (i as f32 + 0.5) / n as f32;
-                let rr = (1.0 - y * y).sqrt();
-                let t = golden * i as f32;
-                Vec3::new(rr * t.cos(), y, rr * t.sin()) * r
-            })
-            .collect();
-        try_convex_hull(&pts).unwrap().0
+        try_convex_hull(&sphere_points(n, r)).unwrap().0
     }
 
     /// The largest distance of any of `full`'s vertices from `s`, by a brute check of its own:

@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 
 use glam::Vec3;
 
-use super::RobotError;
+use super::error::RobotError;
 
 /// One part of a mesh file: a triangle soup in the file's units (metres after COLLADA's `<unit>`).
 #[derive(Clone, PartialEq)]

@@ -6,57 +6,13 @@
 
 use std::sync::Arc;
 
-use glam::{Quat, Vec3};
+use glam::Vec3;
 
 use super::mesh::MeshAsset;
-use crate::camera::CameraSpec;
-
-/// A rigid transform (translation then rotation), the pose of one frame in another.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct Pose {
-    pub translation: Vec3,
-    pub rotation: Quat,
-}
-
-impl Pose {
-    pub const IDENTITY: Pose = Pose {
-        translation: Vec3::ZERO,
-        rotation: Quat::IDENTITY,
-    };
-
-    pub fn new(translation: Vec3, rotation: Quat) -> Self {
-        Self {
-            translation,
-            rotation,
-        }
-    }
-
-    /// `self * other`: the pose of `other`'s frame expressed in the frame `self` is expressed in.
-    pub fn mul(&self, other: &Pose) -> Pose {
-        Pose {
-            translation: self.translation + self.rotation * other.translation,
-            rotation: (self.rotation * other.rotation).normalize(),
-        }
-    }
-
-    pub fn transform_point(&self, p: Vec3) -> Vec3 {
-        self.translation + self.rotation * p
-    }
-
-    pub fn inverse(&self) -> Pose {
-        let inv = self.rotation.inverse();
-        Pose {
-            translation: -(inv * self.translation),
-            rotation: inv,
-        }
-    }
-}
-
-impl Default for Pose {
-    fn default() -> Self {
-        Self::IDENTITY
-    }
-}
+use super::self_collision_table::SelfCollision;
+use crate::camera::spec::CameraSpec;
+/// Re-exported where the model's users have always found it (`robot::model::Pose`).
+pub use crate::geometry::Pose;
 
 /// Primitive collision/visual shapes. Capsules and cylinders are aligned with the local Z axis
 /// (MJCF and URDF convention); `half_length` excludes the capsule's caps.
@@ -244,7 +200,7 @@ pub struct RobotModel {
     /// What the loader read but does not simulate (one line each), for the log.
     pub notes: Vec<String>,
     /// Which links may touch each other, computed at load (MuJoCo's rule); the default is off.
-    pub self_collision: super::self_collision::SelfCollision,
+    pub self_collision: SelfCollision,
 }
 
 impl RobotModel {

@@ -17,6 +17,11 @@ fn pair_names(m: &RobotModel) -> Vec<String> {
     v
 }
 
+/// The weld group of link `name` of `m`: the index of its group's top link, 0 for the world's.
+fn weld_of(m: &RobotModel, name: &str) -> usize {
+    weld_groups(m)[m.link_index(name).expect("the link exists")]
+}
+
 /// Whether any geom of link `a` passes the group test with any geom of link `b`.
 fn links_touch(m: &RobotModel, a: usize, b: usize) -> bool {
     let sc = &m.self_collision;
@@ -41,62 +46,18 @@ fn assert_bits_match_pairs(m: &RobotModel) {
     }
 }
 
-const MJCF: &str = r#"
-<mujoco model="rule">
-  <default>
-    <default class="solo"><geom contype="1" conaffinity="0"/></default>
-  </default>
-  <worldbody>
-    <body name="base">
-      <geom type="box" size="0.1 0.1 0.1"/>
-      <body name="mount" pos="0 0 0.1">
-        <geom type="sphere" size="0.05"/>
-        <body name="a" pos="0 0 0.1">
-          <joint name="ja"/>
-          <geom type="sphere" size="0.05"/>
-          <body name="b" pos="0 0 0.1">
-            <joint name="jb"/>
-            <geom type="sphere" size="0.05"/>
-            <body name="b_tip" pos="0 0 0.1">
-              <geom type="sphere" size="0.05"/>
-              <geom type="sphere" size="0.02" contype="0" conaffinity="0"/>
-            </body>
-            <body name="c" pos="0 0 0.2">
-              <joint name="jc"/>
-              <geom type="sphere" size="0.05"/>
-              <body name="d" pos="0 0 0.1">
-                <joint name="jd"/>
-                <geom class="solo" type="sphere" size="0.05"/>
-                <body name="e" pos="0 0 0.1">
-                  <joint name="je"/>
-                  <geom type="sphere" size="0.05"/>
-                  <body name="f" pos="0 0 0.1">
-                    <joint name="jf"/>
-                    <geom class="solo" type="sphere" size="0.05"/>
-                  </body>
-                </body>
-              </body>
-            </body>
-          </body>
-        </body>
-      </body>
-    </body>
-  </worldbody>
-  <contact>
-    <exclude body1="c" body2="base"/>
-    <exclude body1="e" body2="a"/>
-  </contact>
-</mujoco>"#;
+/// A chain with weld groups, parent–child pairs, `<exclude>`s and contype/conaffinity classes:
+/// each hinged body is a case of the rule (c, d, e and f differ only in their geoms' class).
+const MJCF: &str = include_str!("testdata/self_collision_rule.xml");
 
 #[test]
 fn mjcf_rule_weld_groups_world_exclude_and_bits() {
     let m = parse_mjcf(MJCF).expect("loads");
-    let w = weld_groups(&m);
     let at = |n: &str| m.link_index(n).unwrap();
     // base and mount are the world's weld group; b_tip is welded to b.
-    assert_eq!(w[at("base")], 0);
-    assert_eq!(w[at("mount")], 0);
-    assert_eq!(w[at("b_tip")], at("b"));
+    assert_eq!(weld_of(&m, "base"), 0);
+    assert_eq!(weld_of(&m, "mount"), 0);
+    assert_eq!(weld_of(&m, "b_tip"), at("b"));
     // The class default reaches the geom.
     assert_eq!(
         (
@@ -175,10 +136,8 @@ const URDF: &str = r#"
 #[test]
 fn urdf_chain_adjacent_links_never_touch_the_rest_do() {
     let m = parse_urdf(URDF).expect("loads");
-    let w = weld_groups(&m);
-    let at = |n: &str| m.link_index(n).unwrap();
     // l3 hangs on a fixed joint and has a mass: a link of its own, welded to l2.
-    assert_eq!(w[at("l3")], at("l2"));
+    assert_eq!(weld_of(&m, "l3"), m.link_index("l2").unwrap());
     assert_eq!(
         pair_names(&m),
         ["base-l2", "base-l3", "base-l4", "l1-l4"],
@@ -241,7 +200,8 @@ fn reference(
 
 #[test]
 fn bits_say_exactly_what_the_rule_says_on_random_trees() {
-    use crate::robot::{Geom, Link, Pose, Shape};
+    use crate::geometry::Pose;
+    use crate::robot::model::{Geom, Link, Shape};
     let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
     for round in 0..200 {
         let n = 2 + rng.below(14) as usize;

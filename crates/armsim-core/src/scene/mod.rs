@@ -1,6 +1,7 @@
 //! The scene: revA `scene_config.json` types and validation (`config`), and the scenes and
 //! robots compiled into armsim (`bundled`), so that it runs from any folder.
 
+mod assets;
 pub mod bundled;
 pub mod config;
 

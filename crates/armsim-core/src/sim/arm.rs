@@ -23,6 +23,8 @@ use crate::robot::{Joint, JointKind, Pose, RobotModel, kinematics};
 use crate::scene::ArmJoints;
 
 use super::colliders::colliders_for;
+// Re-exported for `world`, which takes it with the arm's other items.
+pub(super) use super::rapier_pose::to_rapier;
 use super::sets::{Sets, SetsMut};
 
 // The joint drives (`Arm::drive`): a child module, so it reads the arm's handles and damping.
@@ -230,6 +232,8 @@ impl Arm {
     }
 
     /// Joint positions (rad or m) in robot joint order.
+    // Its parameter list is `velocities`' (a duplicate pair to the tool): the two readers take
+    // the same three things from `SimView`, and what they read of each joint differs.
     pub(super) fn positions(
         &self,
         physics: Sets<'_>,
@@ -274,6 +278,7 @@ impl Arm {
     }
 
     /// Joint velocities (rad/s or m/s) in robot joint order.
+    // Same parameters as `positions`, on purpose: see there.
     pub(super) fn velocities(
         &self,
         physics: Sets<'_>,
@@ -649,8 +654,4 @@ fn coord_index(kind: JointKind) -> usize {
         JointKind::Revolute => 3,
         JointKind::Prismatic => 0,
     }
-}
-
-pub(super) fn to_rapier(p: &Pose) -> rapier3d::math::Pose {
-    rapier3d::math::Pose::from_parts(p.translation, p.rotation)
 }

@@ -25,7 +25,7 @@ use rapier3d::prelude::{ColliderBuilder, SharedShape};
 
 use crate::robot::{Pose, Shape};
 
-use super::arm::to_rapier;
+use super::rapier_pose::to_rapier;
 
 /// A convex hull whose per-step bounding box is its local box moved with the body: O(1) in
 /// its vertex count. Everything else is the hull's own.
@@ -201,6 +201,7 @@ pub(super) fn collider_for(shape: &Shape, pose: &Pose) -> ColliderBuilder {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::robot::hull::sphere_points;
     use rapier3d::parry::bounding_volume::BoundingVolume;
     use rapier3d::parry::query::ContactManifold;
     use rapier3d::parry::query::{DefaultQueryDispatcher, PersistentQueryDispatcher};
@@ -208,16 +209,7 @@ mod tests {
 
     /// A sphere-ish hull of many vertices.
     fn big_hull(n: usize) -> ConvexPolyhedron {
-        let golden = std::f32::consts::PI * (3.0 - 5f32.sqrt());
-        let pts: Vec<Vec3> = (0..n)
-            .map(|i| {
-                let y = 1.0 - 2.0 * (i as f32 + 0.5) / n as f32;
-                let r = (1.0 - y * y).sqrt();
-                let t = golden * i as f32;
-                Vec3::new(r * t.cos(), y, r * t.sin()) * 0.05
-            })
-            .collect();
-        ConvexPolyhedron::from_convex_hull(&pts).unwrap()
+        ConvexPolyhedron::from_convex_hull(&sphere_points(n, 0.05)).unwrap()
     }
 
     #[test]

@@ -4,6 +4,7 @@
 mod arm;
 mod colliders;
 mod command;
+mod rapier_pose;
 mod sets;
 #[cfg(test)]
 mod tests;

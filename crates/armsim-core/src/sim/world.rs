@@ -648,6 +648,8 @@ fn spawn_object(physics: &mut PhysicsWorld, o: &ObjectConfig, friction: f32) -> 
     physics
         .colliders
         .insert_with_parent(collider, body, &mut physics.bodies);
+    // The largest half size. `robot::validate` matches the same arms of `Shape` (a `duplicates`
+    // pair) to check each size, where this takes the largest: alike in form only.
     let half_extent = match shape {
         Shape::Box { half_extents } | Shape::Mesh { half_extents, .. } => {
             half_extents.max_element()

@@ -53,11 +53,12 @@ pub struct RobotState {
     pub joint_effort_target: Vec<f32>,
 }
 
-/// The whole world, as MetaSim's `TensorState` (one environment).
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-pub struct TensorState {
-    pub objects: BTreeMap<String, ObjectState>,
-    pub robots: BTreeMap<String, RobotState>,
+/// The whole world (one environment) with objects of type `O` and robots of type `R`, by name:
+/// spec 002's two views, [`TensorState`] and [`DictEnvState`], differ only in those.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct EnvState<O, R> {
+    pub objects: BTreeMap<String, O>,
+    pub robots: BTreeMap<String, R>,
     /// Spec 002's `CameraState` of every scene camera, by name ([`camera_states`]): empty from
     /// [`snapshot`] alone (a `SimView` does not know the scene's cameras); filled by
     /// `armsim_sim::state::snapshot_app` and the Python `Sim.state()`.
@@ -68,7 +69,22 @@ pub struct TensorState {
     pub extras: BTreeMap<String, serde_json::Value>,
 }
 
-/// One object in the dict view; `rot` is w x y z.
+// By hand: the derive would ask `O: Default` and `R: Default`, which the maps do not need.
+impl<O, R> Default for EnvState<O, R> {
+    fn default() -> Self {
+        Self {
+            objects: BTreeMap::new(),
+            robots: BTreeMap::new(),
+            cameras: BTreeMap::new(),
+            extras: BTreeMap::new(),
+        }
+    }
+}
+
+/// The whole world, as MetaSim's `TensorState` (one environment).
+pub type TensorState = EnvState<ObjectState, RobotState>;
+
+/// One object in the dict view, and a robot's root in it; `rot` is w x y z.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct DictObjectState {
     pub pos: [f32; 3],
@@ -82,12 +98,10 @@ pub struct DictObjectState {
 /// One robot in the dict view; joint maps are keyed by name (a partial map sets only those).
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct DictRobotState {
-    pub pos: [f32; 3],
-    pub rot: [f32; 4],
-    #[serde(default)]
-    pub vel: Option<[f32; 3]>,
-    #[serde(default)]
-    pub ang_vel: Option<[f32; 3]>,
+    /// The root's `pos`, `rot`, `vel` and `ang_vel`, at the top level of the robot's entry as
+    /// in MetaSim's dict.
+    #[serde(flatten)]
+    pub root: DictObjectState,
     #[serde(default)]
     pub dof_pos: Option<BTreeMap<String, f32>>,
     #[serde(default)]
@@ -101,14 +115,30 @@ pub struct DictRobotState {
 }
 
 /// MetaSim's `DictEnvState`.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-pub struct DictEnvState {
-    pub objects: BTreeMap<String, DictObjectState>,
-    pub robots: BTreeMap<String, DictRobotState>,
-    #[serde(default)]
-    pub cameras: BTreeMap<String, CameraEntry>,
-    #[serde(default)]
-    pub extras: BTreeMap<String, serde_json::Value>,
+pub type DictEnvState = EnvState<DictObjectState, DictRobotState>;
+
+impl DictObjectState {
+    /// The dict form of a root state, velocities included.
+    fn from_root(r: &RootState) -> Self {
+        Self {
+            pos: [r[0], r[1], r[2]],
+            rot: [r[3], r[4], r[5], r[6]],
+            vel: Some([r[7], r[8], r[9]]),
+            ang_vel: Some([r[10], r[11], r[12]]),
+        }
+    }
+
+    /// Writes the pose into `r`, and the velocities this entry gives (the others stay).
+    fn write_root(&self, r: &mut RootState) {
+        r[0..3].copy_from_slice(&self.pos);
+        r[3..7].copy_from_slice(&self.rot);
+        if let Some(v) = self.vel {
+            r[7..10].copy_from_slice(&v);
+        }
+        if let Some(w) = self.ang_vel {
+            r[10..13].copy_from_slice(&w);
+        }
+    }
 }
 
 /// One camera in a state (spec 002's `CameraState`): where it is (`pos`, `quat_world` **w x y
@@ -349,24 +379,12 @@ impl TensorState {
         let objects = self
             .objects
             .iter()
-            .map(|(name, o)| {
-                let r = &o.root_state;
-                (
-                    name.clone(),
-                    DictObjectState {
-                        pos: [r[0], r[1], r[2]],
-                        rot: [r[3], r[4], r[5], r[6]],
-                        vel: Some([r[7], r[8], r[9]]),
-                        ang_vel: Some([r[10], r[11], r[12]]),
-                    },
-                )
-            })
+            .map(|(name, o)| (name.clone(), DictObjectState::from_root(&o.root_state)))
             .collect();
         let robots = self
             .robots
             .iter()
             .map(|(name, rs)| {
-                let r = &rs.root_state;
                 let map = |v: &[f32]| -> Option<BTreeMap<String, f32>> {
                     Some(
                         rs.joint_names
@@ -379,10 +397,7 @@ impl TensorState {
                 (
                     name.clone(),
                     DictRobotState {
-                        pos: [r[0], r[1], r[2]],
-                        rot: [r[3], r[4], r[5], r[6]],
-                        vel: Some([r[7], r[8], r[9]]),
-                        ang_vel: Some([r[10], r[11], r[12]]),
+                        root: DictObjectState::from_root(&rs.root_state),
                         dof_pos: map(&rs.joint_pos),
                         dof_vel: map(&rs.joint_vel),
                         dof_pos_target: map(&rs.joint_pos_target),
@@ -519,17 +534,8 @@ pub fn set_state_dict(world: &mut SimViewMut<'_>, state: &DictEnvState) -> Resul
     let mut tensor = snapshot(&world.view());
     for (name, o) in &state.objects {
         object_index(world, name)?;
-        let Some(t) = tensor.objects.get_mut(name) else {
-            continue;
-        };
-        let r = &mut t.root_state;
-        r[0..3].copy_from_slice(&o.pos);
-        r[3..7].copy_from_slice(&o.rot);
-        if let Some(v) = o.vel {
-            r[7..10].copy_from_slice(&v);
-        }
-        if let Some(w) = o.ang_vel {
-            r[10..13].copy_from_slice(&w);
+        if let Some(t) = tensor.objects.get_mut(name) {
+            o.write_root(&mut t.root_state);
         }
     }
     for (name, d) in &state.robots {
@@ -572,6 +578,12 @@ pub fn set_frame(world: &mut SimViewMut<'_>, frame: &StateFrame) -> Result<(), S
         let (pos, rot) = ([pos[0], pos[1], pos[2]], [rot[0], rot[1], rot[2], rot[3]]);
         let vel = b.vel.map(|v| [v[0] as f32, v[1] as f32, v[2] as f32]);
         let ang_vel = b.ang_vel.map(|v| [v[0] as f32, v[1] as f32, v[2] as f32]);
+        let root = DictObjectState {
+            pos,
+            rot,
+            vel,
+            ang_vel,
+        };
         if *name == world.robot.name {
             let map = |j: &Option<JointValues>| {
                 j.as_ref()
@@ -580,25 +592,14 @@ pub fn set_frame(world: &mut SimViewMut<'_>, frame: &StateFrame) -> Result<(), S
             dict.robots.insert(
                 name.clone(),
                 DictRobotState {
-                    pos,
-                    rot,
-                    vel,
-                    ang_vel,
+                    root,
                     dof_pos: map(&b.dof_pos),
                     dof_vel: map(&b.dof_vel),
                     ..Default::default()
                 },
             );
         } else {
-            dict.objects.insert(
-                name.clone(),
-                DictObjectState {
-                    pos,
-                    rot,
-                    vel,
-                    ang_vel,
-                },
-            );
+            dict.objects.insert(name.clone(), root);
         }
     }
     set_state_dict(world, &dict)
@@ -741,3 +742,6 @@ pub fn apply_vector(
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod tests;

@@ -11,7 +11,9 @@ use arrow_array::cast::AsArray;
 use arrow_array::types::{Float64Type, Int64Type};
 use serde_json::Value;
 
-use super::{VIDEO, action, image, mp4, read_parquet, scratch, spec, square_centre, state};
+use super::{
+    VIDEO, files_without_tmp, image, push, read_parquet, read_video, scratch, spec, square_centre,
+};
 use crate::DatasetWriter;
 
 /// Set in the child: the dataset root it records into.
@@ -24,13 +26,6 @@ const CUT: u64 = 11;
 /// kill.
 fn record(root: &Path) -> ! {
     let mut w = DatasetWriter::create_with_options(root, spec(), VIDEO).unwrap();
-    let push = |w: &mut DatasetWriter, n: u64| {
-        for _ in 0..n {
-            let g = w.frames() + w.open_episode_frames().unwrap();
-            let (a, b) = (image(0, g), image(1, g));
-            w.push_frame(&state(g), &action(g), &[&a, &b]).unwrap();
-        }
-    };
     for (e, &n) in LENGTHS.iter().enumerate() {
         w.begin_episode(&format!("task {}", e % 2)).unwrap();
         push(&mut w, n);
@@ -148,9 +143,7 @@ fn check_saved_episodes(root: &Path) {
                 .value(e);
             assert_eq!(to, n as f64 / 30.0);
             let path = root.join(format!("videos/{key}/chunk-{chunk:03}/file-{file:03}.mp4"));
-            let track = mp4::read(&std::fs::read(&path).unwrap());
-            assert_eq!(track.samples.len() as u64, n, "{}", path.display());
-            let frames = mp4::decode(&track, 0..n as usize);
+            let frames = read_video(&path, n as usize);
             // Its last frame shows the square where that frame put it.
             let want = square_centre(cam, &image(cam, from + n - 1)).unwrap();
             let got = square_centre(cam, &frames[n as usize - 1]).expect("a square");
@@ -164,23 +157,9 @@ fn check_saved_episodes(root: &Path) {
     }
     // LeRobot loads every parquet under data/: the cut episode left none, and nothing is
     // half-written.
-    let mut found = Vec::new();
-    let mut stack = vec![root.to_path_buf()];
-    while let Some(dir) = stack.pop() {
-        for entry in std::fs::read_dir(&dir).unwrap() {
-            let path = entry.unwrap().path();
-            assert!(
-                !path.to_string_lossy().ends_with(".tmp"),
-                "{}",
-                path.display()
-            );
-            if path.is_dir() {
-                stack.push(path);
-            } else if path.starts_with(root.join("data")) {
-                found.push(path.strip_prefix(root).unwrap().to_path_buf());
-            }
-        }
-    }
-    found.sort();
+    let found: Vec<PathBuf> = files_without_tmp(root)
+        .into_iter()
+        .filter(|path| path.starts_with("data"))
+        .collect();
     assert_eq!(found, named);
 }

@@ -9,22 +9,14 @@ use arrow_schema::DataType;
 use serde_json::{Value, json};
 
 use super::{
-    H, VIDEO, W, action, image, mp4, read_parquet, scratch, spec, square_at, square_centre, state,
+    H, VIDEO, W, action, files_without_tmp, mp4, push, read_parquet, read_video, scratch, spec,
+    square_at, square_centre, state,
 };
 use crate::{DatasetSpec, DatasetWriter};
 
 /// Episode lengths of the main test, and its tasks.
 const LENGTHS: [u64; 2] = [40, 25];
 const TASKS: [&str; 2] = ["pick up the red cube", "put it in the bin"];
-
-/// Pushes `n` frames, numbering them from the writer's saved frames.
-fn push(w: &mut DatasetWriter, n: u64) {
-    for _ in 0..n {
-        let g = w.frames() + w.open_episode_frames().unwrap();
-        let (a, b) = (image(0, g), image(1, g));
-        w.push_frame(&state(g), &action(g), &[&a, &b]).unwrap();
-    }
-}
 
 fn write_dataset(root: &Path) -> crate::DatasetSummary {
     let mut w = DatasetWriter::create_with_options(root, spec(), VIDEO).unwrap();
@@ -450,27 +442,11 @@ fn every_episode_has_files_of_its_own() {
         let index = rows[0].column_by_name("index").unwrap();
         assert_eq!(index.as_primitive::<Int64Type>().value(0), first_g as i64);
         assert_eq!(rows.iter().map(|b| b.num_rows()).sum::<usize>(), n);
-        let path = root.join(format!("{key}/chunk-000/file-{file:03}.mp4"));
-        let track = mp4::read(&std::fs::read(&path).unwrap());
-        assert_eq!(track.samples.len(), n, "{}", path.display());
-        let frames = mp4::decode(&track, 0..n);
+        let frames = read_video(&root.join(format!("{key}/chunk-000/file-{file:03}.mp4")), n);
         assert_square(1, first_g, &frames[0]);
     }
     // No temporary file is left behind.
-    let mut stack = vec![root.clone()];
-    while let Some(dir) = stack.pop() {
-        for entry in std::fs::read_dir(&dir).unwrap() {
-            let path = entry.unwrap().path();
-            assert!(
-                !path.to_string_lossy().ends_with(".tmp"),
-                "{}",
-                path.display()
-            );
-            if path.is_dir() {
-                stack.push(path);
-            }
-        }
-    }
+    files_without_tmp(&root);
     std::fs::remove_dir_all(&root).unwrap();
 }
 

@@ -17,7 +17,7 @@ use std::path::{Path, PathBuf};
 use arrow_array::RecordBatch;
 use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
 
-use crate::{CameraSpec, DatasetSpec, VideoOptions};
+use crate::{CameraSpec, DatasetSpec, DatasetWriter, VideoOptions};
 
 pub const W: u32 = 64;
 pub const H: u32 = 48;
@@ -100,6 +100,47 @@ pub fn square_centre(cam: usize, rgb: &[u8]) -> Option<(f64, f64)> {
         }
     }
     (n > 0.0).then(|| (sx / n, sy / n))
+}
+
+/// Pushes `n` frames, numbering them from the writer's saved frames (the open episode's count
+/// on top): frame `g` carries `image(_, g)`, `state(g)` and `action(g)`.
+pub fn push(w: &mut DatasetWriter, n: u64) {
+    for _ in 0..n {
+        let g = w.frames() + w.open_episode_frames().unwrap();
+        let (a, b) = (image(0, g), image(1, g));
+        w.push_frame(&state(g), &action(g), &[&a, &b]).unwrap();
+    }
+}
+
+/// The mp4 at `path`, which must hold `n` frames, decoded (RGB8 each).
+pub fn read_video(path: &Path, n: usize) -> Vec<Vec<u8>> {
+    let track = mp4::read(&std::fs::read(path).unwrap());
+    assert_eq!(track.samples.len(), n, "{}", path.display());
+    mp4::decode(&track, 0..n)
+}
+
+/// Every file under `root`, relative to it and sorted; fails on any path ending in `.tmp` (a
+/// temporary a write left behind: every write renames its temporary into place).
+pub fn files_without_tmp(root: &Path) -> Vec<PathBuf> {
+    let mut files = Vec::new();
+    let mut stack = vec![root.to_path_buf()];
+    while let Some(dir) = stack.pop() {
+        for entry in std::fs::read_dir(&dir).unwrap() {
+            let path = entry.unwrap().path();
+            assert!(
+                !path.to_string_lossy().ends_with(".tmp"),
+                "{}",
+                path.display()
+            );
+            if path.is_dir() {
+                stack.push(path);
+            } else {
+                files.push(path.strip_prefix(root).unwrap().to_path_buf());
+            }
+        }
+    }
+    files.sort();
+    files
 }
 
 pub fn read_parquet(path: &Path) -> (arrow_schema::SchemaRef, Vec<RecordBatch>) {

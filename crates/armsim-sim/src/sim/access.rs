@@ -8,8 +8,18 @@ use bevy::prelude::*;
 use bevy_rapier3d::prelude::*;
 use bevy_rapier3d::rapier::prelude::PhysicsWorld;
 
-use super::physics::PhysicsContext;
-use super::{Sets, SetsMut, Sim, SimModel, SimView, SimViewMut, SimWorld};
+use armsim_core::sim::{Sets, SetsMut, SimModel, SimView, SimViewMut, SimWorld};
+
+/// The running world but its Rapier sets, which bevy_rapier3d's context owns: the robot, the
+/// handles of its links, objects and table, the joints' commands. Read and write the whole
+/// world through [`SimRef`] / [`SimMut`] (or [`sim_view`] / [`with_sim_mut`]).
+#[derive(Resource)]
+pub struct Sim(pub SimModel);
+
+/// The entity holding bevy_rapier's context (the `DefaultRapierContext`), which the physics
+/// (`super::physics`) spawns.
+#[derive(Resource, Clone, Copy, Debug)]
+pub struct PhysicsContext(pub Entity);
 
 /// The context's components that hold the world's sets, to read.
 type ContextSets = (

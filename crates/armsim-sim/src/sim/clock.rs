@@ -7,7 +7,11 @@ use std::time::{Duration, Instant};
 
 use bevy::prelude::*;
 
-use super::SIM_DT;
+use armsim_core::sim::{SIM_DT, Stamp};
+
+/// Runs each frame (in `Update`) to drive the clock; the GUI's transform sync runs after it.
+#[derive(SystemSet, Debug, Clone, PartialEq, Eq, Hash)]
+pub struct ClockSystems;
 
 /// The most paused single steps that can be queued (about 7 minutes of sim time).
 pub const MAX_PENDING_STEPS: u32 = 100_000;
@@ -113,8 +117,8 @@ impl Default for SimClock {
 
 impl SimClock {
     /// Where the simulation stands now, for frames and events.
-    pub fn stamp(&self) -> super::Stamp {
-        super::Stamp {
+    pub fn stamp(&self) -> Stamp {
+        Stamp {
             sim_time_s: self.sim_time,
             step: self.steps,
             episode: self.episode,

@@ -17,13 +17,13 @@ use std::time::Instant;
 use bevy::ecs::schedule::{ScheduleLabel, SingleThreadedExecutor};
 use bevy::prelude::*;
 
-pub use access::{SimMut, SimRef, install, sim_view, with_sim_mut};
+pub use access::{PhysicsContext, Sim, SimMut, SimRef, install, sim_view, with_sim_mut};
 /// The Bevy-free world and commands (`armsim_core::sim`), re-exported.
 pub use armsim_core::sim::*;
-pub use clock::{ClockMode, SimClock, StepGate};
+pub use clock::{ClockMode, ClockSystems, SimClock, StepGate};
 pub use physics::{
-    PhysicsContext, RapierStep, RapierSync, RapierWriteback, RobotJoint, RobotLink, SceneObject,
-    SimBody, Table, WithContext, sync_entities,
+    RapierStep, RapierSync, RapierWriteback, RobotJoint, RobotLink, SceneObject, SimBody, Table,
+    WithContext, sync_entities,
 };
 pub use wake::SimWaker;
 
@@ -32,12 +32,6 @@ use crate::scene::Scene;
 /// The scene the world was built from; reset rebuilds from it.
 #[derive(Resource, Clone)]
 pub struct SimScene(pub Arc<Scene>);
-
-/// The running world but its Rapier sets, which bevy_rapier3d's context owns: the robot, the
-/// handles of its links, objects and table, the joints' commands. Read and write the whole
-/// world through [`SimRef`] / [`SimMut`] (or [`sim_view`] / [`with_sim_mut`]).
-#[derive(Resource)]
-pub struct Sim(pub SimModel);
 
 /// What the arm's controller (a protocol client, the panel's sliders, a test) wants, in robot
 /// joint order. The session applies it in `SimSystems::Apply` while RUNNING, and its hold
@@ -126,10 +120,6 @@ pub enum SimSystems {
 /// channels here and mark their source ready when an answer has arrived.
 #[derive(ScheduleLabel, Debug, Clone, PartialEq, Eq, Hash)]
 pub struct GatePoll;
-
-/// Runs each frame (in `Update`) to drive the clock; the GUI's transform sync runs after it.
-#[derive(SystemSet, Debug, Clone, PartialEq, Eq, Hash)]
-pub struct ClockSystems;
 
 /// Builds the world for `scene` and registers the clock and the step schedule. What the arm
 /// follows (`JointTargets` or a hold posture) and what counts as a failed state are decided by

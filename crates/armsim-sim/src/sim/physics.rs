@@ -40,9 +40,11 @@ use bevy::prelude::*;
 use bevy_rapier3d::prelude::*;
 use bevy_rapier3d::rapier::prelude::{PhysicsWorld, RigidBodyHandle, SharedShape};
 
-use super::access::{SimMut, context_components, put_sets, sim_view, take_sets, with_sim_mut};
-use super::{BodyRole, JointHandle, SIM_DT, Sim, SimClock, SimView};
-use armsim_core::sim::BoundedHull;
+use super::access::{
+    PhysicsContext, Sim, SimMut, context_components, put_sets, sim_view, take_sets, with_sim_mut,
+};
+use super::clock::{ClockSystems, SimClock};
+use armsim_core::sim::{BodyRole, BoundedHull, JointHandle, SIM_DT, SimView};
 
 /// bevy_rapier3d's `StepSimulation` set: one 240 Hz step, run once per step from
 /// `SimSystems::Physics`, after the joints' commands are pushed into their motors.
@@ -68,10 +70,6 @@ pub struct RapierWriteback;
 /// poses in the context are the step's own.
 #[derive(SystemSet, Debug, Clone, PartialEq, Eq, Hash)]
 pub struct WithContext;
-
-/// The entity holding bevy_rapier's context (the `DefaultRapierContext`).
-#[derive(Resource, Clone, Copy, Debug)]
-pub struct PhysicsContext(pub Entity);
 
 /// A body of the scene (not one the user added), with its role.
 #[derive(Component, Clone, Copy, Debug, PartialEq, Eq)]
@@ -181,7 +179,7 @@ pub(super) fn plugin(app: &mut App, physics: PhysicsWorld) {
     // frame or step, once every plugin has added its resources.
     spawn_for_current_world(app.world_mut());
     // A reset (a new world) shows at once, stepping or not.
-    app.add_systems(Update, sync_entities.before(super::ClockSystems));
+    app.add_systems(Update, sync_entities.before(ClockSystems));
 }
 
 /// One physics step through bevy_rapier3d: the joints' commands into their motors, its step,

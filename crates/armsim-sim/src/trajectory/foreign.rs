@@ -5,8 +5,9 @@
 
 use std::collections::BTreeSet;
 
-use super::plugin::ReplayMode;
-use super::{Demo, StateFrame};
+use armsim_core::trajectory::{Demo, StateFrame};
+
+use super::replay_mode::ReplayMode;
 use crate::sim::SimModel;
 
 /// What a demo's recorded frames name, split by whether this scene has it.

@@ -5,3 +5,4 @@ pub use armsim_core::trajectory::*;
 
 pub mod foreign;
 pub mod plugin;
+mod replay_mode;

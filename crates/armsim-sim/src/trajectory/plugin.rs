@@ -11,11 +11,12 @@ use std::path::{Path, PathBuf};
 use bevy::app::AppExit;
 use bevy::prelude::*;
 
-use super::value::Value;
-use super::{
-    Demo, Recorder, Recovery, TrajectoryError, journal_path, leftover_journals, load,
+use armsim_core::trajectory::value::Value;
+use armsim_core::trajectory::{
+    Demo, Recorder, Recovery, StateFrame, TrajectoryError, journal_path, leftover_journals, load,
     recover_journal,
 };
+
 use crate::scene::Scene;
 use crate::session::{Session, SessionCommand, SessionEvent, SessionState};
 use crate::sim::{
@@ -23,6 +24,10 @@ use crate::sim::{
     sim_view, with_sim_mut,
 };
 use crate::state::{self, snapshot};
+
+/// How a replay drives the world: in a leaf of its own, which the foreign-demo filter
+/// (`super::foreign`) names too.
+pub use super::replay_mode::ReplayMode;
 
 /// An ongoing recording.
 #[derive(Resource, Default)]
@@ -262,25 +267,6 @@ fn finish_on_exit(world: &mut World) {
     if exiting && let Some(Err(e)) = recording_outcome(world) {
         error!("exiting with an error: the recording was not written ({e})");
         world.write_message(AppExit::error());
-    }
-}
-
-/// How a replay drives the world.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum ReplayMode {
-    /// Set the world to each recorded state (kinematic, exact).
-    State,
-    /// Drive the physics with the recorded actions and measure the divergence.
-    Action,
-}
-
-impl ReplayMode {
-    /// As on the command line (`--replay-mode state|action`).
-    pub fn name(self) -> &'static str {
-        match self {
-            ReplayMode::State => "state",
-            ReplayMode::Action => "action",
-        }
     }
 }
 
@@ -613,7 +599,7 @@ fn replay_publish(
 /// both name; `None` when they have none in common (nothing was compared). The root of `robot`
 /// is not an object: its base is fixed where the scene puts it, and another project's demo
 /// records it in a frame of its own (RoboVerse's Franka at the origin), so only its joints count.
-pub fn divergence(a: &super::StateFrame, b: &super::StateFrame, robot: &str) -> Option<(f64, f64)> {
+pub fn divergence(a: &StateFrame, b: &StateFrame, robot: &str) -> Option<(f64, f64)> {
     let mut obj: f64 = 0.0;
     let mut joint: f64 = 0.0;
     let mut compared = false;

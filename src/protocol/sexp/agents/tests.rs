@@ -3,7 +3,7 @@
 //! clock.
 
 use super::*;
-use crate::protocol::registry::{ArmOf, ConnKey, Connections, Protocol};
+use crate::protocol::registry::{ConnKey, Protocol, rig};
 use crate::protocol::sexp::parse_all;
 
 /// The S-expressions of one message.
@@ -17,52 +17,38 @@ const SYNC_TIMEOUT: Duration = Duration::from_secs(5);
 const INIT_TIMEOUT: Duration = Duration::from_secs(10);
 const GRACE: Duration = Duration::from_secs(1);
 
-struct Rig {
-    m: Agents,
-    conns: Connections,
-    now: Instant,
-    state: SessionState,
-}
+/// The agents machine in the shared rig (see [`rig`]).
+type Rig = rig::Rig<Agents>;
 
 impl Rig {
     fn new(sync: bool) -> Self {
-        Self {
-            m: Agents::new(AgentsConfig {
-                robot: "arm6".into(),
-                sync,
-                sync_timeout: SYNC_TIMEOUT,
-                init_timeout: INIT_TIMEOUT,
-                claim_grace: GRACE,
-                max_inbox: 4,
-            }),
-            conns: Connections::default(),
-            now: Instant::now(),
-            state: SessionState::Idle,
-        }
+        let m = Agents::new(AgentsConfig {
+            robot: "arm6".into(),
+            sync,
+            sync_timeout: SYNC_TIMEOUT,
+            init_timeout: INIT_TIMEOUT,
+            claim_grace: GRACE,
+            max_inbox: 4,
+        });
+        Self::of(m, Protocol::Agent)
     }
 
     /// Handles a batch of inputs (then the end of the batch) and returns the actions.
     fn batch(&mut self, inputs: Vec<AgentInput>) -> Vec<AgentAction> {
-        let mut arm = ArmOf {
-            conns: &mut self.conns,
-            protocol: Protocol::Agent,
-        };
-        let mut ctx = AgentCtx {
-            now: self.now,
-            state: self.state,
-            arm: &mut arm,
-        };
-        for input in inputs {
-            self.m.handle(input, &mut ctx);
-        }
-        self.m.end_batch(&mut ctx);
-        self.state = ctx.state;
+        self.call(|m, ctx| {
+            inputs.into_iter().for_each(|input| m.handle(input, ctx));
+            m.end_batch(ctx);
+        });
         std::iter::from_fn(|| self.m.poll()).collect()
     }
 
     fn open(&mut self, conn: u64) -> Vec<AgentAction> {
         let peer = SocketAddr::from(([127, 0, 0, 1], 50000 + conn as u16));
-        self.batch(vec![AgentInput::Opened { conn, peer }])
+        self.batch(vec![AgentInput::Conn(ConnEvent::Opened {
+            conn,
+            peer,
+            with: (),
+        })])
     }
 
     fn send(&mut self, conn: u64, text: &str) -> Vec<AgentAction> {
@@ -71,10 +57,18 @@ impl Rig {
 }
 
 fn msg(conn: u64, text: &str) -> AgentInput {
-    AgentInput::Message {
+    AgentInput::Conn(ConnEvent::Message {
         conn,
         exprs: exprs(text),
-    }
+    })
+}
+
+/// The connection's end of stream.
+fn eof(conn: u64) -> AgentInput {
+    AgentInput::Conn(ConnEvent::Closed {
+        conn,
+        reason: "eof".into(),
+    })
 }
 
 fn refused(actions: &[AgentAction], conn: u64) -> Option<String> {
@@ -168,13 +162,7 @@ fn an_init_in_the_same_batch_as_the_owners_close_takes_the_arm() {
     r.open(1);
     r.send(1, "(init arm6 a 1)");
     r.open(2);
-    let a = r.batch(vec![
-        msg(2, "(init arm6 b 2)"),
-        AgentInput::Closed {
-            conn: 1,
-            reason: "eof".into(),
-        },
-    ]);
+    let a = r.batch(vec![msg(2, "(init arm6 b 2)"), eof(1)]);
     assert!(
         a.iter()
             .any(|a| matches!(a, AgentAction::Dropped { conn: 1 }))
@@ -197,10 +185,7 @@ fn a_parked_init_takes_the_arm_once_its_owner_is_gone() {
     // Sent while its init waits: queued behind it, applied once it controls.
     r.send(2, "(j1 0 0 1 0 0)");
     r.now += GRACE / 2;
-    let a = r.batch(vec![AgentInput::Closed {
-        conn: 1,
-        reason: "eof".into(),
-    }]);
+    let a = r.batch(vec![eof(1)]);
     assert_eq!(claimed(&a), Some(2));
     assert_eq!(r.m.conn(2).unwrap().queued(), 1);
     assert_eq!(r.m.take_batch().len(), 1);
@@ -329,10 +314,7 @@ fn inputs_for_unknown_connections_do_nothing() {
     let mut r = Rig::new(true);
     let a = r.batch(vec![
         msg(9, "(init arm6 a 1)"),
-        AgentInput::Closed {
-            conn: 9,
-            reason: "eof".into(),
-        },
+        eof(9),
         AgentInput::GatePoll,
     ]);
     assert!(a.is_empty(), "{a:?}");

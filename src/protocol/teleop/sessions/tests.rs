@@ -3,49 +3,33 @@
 //! roles clients ask for and what a session that has not started is told are in `roles.rs`.
 
 use super::*;
-use crate::protocol::registry::{ArmOf, ConnKey, Connections, Protocol};
+use crate::protocol::registry::{ConnKey, Protocol, rig};
 
 const HB: Duration = Duration::from_millis(500);
 const GRACE: Duration = Duration::from_secs(2);
 
-/// The machine, the registry it claims the arm in, and a clock.
-struct Rig {
-    m: Sessions,
-    conns: Connections,
-    now: Instant,
-    state: SessionState,
-}
+/// The sessions machine in the shared rig (see [`rig`]): the registry it claims the arm in,
+/// and a clock.
+type Rig = rig::Rig<Sessions>;
 
 impl Rig {
     fn new() -> Self {
         let mut ext = Map::new();
         ext.insert("scene_id".into(), json!("s"));
-        Self {
-            m: Sessions::new(SessionsConfig {
-                heartbeat_timeout: HB,
-                controller_grace: GRACE,
-                connected_ext: ext,
-            }),
-            conns: Connections::default(),
-            now: Instant::now(),
-            state: SessionState::Idle,
-        }
+        let m = Sessions::new(SessionsConfig {
+            heartbeat_timeout: HB,
+            controller_grace: GRACE,
+            connected_ext: ext,
+        });
+        Self::of(m, Protocol::Teleop)
     }
 
     /// Handles `input` and returns the actions it asked for.
     fn handle(&mut self, input: Input) -> Vec<Action> {
-        let mut arm = ArmOf {
-            conns: &mut self.conns,
-            protocol: Protocol::Teleop,
-        };
-        let mut ctx = Ctx {
-            now: self.now,
-            state: self.state,
-            arm: &mut arm,
-        };
-        self.m.handle(input, &mut ctx);
-        self.m.end_batch(&mut ctx);
-        self.state = ctx.state;
+        self.call(|m, ctx| {
+            m.handle(input, ctx);
+            m.end_batch(ctx);
+        });
         std::iter::from_fn(|| self.m.poll()).collect()
     }
 
@@ -296,23 +280,12 @@ fn no_promotion_when_another_protocol_took_the_arm_or_after_a_revoke() {
     r.connect(1);
     r.connect(2);
     // Between the DISCONNECT and the end of the batch an agent takes the arm.
-    let mut arm = ArmOf {
-        conns: &mut r.conns,
-        protocol: Protocol::Teleop,
+    let disconnect = Input::Command {
+        conn: 1,
+        command: UiCommand::Disconnect,
+        role: None,
     };
-    let mut ctx = Ctx {
-        now: r.now,
-        state: r.state,
-        arm: &mut arm,
-    };
-    r.m.handle(
-        Input::Command {
-            conn: 1,
-            command: UiCommand::Disconnect,
-            role: None,
-        },
-        &mut ctx,
-    );
+    r.call(|m, ctx| m.handle(disconnect, ctx));
     assert!(r.conns.claim(ConnKey::new(Protocol::Agent, 9), "agent"));
     r.handle(Input::Tick);
     assert_eq!(r.m.controller(), None);

@@ -69,40 +69,45 @@ pub(super) fn ee_path(model: &RobotModel) -> Vec<bool> {
     on_path
 }
 
-/// d(ee)/d(q_j) for one joint, ignoring mimics.
-pub(super) fn column(
-    model: &RobotModel,
-    poses: &[Pose],
-    on_path: &[bool],
-    ee: Vec3,
-    j: usize,
-) -> Vec3 {
-    let joint = &model.joints[j];
-    if !on_path[joint.link] {
-        return Vec3::ZERO;
-    }
-    // The link pose already includes the joint's motion, which leaves axis and anchor in place.
-    let pose = &poses[joint.link];
-    let axis = pose.rotation * joint.axis;
-    match joint.kind {
-        JointKind::Revolute => axis.cross(ee - pose.transform_point(joint.anchor)),
-        JointKind::Prismatic => axis,
-    }
+/// What the Jacobian columns are taken at: the link poses of one configuration and which links
+/// lie on the end-effector path ([`ee_path`]). The position columns (here) and the tool-axis
+/// columns (`ik.rs`) read the same three things and fold in mimic followers the same way.
+pub(super) struct JacobianAt<'a> {
+    pub model: &'a RobotModel,
+    pub poses: &'a [Pose],
+    pub on_path: &'a [bool],
 }
 
-/// Column of the position Jacobian for commanding joint `j`, including the joints that mimic it.
-pub(super) fn column_with_followers(
-    model: &RobotModel,
-    poses: &[Pose],
-    on_path: &[bool],
-    ee: Vec3,
-    j: usize,
-) -> Vec3 {
-    model
-        .followers(j)
-        .fold(column(model, poses, on_path, ee, j), |c, m| {
-            c + m.multiplier * column(model, poses, on_path, ee, m.joint)
-        })
+impl JacobianAt<'_> {
+    /// d(ee)/d(q_j) for one joint, ignoring mimics.
+    pub(super) fn column(&self, ee: Vec3, j: usize) -> Vec3 {
+        let joint = &self.model.joints[j];
+        if !self.on_path[joint.link] {
+            return Vec3::ZERO;
+        }
+        // The link pose already includes the joint's motion, which leaves axis and anchor in
+        // place.
+        let pose = &self.poses[joint.link];
+        let axis = pose.rotation * joint.axis;
+        match joint.kind {
+            JointKind::Revolute => axis.cross(ee - pose.transform_point(joint.anchor)),
+            JointKind::Prismatic => axis,
+        }
+    }
+
+    /// Column of the position Jacobian for commanding joint `j`, including the joints that
+    /// mimic it.
+    pub(super) fn column_with_followers(&self, ee: Vec3, j: usize) -> Vec3 {
+        self.with_followers(j, |k| self.column(ee, k))
+    }
+
+    /// `column` of joint `j` plus, for each joint that mimics it, that joint's column times its
+    /// multiplier: the motion of commanding `j` (followers move with their leader).
+    pub(super) fn with_followers(&self, j: usize, column: impl Fn(usize) -> Vec3) -> Vec3 {
+        self.model
+            .followers(j)
+            .fold(column(j), |c, m| c + m.multiplier * column(m.joint))
+    }
 }
 
 /// Position Jacobian of the end effector (base frame, metres per joint unit) with respect to each
@@ -112,11 +117,16 @@ pub fn ee_jacobian(model: &RobotModel, q: &[f32], joints: &[usize]) -> Vec<Vec3>
     let poses = forward_kinematics(model, q);
     let on_path = ee_path(model);
     let ee = poses[model.ee_link].transform_point(model.ee_offset);
+    let at = JacobianAt {
+        model,
+        poses: &poses,
+        on_path: &on_path,
+    };
     joints
         .iter()
         .map(|&j| {
             if j < model.joints.len() {
-                column_with_followers(model, &poses, &on_path, ee, j)
+                at.column_with_followers(ee, j)
             } else {
                 Vec3::ZERO
             }

@@ -2,6 +2,7 @@
 //! masses (explicit inertials or geom volumes at a density).
 
 use super::*;
+use crate::robot::inertia::shape_volume;
 
 /// Mass and centre of mass (link frame) of a link: its explicit inertial, else its collision
 /// geoms at their density (`default_density` where a geom has none). `None` for a massless link.

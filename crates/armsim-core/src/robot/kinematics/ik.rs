@@ -122,6 +122,8 @@ pub fn solve_ik_position(
 /// `converged = false` and infinite errors, with `q` as [`solve_ik_position`] describes.
 /// Warm-started from the previous tick's `q`, a follow at teleoperation speeds takes a few
 /// iterations.
+// Its parameter list is `solve_ik_position_first`'s (a duplicate pair to the tool): two public
+// entry points to one problem, whose shared work is already one function (`solve_dls`).
 pub fn solve_ik_position_axis(
     model: &RobotModel,
     q_init: &[f32],
@@ -147,6 +149,7 @@ pub fn solve_ik_position_axis(
 /// against their limits, from where the position step stalls). The closest of these is
 /// returned, so beyond reach too the tool point gets as close as it can; `converged` says the
 /// position was reached, and `axis_error_rad` is the angle left at the returned `q`.
+// Same parameters as `solve_ik_position_axis`, on purpose: see there.
 pub fn solve_ik_position_first(
     model: &RobotModel,
     q_init: &[f32],
@@ -246,33 +249,24 @@ impl Residual {
     }
 }
 
-/// Angular velocity of the end-effector link per unit of joint `j`, ignoring mimics: the world
-/// axis of a hinge on the path to the end effector, nothing for a slide or a joint off the path.
-pub(super) fn angular_column(
-    model: &RobotModel,
-    poses: &[Pose],
-    on_path: &[bool],
-    j: usize,
-) -> Vec3 {
-    let joint = &model.joints[j];
-    match joint.kind {
-        JointKind::Revolute if on_path[joint.link] => poses[joint.link].rotation * joint.axis,
-        _ => Vec3::ZERO,
+impl JacobianAt<'_> {
+    /// Angular velocity of the end-effector link per unit of joint `j`, ignoring mimics: the
+    /// world axis of a hinge on the path to the end effector, nothing for a slide or a joint off
+    /// the path.
+    pub(super) fn angular_column(&self, j: usize) -> Vec3 {
+        let joint = &self.model.joints[j];
+        match joint.kind {
+            JointKind::Revolute if self.on_path[joint.link] => {
+                self.poses[joint.link].rotation * joint.axis
+            }
+            _ => Vec3::ZERO,
+        }
     }
-}
 
-/// [`angular_column`] for commanding joint `j`, including the joints that mimic it.
-pub(super) fn angular_column_with_followers(
-    model: &RobotModel,
-    poses: &[Pose],
-    on_path: &[bool],
-    j: usize,
-) -> Vec3 {
-    model
-        .followers(j)
-        .fold(angular_column(model, poses, on_path, j), |c, m| {
-            c + m.multiplier * angular_column(model, poses, on_path, m.joint)
-        })
+    /// [`Self::angular_column`] for commanding joint `j`, including the joints that mimic it.
+    pub(super) fn angular_column_with_followers(&self, j: usize) -> Vec3 {
+        self.with_followers(j, |k| self.angular_column(k))
+    }
 }
 
 /// The solver behind [`solve_ik_position`] (`axis` = `None`, three rows) and
@@ -342,15 +336,20 @@ pub(super) fn solve_dls(
         e[..3].copy_from_slice(&res.position.to_array());
         // Two directions across the tool axis: turning about the axis itself changes nothing.
         let (u, v) = res.tool.any_orthonormal_pair();
+        let at = JacobianAt {
+            model,
+            poses: &poses,
+            on_path: &on_path,
+        };
         for (c, &j) in columns.iter_mut().zip(&movable) {
-            let p = column_with_followers(model, &poses, &on_path, res.ee, j);
+            let p = at.column_with_followers(res.ee, j);
             c[..3].copy_from_slice(&p.to_array());
             if let Some(a) = task {
                 // A wrist roll only spins the tool: no share in pointing it (`wrist_roll`).
                 let w = if roll == Some(j) {
                     Vec3::ZERO
                 } else {
-                    angular_column_with_followers(model, &poses, &on_path, j)
+                    at.angular_column_with_followers(j)
                 };
                 c[3] = a.weight * u.dot(w);
                 c[4] = a.weight * v.dot(w);

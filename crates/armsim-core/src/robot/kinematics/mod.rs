@@ -14,7 +14,8 @@ mod ik;
 
 use glam::{Quat, Vec3};
 
-use super::{JointKind, Link, Pose, RobotModel, shape_volume};
+use super::model::{JointKind, Link, RobotModel};
+use crate::geometry::Pose;
 
 pub use fk::*;
 pub use gravity::*;

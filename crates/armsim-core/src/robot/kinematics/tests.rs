@@ -1,7 +1,8 @@
 //! Unit tests of forward kinematics, Jacobians, IK and gravity compensation.
 
 use super::*;
-use crate::robot::{Inertial, Joint, Mimic, mjcf::parse_mjcf};
+use crate::robot::mjcf::parse_mjcf;
+use crate::robot::model::{Inertial, Joint, Mimic};
 use glam::Vec2;
 use std::f32::consts::{FRAC_PI_2, PI};
 
@@ -74,6 +75,25 @@ fn close(a: Vec3, b: Vec3) -> bool {
     (a - b).length() < 1e-5
 }
 
+/// Makes joint 1 follow joint 0: q1 = `multiplier` · q0 + `offset`.
+fn second_mimics_first(m: &mut RobotModel, multiplier: f32, offset: f32) {
+    m.mimics.push(Mimic {
+        joint: 1,
+        leader: 0,
+        multiplier,
+        offset,
+    });
+}
+
+/// `q` with joint `j` moved by +`h` and by -`h`: the two points of a central difference.
+fn nudged(q: &[f32], j: usize, h: f32) -> (Vec<f32>, Vec<f32>) {
+    let mut qp = q.to_vec();
+    let mut qm = q.to_vec();
+    qp[j] += h;
+    qm[j] -= h;
+    (qp, qm)
+}
+
 #[test]
 fn fk_two_link_by_hand() {
     let m = two_link();
@@ -103,12 +123,7 @@ fn fk_anchor_prismatic_and_mimic() {
     assert!(close(tip, Vec3::new(1.0, 0.0, 0.0)), "{tip}");
     // Joint 2 a slide along X that mimics joint 1 times 2.
     m.joints[1] = joint("s", JointKind::Prismatic, 2, Vec3::X, Vec3::ZERO);
-    m.mimics.push(Mimic {
-        joint: 1,
-        leader: 0,
-        multiplier: 2.0,
-        offset: 0.1,
-    });
+    second_mimics_first(&mut m, 2.0, 0.1);
     let tip = ee_position(&m, &[0.0]);
     assert!(close(tip, Vec3::new(2.1, 0.0, 0.0)), "{tip}");
     // Explicit values win over the mimic.
@@ -135,17 +150,10 @@ fn gravity_compensation_is_the_potential_energy_gradient() {
     let q = [0.3, 0.6, 1.2, 1.0, -0.4, 0.7, 0.02, 0.02];
     let tau = gravity_compensation(&m, &q, g, 1000.0);
     let h = 1e-3;
-    for j in 0..q.len() {
-        let mut qp = q;
-        let mut qm = q;
-        qp[j] += h;
-        qm[j] -= h;
+    for (j, want) in tau[..q.len()].iter().enumerate() {
+        let (qp, qm) = nudged(&q, j, h);
         let grad = (potential(&qp) - potential(&qm)) / (2.0 * h);
-        assert!(
-            (grad - tau[j]).abs() < 0.05,
-            "joint {j}: {grad} vs {}",
-            tau[j]
-        );
+        assert!((grad - want).abs() < 0.05, "joint {j}: {grad} vs {want}");
     }
     // Straight up, nothing but the (horizontal) fingers needs holding.
     let tau = gravity_compensation(&m, &[], g, 1000.0);
@@ -170,17 +178,10 @@ fn jacobian_matches_finite_differences() {
     let all: Vec<usize> = (0..m.joints.len()).collect();
     let jac = ee_jacobian(&m, &q, &all);
     let h = 1e-3;
-    for j in 0..6 {
-        let mut qp = q.to_vec();
-        let mut qm = q.to_vec();
-        qp[j] += h;
-        qm[j] -= h;
+    for (j, &want) in jac[..6].iter().enumerate() {
+        let (qp, qm) = nudged(&q, j, h);
         let fd = (ee_position(&m, &qp) - ee_position(&m, &qm)) / (2.0 * h);
-        assert!(
-            (fd - jac[j]).length() < 1e-3,
-            "joint {j}: {fd} vs {}",
-            jac[j]
-        );
+        assert!((fd - want).length() < 1e-3, "joint {j}: {fd} vs {want}");
     }
     // The fingers do not move the tool centre point.
     assert_eq!(jac[6], Vec3::ZERO);
@@ -357,27 +358,29 @@ fn angular_columns_match_finite_differences_and_follow_mimics() {
     let poses = forward_kinematics(&m, &q);
     let h = 1e-3;
     for j in 0..m.joints.len() {
-        let mut qp = q;
-        let mut qm = q;
-        qp[j] += h;
-        qm[j] -= h;
+        let (qp, qm) = nudged(&q, j, h);
         let rp = forward_kinematics(&m, &qp)[m.ee_link].rotation;
         let rm = forward_kinematics(&m, &qm)[m.ee_link].rotation;
         let fd = (rp * rm.inverse()).to_scaled_axis() / (2.0 * h);
-        let col = angular_column_with_followers(&m, &poses, &on_path, j);
+        let at = JacobianAt {
+            model: &m,
+            poses: &poses,
+            on_path: &on_path,
+        };
+        let col = at.angular_column_with_followers(j);
         assert!((fd - col).length() < 1e-2, "joint {j}: {fd} vs {col}");
     }
 
     // A follower turning with its leader doubles the leader's angular velocity.
     let mut two = two_link();
-    two.mimics.push(Mimic {
-        joint: 1,
-        leader: 0,
-        multiplier: 1.0,
-        offset: 0.0,
-    });
+    second_mimics_first(&mut two, 1.0, 0.0);
     let poses = forward_kinematics(&two, &[0.2]);
-    let col = angular_column_with_followers(&two, &poses, &ee_path(&two), 0);
+    let col = JacobianAt {
+        model: &two,
+        poses: &poses,
+        on_path: &ee_path(&two),
+    }
+    .angular_column_with_followers(0);
     assert!(close(col, 2.0 * Vec3::Z), "{col}");
 }
 

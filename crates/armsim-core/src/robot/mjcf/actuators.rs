@@ -3,8 +3,12 @@
 //! (velocity, motor, a tendon's position actuator) become joint motors with gains scaled by
 //! effective inertia; `<equality><joint>` becomes a mimic that shares its leader's motor.
 
-use super::*;
-use crate::robot::Servo;
+use roxmltree::Node;
+
+use super::parser::{El, JointExtra, Parser};
+use crate::robot::error::RobotError;
+use crate::robot::inertia::effective_inertia;
+use crate::robot::model::{Actuator, ActuatorKind, Mimic, RobotModel, Servo};
 
 impl<'a, 'input> Parser<'a, 'input> {
     pub(super) fn joint_ref(
@@ -286,11 +290,6 @@ impl<'a, 'input> Parser<'a, 'input> {
     }
 }
 
-pub(super) struct JointExtra {
-    /// `actuatorfrcrange` was given.
-    pub(super) explicit_effort: bool,
-}
-
 #[derive(Clone, Debug)]
 pub(super) struct ActuatorSpec {
     pub(super) name: String,
@@ -365,57 +364,4 @@ pub(super) fn apply_actuators(
             follower.max_effort = leader.max_effort;
         }
     }
-}
-
-/// Mass (slide) or moment of inertia about the axis (hinge) of everything joint `j` moves, at
-/// q = 0. Links without an inertial count their collision geoms at their density (MuJoCo's
-/// default when unset).
-pub(crate) fn effective_inertia(model: &RobotModel, j: usize) -> f32 {
-    let joint = &model.joints[j];
-    let poses = kinematics::forward_kinematics(model, &[]);
-    let axis = poses[joint.link].rotation * joint.axis;
-    let anchor = poses[joint.link].transform_point(joint.anchor);
-    let mut in_subtree = vec![false; model.links.len()];
-    let mut total = 0.0;
-    for (i, link) in model.links.iter().enumerate() {
-        in_subtree[i] = i == joint.link || link.parent.is_some_and(|p| in_subtree[p]);
-        if !in_subtree[i] {
-            continue;
-        }
-        let pose = poses[i];
-        // (mass, centre in base frame, principal moments, their axes in base frame)
-        let mut parts: Vec<(f32, Vec3, Vec3, Quat)> = Vec::new();
-        match &link.inertial {
-            Some(inertial) => parts.push((
-                inertial.mass,
-                pose.transform_point(inertial.com),
-                inertial.principal_inertia,
-                pose.rotation,
-            )),
-            None => {
-                for g in &link.collisions {
-                    let mass = g.density.unwrap_or(MUJOCO_DENSITY) * shape_volume(&g.shape);
-                    let frame = pose.mul(&g.pose);
-                    parts.push((
-                        mass,
-                        frame.translation,
-                        shape_inertia(&g.shape, mass),
-                        frame.rotation,
-                    ));
-                }
-            }
-        }
-        for (mass, centre, moments, rot) in parts {
-            total += match joint.kind {
-                JointKind::Prismatic => mass,
-                JointKind::Revolute => {
-                    let r = centre - anchor;
-                    let perp = r - axis * r.dot(axis);
-                    let local = rot.inverse() * axis;
-                    mass * perp.length_squared() + (moments * local * local).element_sum()
-                }
-            };
-        }
-    }
-    total
 }

@@ -1,7 +1,22 @@
 //! The MJCF body tree: bodies and their poses (every orientation form), joints, geoms and
 //! inertials, each read with its class defaults into links and joints.
 
-use super::*;
+use glam::{Mat3, Quat, Vec3};
+use roxmltree::Node;
+
+use super::parser::{El, JointExtra, Parser};
+use crate::camera::frames::armsim_from_gl;
+use crate::camera::spec::{
+    CameraMount, CameraSpec, MAX_SIZE as MAX_CAMERA_SIZE, MJCF_DEFAULT_FOVY_DEG,
+};
+use crate::geometry::Pose;
+use crate::robot::defaults::{default_gains, default_motor_limits};
+use crate::robot::error::RobotError;
+use crate::robot::inertia::shape_volume;
+use crate::robot::model::{Geom, Inertial, Joint, JointKind, Link, Shape, Site};
+
+/// Colour of a geom the file gives none for (MuJoCo's grey).
+const DEFAULT_RGBA: [f32; 4] = [0.5, 0.5, 0.5, 1.0];
 
 impl<'a, 'input> Parser<'a, 'input> {
     /// Angles in the file's unit → radians.

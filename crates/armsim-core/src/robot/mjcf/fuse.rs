@@ -2,92 +2,45 @@
 //!
 //! A body with no joint (the Panda's `hand`) moves with its parent; as a link of its own it is
 //! one more multibody link whose Jacobian, velocity and share of the mass matrix Rapier
-//! recomputes every substep, for nothing. Loading a robot file ([`super::super::load_robot`])
-//! fuses it as the URDF loader fuses massless fixed links: its geoms and visuals move into the
-//! nearest kept ancestor with their poses composed, its children re-parent onto that ancestor,
-//! its mass joins the ancestor's (parallel-axis theorem, moments about the ancestor's axes), and
-//! its name stays findable as a [`Site`] there, so a scene's `tool.frame`, a camera's `attach`
+//! recomputes every substep, for nothing. Loading a robot file ([`crate::robot::load_robot`])
+//! fuses it as the URDF loader fuses massless fixed links (both through `robot::fold`): its
+//! geoms and visuals move into the nearest kept ancestor with their poses composed, its children
+//! re-parent onto that ancestor, its mass joins the ancestor's (parallel-axis theorem, moments
+//! about the ancestor's axes), and its name stays findable as a
+//! [`Site`](crate::robot::model::Site) there, so a scene's `tool.frame`, a camera's `attach`
 //! and `collide_geoms` still find it. The self-collision table moves with the geoms: a fused
 //! body was in its ancestor's weld group already, so no pair changes.
 //!
 //! `parse_mjcf` (text) keeps the file's bodies as they are, for tests that look at them.
 
-use glam::{Mat3, Vec3};
+use glam::{Mat3, Quat, Vec3};
 
-use super::super::{Geom, Inertial, Link, Pose, RobotModel, Site, shape_inertia, shape_volume};
-use super::MUJOCO_DENSITY;
-use crate::camera::CameraMount;
+use crate::camera::spec::CameraMount;
+use crate::geometry::Pose;
+use crate::robot::fold::fold_links;
+use crate::robot::inertia::mass_parts;
+use crate::robot::model::{Inertial, Link, RobotModel};
 
 /// `model` with every joint-less body but the root fused into its nearest ancestor that has a
 /// joint (or the root).
 pub(crate) fn fuse_jointless(mut model: RobotModel) -> RobotModel {
-    let n = model.links.len();
-    // The kept link each link ends up in, and the link's frame in that link's frame.
-    let mut target: Vec<usize> = (0..n).collect();
-    let mut offset = vec![Pose::IDENTITY; n];
-    let mut fused = vec![false; n];
-    for (i, link) in model.links.iter().enumerate() {
-        if let Some(p) = link.parent
-            && link.joint.is_none()
-        {
-            fused[i] = true;
-            target[i] = target[p];
-            offset[i] = offset[p].mul(&link.origin);
-        }
-    }
-    if !fused.contains(&true) {
+    if !model
+        .links
+        .iter()
+        .any(|l| l.parent.is_some() && l.joint.is_none())
+    {
         return model;
     }
-
-    let mut new_index = vec![usize::MAX; n];
-    let mut out: Vec<Link> = Vec::with_capacity(n);
-    let mut groups = Vec::with_capacity(n);
-    let mut old_groups = std::mem::take(&mut model.self_collision.groups);
-    let mut pairs = Vec::new();
-    for (i, mut link) in std::mem::take(&mut model.links).into_iter().enumerate() {
-        let rows = old_groups.get_mut(i).map(std::mem::take);
-        if fused[i] {
-            let t = new_index[target[i]];
-            let o = offset[i];
-            let dst = &mut out[t];
-            dst.inertial = combine(dst, &link, &o);
-            let moved = |g: Geom| Geom {
-                pose: o.mul(&g.pose),
-                ..g
-            };
-            dst.collisions
-                .extend(link.collisions.into_iter().map(moved));
-            dst.visuals.extend(link.visuals.into_iter().map(moved));
-            if let (Some(rows), Some(dst_rows)) = (rows, groups.get_mut(t)) {
-                let dst_rows: &mut Vec<(u32, u32)> = dst_rows;
-                dst_rows.extend(rows);
-            }
-            pairs.push(format!("{}→{}", link.name, dst.name));
-            model.sites.push(Site {
-                name: link.name,
-                link: t,
-                pose: o,
-            });
-            continue;
-        }
-        if let Some(p) = link.parent {
-            link.origin = offset[p].mul(&link.origin);
-            link.parent = Some(new_index[target[p]]);
-        }
-        new_index[i] = out.len();
-        if let Some(j) = link.joint {
-            model.joints[j].link = out.len();
-        }
-        if let Some(rows) = rows {
-            groups.push(rows);
-        }
-        out.push(link);
-    }
-    let at = |i: usize| (new_index[target[i]], offset[i]);
-    // Sites were pushed with their new link already; the file's own are remapped. Fused
-    // bodies' sites are the last `pairs.len()`.
-    let own = model.sites.len() - pairs.len();
-    for s in &mut model.sites[..own] {
+    let old_groups = std::mem::take(&mut model.self_collision.groups);
+    let folded = fold_links(
+        std::mem::take(&mut model.links),
+        &mut model.joints,
+        |l| l.joint.is_none(),
+        |dst, link, o| dst.inertial = combine(dst, link, o),
+    );
+    let at = |i: usize| folded.at[i];
+    // The file's own sites are remapped; the fused bodies' come after them.
+    for s in &mut model.sites {
         let (l, o) = at(s.link);
         s.link = l;
         s.pose = o.mul(&s.pose);
@@ -104,19 +57,26 @@ pub(crate) fn fuse_jointless(mut model: RobotModel) -> RobotModel {
     model.ee_offset = o.transform_point(model.ee_offset);
     let sc = &mut model.self_collision;
     if !old_groups.is_empty() {
+        // A fused body's geoms joined its kept ancestor's after the ancestor's own, in link
+        // order, and so do their rows.
+        let mut groups = vec![Vec::new(); folded.links.len()];
+        for (i, rows) in old_groups.into_iter().enumerate() {
+            groups[at(i).0].extend(rows);
+        }
         sc.groups = groups;
     }
     for p in &mut sc.pairs {
-        let (a, b) = (new_index[target[p.0]], new_index[target[p.1]]);
+        let (a, b) = (at(p.0).0, at(p.1).0);
         *p = (a.min(b), a.max(b));
     }
     sc.pairs.retain(|p| p.0 != p.1);
     sc.pairs.sort_unstable();
     sc.pairs.dedup();
-    model.links = out;
+    model.sites.extend(folded.sites);
+    model.links = folded.links;
     model.notes.push(format!(
         "fused joint-less bodies into their parents: {}",
-        pairs.join(", ")
+        folded.pairs.join(", ")
     ));
     model
 }
@@ -130,23 +90,11 @@ fn combine(parent: &Link, child: &Link, offset: &Pose) -> Option<Inertial> {
         return None;
     }
     let mut parts: Vec<(f32, Vec3, Mat3)> = Vec::new();
-    let mut add = |link: &Link, at: &Pose| match link.inertial {
-        Some(i) => parts.push((
-            i.mass,
-            at.transform_point(i.com),
-            rotated(at, i.principal_inertia),
-        )),
-        None => {
-            for g in &link.collisions {
-                let mass = g.density.unwrap_or(MUJOCO_DENSITY) * shape_volume(&g.shape);
-                let frame = at.mul(&g.pose);
-                parts.push((
-                    mass,
-                    frame.translation,
-                    rotated(&frame, shape_inertia(&g.shape, mass)),
-                ));
-            }
-        }
+    let mut add = |link: &Link, at: &Pose| {
+        let rotated = mass_parts(link, at)
+            .into_iter()
+            .map(|(mass, centre, moments, axes)| (mass, centre, rotated(axes, moments)));
+        parts.extend(rotated);
     };
     add(parent, &Pose::IDENTITY);
     add(child, offset);
@@ -169,9 +117,9 @@ fn combine(parent: &Link, child: &Link, offset: &Pose) -> Option<Inertial> {
     })
 }
 
-/// `diag` (moments about a frame's axes) as a tensor in the axes `frame` is expressed in.
-fn rotated(frame: &Pose, diag: Vec3) -> Mat3 {
-    let r = Mat3::from_quat(frame.rotation);
+/// `diag` (moments about the axes `axes`) as a tensor in the axes `axes` is expressed in.
+fn rotated(axes: Quat, diag: Vec3) -> Mat3 {
+    let r = Mat3::from_quat(axes);
     r * Mat3::from_diagonal(diag) * r.transpose()
 }
 

@@ -3,7 +3,8 @@
 
 use std::path::Path;
 
-use super::RobotError;
+use crate::robot::error::RobotError;
+use crate::robot::xml::parse_xml_any;
 
 /// Deeper nesting than this is taken for an include cycle.
 const MAX_DEPTH: usize = 16;
@@ -14,7 +15,7 @@ pub(super) fn expand(xml: &str, dir: &Path, depth: usize) -> Result<String, Robo
     if !xml.contains("<include") {
         return Ok(xml.to_string());
     }
-    let doc = super::super::parse_xml_any(xml)?;
+    let doc = parse_xml_any(xml)?;
     let mut spans = Vec::new();
     for node in doc.descendants().filter(|n| n.has_tag_name("include")) {
         let line = doc.text_pos_at(node.range().start).row;
@@ -37,7 +38,7 @@ pub(super) fn expand(xml: &str, dir: &Path, depth: usize) -> Result<String, Robo
             source,
         })?;
         let inner = expand(&text, dir, depth + 1)?;
-        let included = super::super::parse_xml_any(&inner)?;
+        let included = parse_xml_any(&inner)?;
         let root = included.root_element();
         let body = match (root.first_child(), root.last_child()) {
             (Some(first), Some(last)) => inner[first.range().start..last.range().end].to_string(),

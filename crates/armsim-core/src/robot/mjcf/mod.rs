@@ -47,38 +47,34 @@
 //! the default. Velocity limit: a velocity actuator's `ctrlrange`, else the default (MJCF has no
 //! joint speed limits).
 //!
-//! Files: this one reads the document, compiler options, defaults and assets; `body.rs` the body
-//! tree (bodies, joints, geoms, inertials); `actuators.rs` the actuators and equalities.
+//! Files: `parser.rs` the parser's state and one element with its class defaults, which the
+//! others build on; this one reads the document, compiler options, defaults and assets;
+//! `body.rs` the body tree (bodies, joints, geoms, inertials); `actuators.rs` the actuators and
+//! equalities; `include.rs` `<include>`; `fuse.rs` the fusing of joint-less bodies.
 
 mod actuators;
 mod body;
 mod fuse;
-
-pub(crate) use actuators::effective_inertia;
 mod include;
+mod parser;
 
 use std::collections::{BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
 
-use glam::{Mat3, Quat, Vec3};
-use roxmltree::{Document, Node};
+use glam::Vec3;
+use roxmltree::Node;
 
-use super::mesh::{LoadOptions, MeshTable, resolve_mesh_path};
-use crate::camera::{
-    CameraMount, CameraSpec, MAX_SIZE as MAX_CAMERA_SIZE, MJCF_DEFAULT_FOVY_DEG, armsim_from_gl,
-};
-
-use super::{
-    Actuator, ActuatorKind, Geom, Inertial, Joint, JointKind, Link, Mimic, Pose, RobotError,
-    RobotModel, Shape, Site, default_gains, default_motor_limits, finish_meshes, kinematics,
-    mesh_shape, shape_inertia, shape_volume, validate,
-};
-
-use super::self_collision::Rule;
-use actuators::{ActuatorSpec, JointExtra, apply_actuators};
+use crate::robot::error::RobotError;
+use crate::robot::mesh::{LoadOptions, MeshTable, resolve_mesh_path};
+use crate::robot::mesh_shapes::{finish_meshes, mesh_shape};
+use crate::robot::model::{RobotModel, Shape};
+use crate::robot::self_collision::{self, Rule};
+use crate::robot::validate::validate;
+use crate::robot::xml::parse_xml;
+use actuators::{ActuatorSpec, apply_actuators};
 pub(crate) use fuse::fuse_jointless;
+use parser::{Defaults, El, Parser};
 
-const DEFAULT_RGBA: [f32; 4] = [0.5, 0.5, 0.5, 1.0];
 /// Sites that mark a tool point in robot files, in the order they are looked for.
 const TOOL_SITES: [&str; 6] = [
     "ee",
@@ -88,8 +84,6 @@ const TOOL_SITES: [&str; 6] = [
     "tcp",
     "attachment_site",
 ];
-/// MuJoCo's default geom density (water), used only to estimate inertia for gain scaling.
-pub(crate) const MUJOCO_DENSITY: f32 = 1000.0;
 
 /// Parses MJCF text into a validated [`RobotModel`]. Nothing is read from disk: a model with
 /// meshes or `<include>`s needs [`parse_mjcf_file`].
@@ -113,7 +107,7 @@ pub fn parse_mjcf_file(
         }
         None => xml,
     };
-    let doc = super::parse_xml(xml, "mujoco")?;
+    let doc = parse_xml(xml, "mujoco")?;
     let root = doc.root_element();
     let mut p = Parser {
         doc: &doc,
@@ -141,161 +135,6 @@ pub fn parse_mjcf_file(
     };
     p.classes.insert("main".into(), Defaults::default());
     p.parse(root)
-}
-
-/// Default attribute values of one class: element tag → attribute → value.
-#[derive(Clone, Default, Debug)]
-struct Defaults(HashMap<String, HashMap<String, String>>);
-
-struct Parser<'a, 'input> {
-    doc: &'a Document<'input>,
-    degrees: bool,
-    eulerseq: [u8; 3],
-    autolimits: bool,
-    classes: HashMap<String, Defaults>,
-    materials: HashMap<String, [f32; 4]>,
-    links: Vec<Link>,
-    joints: Vec<Joint>,
-    /// Per joint, what MJCF says that the model does not keep.
-    extra: Vec<JointExtra>,
-    unnamed: usize,
-    /// The model file's folder; `None` when parsing text that has no file.
-    dir: Option<PathBuf>,
-    /// `<compiler meshdir>` (or `assetdir`), relative to `dir` unless absolute.
-    meshdir: Option<PathBuf>,
-    options: &'a LoadOptions,
-    /// `<asset><mesh>` name → (file as written, per-axis scale).
-    mesh_files: HashMap<String, (String, Vec3)>,
-    /// `<asset><mesh>` name → its `maxhullvert` (own or default), where it caps the hull.
-    hull_caps: HashMap<String, usize>,
-    meshes: MeshTable,
-    sites: Vec<Site>,
-    cameras: Vec<CameraSpec>,
-    /// `<tendon><fixed>` name → its joints and coefficients.
-    tendons: HashMap<String, Vec<(usize, f32)>>,
-    /// Elements read and not simulated, listed once in the model's notes.
-    ignored: BTreeSet<String>,
-    notes: Vec<String>,
-    /// `<contact><exclude>` link pairs.
-    excludes: Vec<(usize, usize)>,
-}
-
-/// One element with its class defaults resolved.
-struct El<'a, 'input> {
-    node: Node<'a, 'input>,
-    defaults: HashMap<String, String>,
-    line: u32,
-}
-
-impl<'a, 'input> El<'a, 'input> {
-    fn tag(&self) -> &str {
-        self.node.tag_name().name()
-    }
-
-    fn own(&self, name: &str) -> Option<&'a str> {
-        self.node.attribute(name)
-    }
-
-    fn get(&self, name: &str) -> Option<&str> {
-        self.node
-            .attribute(name)
-            .or_else(|| self.defaults.get(name).map(String::as_str))
-    }
-
-    fn invalid(&self, attribute: &str, value: &str, reason: impl Into<String>) -> RobotError {
-        RobotError::InvalidValue {
-            element: self.tag().to_string(),
-            attribute: attribute.to_string(),
-            value: value.to_string(),
-            reason: reason.into(),
-            line: Some(self.line),
-        }
-    }
-
-    fn missing(&self, attribute: &str) -> RobotError {
-        RobotError::MissingAttribute {
-            element: self.tag().to_string(),
-            attribute: attribute.to_string(),
-            line: Some(self.line),
-        }
-    }
-
-    fn unsupported(&self, what: impl Into<String>) -> RobotError {
-        RobotError::Unsupported {
-            what: what.into(),
-            line: Some(self.line),
-        }
-    }
-
-    fn parse_floats(&self, name: &str, value: &str) -> Result<Vec<f32>, RobotError> {
-        value
-            .split_whitespace()
-            .map(|s| match s.parse::<f32>() {
-                Ok(v) if v.is_finite() => Ok(v),
-                _ => Err(self.invalid(name, value, format!("`{s}` is not a finite number"))),
-            })
-            .collect()
-    }
-
-    /// Between `min` and `max` numbers from the attribute (own or default).
-    fn floats(&self, name: &str, min: usize, max: usize) -> Result<Option<Vec<f32>>, RobotError> {
-        self.floats_from(name, self.get(name), min, max)
-    }
-
-    fn own_floats(
-        &self,
-        name: &str,
-        min: usize,
-        max: usize,
-    ) -> Result<Option<Vec<f32>>, RobotError> {
-        self.floats_from(name, self.own(name), min, max)
-    }
-
-    fn floats_from(
-        &self,
-        name: &str,
-        value: Option<&str>,
-        min: usize,
-        max: usize,
-    ) -> Result<Option<Vec<f32>>, RobotError> {
-        let Some(value) = value else { return Ok(None) };
-        let v = self.parse_floats(name, value)?;
-        if v.len() < min || v.len() > max {
-            let want = if min == max {
-                format!("expected {min} numbers")
-            } else {
-                format!("expected {min} to {max} numbers")
-            };
-            return Err(self.invalid(name, value, want));
-        }
-        Ok(Some(v))
-    }
-
-    fn f32(&self, name: &str) -> Result<Option<f32>, RobotError> {
-        Ok(self.floats(name, 1, 1)?.map(|v| v[0]))
-    }
-
-    fn vec3(&self, name: &str) -> Result<Option<Vec3>, RobotError> {
-        Ok(self.floats(name, 3, 3)?.map(|v| Vec3::from_slice(&v)))
-    }
-
-    fn own_vec3(&self, name: &str) -> Result<Option<Vec3>, RobotError> {
-        Ok(self.own_floats(name, 3, 3)?.map(|v| Vec3::from_slice(&v)))
-    }
-
-    fn pair(&self, name: &str) -> Result<Option<(f32, f32)>, RobotError> {
-        Ok(self.floats(name, 2, 2)?.map(|v| (v[0], v[1])))
-    }
-
-    /// `true`, `false` or `auto` (→ `None`).
-    fn tristate(&self, name: &str) -> Result<Option<bool>, RobotError> {
-        match self.get(name) {
-            None | Some("auto") => Ok(None),
-            Some("true") => Ok(Some(true)),
-            Some("false") => Ok(Some(false)),
-            Some(v) => Err(self.invalid(name, v, "expected true, false or auto")),
-        }
-    }
 }
 
 impl<'a, 'input> Parser<'a, 'input> {
@@ -432,7 +271,7 @@ impl<'a, 'input> Parser<'a, 'input> {
         };
         apply_actuators(&mut model, &actuated, &self.extra);
         validate(&model)?;
-        model.self_collision = super::self_collision::compute(&model, Rule::Mjcf, &self.excludes);
+        model.self_collision = self_collision::compute(&model, Rule::Mjcf, &self.excludes);
         Ok(model)
     }
 

@@ -1,8 +1,16 @@
 //! Unit tests of the MJCF-subset loader: the body tree, joints, geoms, actuators and equalities,
 //! and the shipped arm6.
 
-use super::*;
 use std::f32::consts::{FRAC_PI_2, PI};
+
+use glam::Quat;
+
+use super::*;
+use crate::robot::defaults::{DEFAULT_KD, DEFAULT_KP};
+use crate::robot::inertia::{effective_inertia, shape_volume};
+use crate::robot::kinematics;
+use crate::robot::model::{ActuatorKind, JointKind};
+use crate::robot::test_support::{assert_joint_names, mimic};
 
 const ARM6: &str = include_str!("../../../../../assets/robots/arm6.xml");
 
@@ -27,14 +35,18 @@ fn one_joint(joint: &str, extra: &str) -> String {
     )
 }
 
+/// The error loading [`one_joint`]`(joint, extra)` fails with.
+fn one_joint_error(joint: &str, extra: &str) -> RobotError {
+    parse_mjcf(&one_joint(joint, extra)).unwrap_err()
+}
+
 #[test]
 fn arm6_loads_with_eight_joints() {
     let m = parse_mjcf(ARM6).expect("arm6 loads");
-    assert_eq!(m.name, "arm6");
-    let names: Vec<&str> = m.joints.iter().map(|j| j.name.as_str()).collect();
-    assert_eq!(
-        names,
-        [
+    assert_joint_names(
+        &m,
+        "arm6",
+        &[
             "shoulder_pan",
             "shoulder_lift",
             "elbow",
@@ -43,16 +55,13 @@ fn arm6_loads_with_eight_joints() {
             "wrist_3",
             "finger_left",
             "finger_right",
-        ]
+        ],
     );
     for j in &m.joints[..6] {
         assert_eq!(j.kind, JointKind::Revolute);
         assert!(j.limits.is_some());
         assert_eq!(j.actuator.as_ref().unwrap().kind, ActuatorKind::Position);
-        assert_eq!(
-            (j.kp, j.kd),
-            (super::super::DEFAULT_KP, super::super::DEFAULT_KD)
-        );
+        assert_eq!((j.kp, j.kd), (DEFAULT_KP, DEFAULT_KD));
     }
     let left = &m.joints[6];
     assert_eq!(left.kind, JointKind::Prismatic);
@@ -66,15 +75,7 @@ fn arm6_loads_with_eight_joints() {
         (left.kp, left.kd, left.max_effort, left.max_velocity),
         "the mimicking finger moves like the driven one"
     );
-    assert_eq!(
-        m.mimics,
-        vec![Mimic {
-            joint: 7,
-            leader: 6,
-            multiplier: 1.0,
-            offset: 0.0
-        }]
-    );
+    assert_eq!(m.mimics, [mimic(7, 6, 1.0, 0.0)]);
     assert_eq!(m.links[m.ee_link].name, "wrist_3_link");
     // Finger pads grip.
     let pad = &m.links[m.joints[6].link].collisions[0];
@@ -229,15 +230,7 @@ fn actuators_gains_and_equality() {
     assert_eq!(spin.limits, None);
     assert_eq!(spin.max_effort, 20.0);
     assert_eq!(spin.actuator.as_ref().unwrap().kind, ActuatorKind::Motor);
-    assert_eq!(
-        m.mimics,
-        vec![Mimic {
-            joint: 1,
-            leader: 0,
-            multiplier: -1.0,
-            offset: 0.01
-        }]
-    );
+    assert_eq!(m.mimics, [mimic(1, 0, -1.0, 0.01)]);
     assert_eq!(m.ee_link, 1);
     assert_eq!(m.ee_offset, Vec3::new(0.0, 0.0, 0.1));
     // mass="2" on the sphere became a density.
@@ -264,14 +257,14 @@ fn error_wrong_root_and_no_links() {
 
 #[test]
 fn error_unsupported_joint_types() {
-    let e = parse_mjcf(&one_joint(r#"<joint name="b" type="ball"/>"#, "")).unwrap_err();
+    let e = one_joint_error(r#"<joint name="b" type="ball"/>"#, "");
     assert_eq!(
         e.to_string(),
         "line 5: unsupported joint type `ball` (only hinge and slide)"
     );
-    let e = parse_mjcf(&one_joint("<freejoint/>", "")).unwrap_err();
+    let e = one_joint_error("<freejoint/>", "");
     assert!(e.to_string().contains("<freejoint> in body `arm`"), "{e}");
-    let e = parse_mjcf(&one_joint(r#"<joint name="a"/><joint name="b"/>"#, "")).unwrap_err();
+    let e = one_joint_error(r#"<joint name="a"/><joint name="b"/>"#, "");
     assert!(e.to_string().contains("second joint in body `arm`"), "{e}");
 }
 
@@ -308,23 +301,19 @@ fn error_unsupported_geoms() {
 
 #[test]
 fn error_bad_values() {
-    let e = parse_mjcf(&one_joint(r#"<joint name="j" axis="0 1"/>"#, "")).unwrap_err();
+    let e = one_joint_error(r#"<joint name="j" axis="0 1"/>"#, "");
     assert_eq!(
         e.to_string(),
         "line 5: invalid value `0 1` for `axis` on <joint>: expected 3 numbers"
     );
-    let e = parse_mjcf(&one_joint(r#"<joint name="j" damping="lots"/>"#, "")).unwrap_err();
+    let e = one_joint_error(r#"<joint name="j" damping="lots"/>"#, "");
     assert!(
         e.to_string().contains("`lots` is not a finite number"),
         "{e}"
     );
-    let e = parse_mjcf(&one_joint(
-        r#"<joint name="j"/>"#,
-        r#"<compiler angle="gradian"/>"#,
-    ))
-    .unwrap_err();
+    let e = one_joint_error(r#"<joint name="j"/>"#, r#"<compiler angle="gradian"/>"#);
     assert!(e.to_string().contains("expected degree or radian"), "{e}");
-    let e = parse_mjcf(&one_joint(r#"<joint name="j" limited="true"/>"#, "")).unwrap_err();
+    let e = one_joint_error(r#"<joint name="j" limited="true"/>"#, "");
     assert_eq!(
         e.to_string(),
         "line 5: missing required attribute `range` on <joint>"
@@ -333,11 +322,7 @@ fn error_bad_values() {
 
 #[test]
 fn error_limits_reversed() {
-    let e = parse_mjcf(&one_joint(
-        r#"<joint name="j" type="slide" range="1 -1"/>"#,
-        "",
-    ))
-    .unwrap_err();
+    let e = one_joint_error(r#"<joint name="j" type="slide" range="1 -1"/>"#, "");
     assert_eq!(
         e.to_string(),
         "joint `j`: lower limit 1 is greater than upper limit -1"
@@ -346,22 +331,20 @@ fn error_limits_reversed() {
 
 #[test]
 fn error_unknown_joints_in_actuator_and_equality() {
-    let e = parse_mjcf(&one_joint(
+    let e = one_joint_error(
         r#"<joint name="j"/>"#,
         r#"<actuator><position name="p" joint="nope"/></actuator>"#,
-    ))
-    .unwrap_err();
+    );
     assert!(matches!(e, RobotError::UnknownJoint { .. }));
     assert_eq!(
         e.to_string(),
         "actuator `p` references unknown joint `nope`"
     );
 
-    let e = parse_mjcf(&one_joint(
+    let e = one_joint_error(
         r#"<joint name="j"/>"#,
         r#"<equality><joint joint1="j" joint2="ghost"/></equality>"#,
-    ))
-    .unwrap_err();
+    );
     assert!(
         e.to_string().ends_with("references unknown joint `ghost`"),
         "{e}"
@@ -370,27 +353,33 @@ fn error_unknown_joints_in_actuator_and_equality() {
 
 #[test]
 fn error_unsupported_actuators_and_equalities() {
-    let e = parse_mjcf(&one_joint(
-        r#"<joint name="j"/>"#,
-        r#"<actuator><muscle joint="j"/></actuator>"#,
-    ))
-    .unwrap_err();
-    assert!(e.to_string().contains("actuator <muscle>"), "{e}");
-    let e = parse_mjcf(&one_joint(
-        r#"<joint name="j"/>"#,
-        r#"<actuator><general joint="j" biastype="user"/></actuator>"#,
-    ))
-    .unwrap_err();
-    assert!(e.to_string().contains("biastype `user`"), "{e}");
-    let e = parse_mjcf(&one_joint(
-        r#"<joint name="j"/>"#,
-        r#"<actuator><motor joint="j"/><position joint="j"/></actuator>"#,
-    ))
-    .unwrap_err();
-    assert!(
-        e.to_string().contains("second actuator on joint `j`"),
-        "{e}"
-    );
+    // (what the file adds to a one-hinge robot, what the error says)
+    let refused = [
+        (
+            r#"<actuator><muscle joint="j"/></actuator>"#,
+            "actuator <muscle>",
+        ),
+        (
+            r#"<actuator><general joint="j" biastype="user"/></actuator>"#,
+            "biastype `user`",
+        ),
+        (
+            r#"<actuator><motor joint="j"/><position joint="j"/></actuator>"#,
+            "second actuator on joint `j`",
+        ),
+        (
+            r#"<equality><tendon tendon1="t"/></equality>"#,
+            "equality <tendon>",
+        ),
+        (
+            r#"<equality><joint joint1="j" joint2="j" polycoef="0 1 0.5"/></equality>"#,
+            "only linear couplings",
+        ),
+    ];
+    for (extra, want) in refused {
+        let e = one_joint_error(r#"<joint name="j"/>"#, extra);
+        assert!(e.to_string().contains(want), "{e}");
+    }
     // A loop-closing equality loads with a warning in the notes.
     let m = parse_mjcf(&one_joint(
         r#"<joint name="j"/>"#,
@@ -404,18 +393,6 @@ fn error_unsupported_actuators_and_equalities() {
         "{:?}",
         m.notes
     );
-    let e = parse_mjcf(&one_joint(
-        r#"<joint name="j"/>"#,
-        r#"<equality><tendon tendon1="t"/></equality>"#,
-    ))
-    .unwrap_err();
-    assert!(e.to_string().contains("equality <tendon>"), "{e}");
-    let e = parse_mjcf(&one_joint(
-        r#"<joint name="j"/>"#,
-        r#"<equality><joint joint1="j" joint2="j" polycoef="0 1 0.5"/></equality>"#,
-    ))
-    .unwrap_err();
-    assert!(e.to_string().contains("only linear couplings"), "{e}");
 }
 
 #[test]
@@ -447,11 +424,10 @@ fn short_polycoef_keeps_mujoco_defaults() {
 
 #[test]
 fn error_self_mimic() {
-    let e = parse_mjcf(&one_joint(
+    let e = one_joint_error(
         r#"<joint name="j"/>"#,
         r#"<equality><joint joint1="j" joint2="j"/></equality>"#,
-    ))
-    .unwrap_err();
+    );
     assert!(matches!(e, RobotError::InvalidMimic { .. }), "{e:?}");
 }
 
@@ -525,7 +501,7 @@ fn armature_is_kept_and_parked_geoms_collide_when_named() {
 
 #[test]
 fn cameras_ride_on_their_bodies_in_armsims_camera_frame() {
-    use crate::camera::{CameraMount, CameraSpec};
+    use crate::camera::spec::{CameraMount, CameraSpec};
     let xml = r#"<mujoco model="t">
           <compiler angle="radian"/>
           <default><camera fovy="50"/></default>
@@ -594,18 +570,14 @@ fn cameras_ride_on_their_bodies_in_armsims_camera_frame() {
     ))
     .unwrap();
     assert_eq!(m.cameras[0].fov_deg, 45.0);
-    let e = parse_mjcf(&one_joint(
-        r#"<joint name="j" type="hinge"/><camera fovy="180"/>"#,
-        "",
-    ))
-    .unwrap_err();
+    let e = one_joint_error(r#"<joint name="j" type="hinge"/><camera fovy="180"/>"#, "");
     assert!(e.to_string().contains("fovy"), "{e}");
     assert!(parse_mjcf(ARM6).unwrap().cameras.is_empty());
 }
 
 #[test]
 fn a_position_actuator_with_kp_is_a_servo_in_the_files_units() {
-    use crate::robot::Servo;
+    use crate::robot::model::Servo;
     let two = |actuators: &str| {
         format!(
             r#"<mujoco><worldbody><body name="r">

@@ -3,26 +3,17 @@
 
 use std::path::{Path, PathBuf};
 
-use glam::Vec3;
-
 use super::parse_mjcf_file;
 use crate::robot::hull::HULL_TOLERANCE_M;
-use crate::robot::{LoadOptions, RobotModel, Shape};
+use crate::robot::mesh::LoadOptions;
+use crate::robot::model::{RobotModel, Shape};
 
 /// A folder of its own under the target dir with `ball.obj`: the full hull of `n` points on a
 /// ball of radius 5 cm (in millimetres, as STL and OBJ robot meshes often are).
 fn ball_dir(tag: &str, n: usize) -> PathBuf {
     let dir = std::env::temp_dir().join(format!("armsim-mjcf-hulls-{}-{tag}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
-    let golden = std::f32::consts::PI * (3.0 - 5f32.sqrt());
-    let pts: Vec<Vec3> = (0..n)
-        .map(|i| {
-            let y = 1.0 - 2.0 * (i as f32 + 0.5) / n as f32;
-            let r = (1.0 - y * y).sqrt();
-            let t = golden * i as f32;
-            Vec3::new(r * t.cos(), y, r * t.sin()) * 50.0
-        })
-        .collect();
+    let pts = crate::robot::hull::sphere_points(n, 50.0);
     let (v, f) = rapier3d::parry::transformation::try_convex_hull(&pts).unwrap();
     let mut obj = String::new();
     for p in &v {

@@ -4,11 +4,13 @@
 //! a body (`panda_link8`, `panda_hand_tcp`, a tool point): as a body of its own it would be a
 //! massless rigid body the solver has to weld on. It is removed, its geoms move into the nearest
 //! kept ancestor with their poses composed, its children re-parent onto that ancestor with their
-//! origins composed, and its name stays findable as a [`Site`] there.
+//! origins composed, and its name stays findable as a [`Site`] there (`robot::fold`, which the
+//! MJCF loader's fusing shares).
 
 use glam::Vec3;
 
-use super::super::{Geom, Joint, Link, Pose, Site};
+use crate::robot::fold::fold_links;
+use crate::robot::model::{Joint, Link, Site};
 
 /// The links left after fusing, the end effector mapped onto them and the fused links as sites.
 pub(super) struct Fused {
@@ -28,22 +30,6 @@ pub(super) fn fuse_massless(
     ee: usize,
     notes: &mut Vec<String>,
 ) -> Fused {
-    let n = links.len();
-    // The kept link each link ends up in, and the link's frame in that link's frame.
-    let mut target: Vec<usize> = (0..n).collect();
-    let mut offset = vec![Pose::IDENTITY; n];
-    let mut fused = vec![false; n];
-    for (i, link) in links.iter().enumerate() {
-        if let Some(p) = link.parent
-            && link.joint.is_none()
-            && link.inertial.is_none()
-        {
-            fused[i] = true;
-            target[i] = target[p];
-            offset[i] = offset[p].mul(&link.origin);
-        }
-    }
-
     let massless_moving: Vec<&str> = links
         .iter()
         .filter(|l| l.joint.is_some() && l.inertial.is_none())
@@ -56,50 +42,23 @@ pub(super) fn fuse_massless(
         ));
     }
 
-    let mut new_index = vec![usize::MAX; n];
-    let mut out: Vec<Link> = Vec::with_capacity(n);
-    let mut sites = Vec::new();
-    let mut pairs = Vec::new();
-    for (i, mut link) in links.into_iter().enumerate() {
-        if fused[i] {
-            let t = new_index[target[i]];
-            let o = offset[i];
-            let moved = |g: Geom| Geom {
-                pose: o.mul(&g.pose),
-                ..g
-            };
-            let dst = &mut out[t];
-            dst.collisions
-                .extend(link.collisions.into_iter().map(moved));
-            dst.visuals.extend(link.visuals.into_iter().map(moved));
-            pairs.push(format!("{}→{}", link.name, dst.name));
-            sites.push(Site {
-                name: link.name,
-                link: t,
-                pose: o,
-            });
-            continue;
-        }
-        if let Some(p) = link.parent {
-            link.origin = offset[p].mul(&link.origin);
-            link.parent = Some(new_index[target[p]]);
-        }
-        new_index[i] = out.len();
-        if let Some(j) = link.joint {
-            joints[j].link = out.len();
-        }
-        out.push(link);
-    }
-    if !pairs.is_empty() {
+    let folded = fold_links(
+        links,
+        joints,
+        |l| l.joint.is_none() && l.inertial.is_none(),
+        |_, _, _| {},
+    );
+    if !folded.pairs.is_empty() {
         notes.push(format!(
             "fused massless links into their parents: {}",
-            pairs.join(", ")
+            folded.pairs.join(", ")
         ));
     }
+    let (ee_link, ee_offset) = folded.at[ee];
     Fused {
-        links: out,
-        ee_link: new_index[target[ee]],
-        ee_offset: offset[ee].translation,
-        sites,
+        links: folded.links,
+        ee_link,
+        ee_offset: ee_offset.translation,
+        sites: folded.sites,
     }
 }

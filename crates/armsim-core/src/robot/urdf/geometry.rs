@@ -5,8 +5,11 @@ use std::path::{Path, PathBuf};
 
 use glam::{EulerRot, Quat, Vec3};
 
-use super::super::mesh::{LoadOptions, MeshTable, resolve_mesh_path};
-use super::super::{Pose, RobotError, Shape, mesh_shape};
+use crate::geometry::Pose;
+use crate::robot::error::RobotError;
+use crate::robot::mesh::{LoadOptions, MeshTable, resolve_mesh_path};
+use crate::robot::mesh_shapes::mesh_shape;
+use crate::robot::model::Shape;
 
 /// Colour of a primitive visual the file gives none for.
 pub(super) const DEFAULT_RGBA: [f32; 4] = [0.7, 0.7, 0.7, 1.0];

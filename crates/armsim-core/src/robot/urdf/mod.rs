@@ -56,11 +56,19 @@ use std::path::Path;
 
 use glam::Vec3;
 
-use super::mesh::LoadOptions;
-use super::{
-    Actuator, ActuatorKind, Geom, Inertial, Joint, JointKind, Link, Mimic, Pose, RobotError,
-    RobotModel, default_gains, finish_meshes, topological_order, validate,
+use crate::geometry::Pose;
+use crate::robot::defaults::{default_gains, default_motor_limits};
+use crate::robot::error::RobotError;
+use crate::robot::inertia::{MUJOCO_DENSITY, effective_inertia};
+use crate::robot::kinematics::gravity_compensation;
+use crate::robot::mesh::LoadOptions;
+use crate::robot::mesh_shapes::finish_meshes;
+use crate::robot::model::{
+    Actuator, ActuatorKind, Geom, Inertial, Joint, JointKind, Link, Mimic, RobotModel,
 };
+use crate::robot::self_collision::{self, Rule};
+use crate::robot::validate::{topological_order, validate};
+use crate::robot::xml::parse_xml;
 use geometry::{DEFAULT_RGBA, MESH_RGBA, Meshes, expand_uniform_scales, pose, vec3, visual_rgba};
 
 /// Link names that mark the end effector, highest priority first.
@@ -81,7 +89,7 @@ pub fn parse_urdf_file(
 ) -> Result<RobotModel, RobotError> {
     // roxmltree first: it reports syntax errors with a line, which urdf-rs does not, and it sees
     // what urdf-rs drops (missing <limit>, transmissions, element lines).
-    let doc = super::parse_xml(xml, "robot")?;
+    let doc = parse_xml(xml, "robot")?;
     let root = doc.root_element();
     let raw = RawInfo::collect(&doc, root)?;
     let expanded = expand_uniform_scales(xml, &doc);
@@ -288,7 +296,7 @@ fn build(
         let (max_effort, max_velocity) = if joint.joint_type == urdf_rs::JointType::Continuous
             && !raw.joints_with_limit.iter().any(|n| n == &joint.name)
         {
-            super::default_motor_limits(kind)
+            default_motor_limits(kind)
         } else {
             (joint.limit.effort as f32, joint.limit.velocity as f32)
         };
@@ -471,8 +479,7 @@ fn build(
     stiffen_against_weight(&mut model);
     validate(&model)?;
     // What MuJoCo gives a URDF: every geom on bit 1, no exclusions; adjacent links never touch.
-    model.self_collision =
-        super::self_collision::compute(&model, super::self_collision::Rule::Urdf, &[]);
+    model.self_collision = self_collision::compute(&model, Rule::Urdf, &[]);
     Ok(model)
 }
 
@@ -487,14 +494,14 @@ const MAX_KP: f32 = 40_000.0;
 /// hold the worst gravity load of its subtree (gravity along any base axis, at q = 0) within
 /// [`HOLD_SAG`], up to [`MAX_KP`], critically damped.
 fn stiffen_against_weight(model: &mut RobotModel) {
-    let density = super::mjcf::MUJOCO_DENSITY;
+    let density = MUJOCO_DENSITY;
     let loads: Vec<Vec<f32>> = [Vec3::X, Vec3::Y, Vec3::Z]
         .into_iter()
-        .map(|axis| super::kinematics::gravity_compensation(model, &[], axis * 9.81, density))
+        .map(|axis| gravity_compensation(model, &[], axis * 9.81, density))
         .collect();
     for j in 0..model.joints.len() {
         let load = loads.iter().map(|l| l[j].abs()).fold(0.0, f32::max);
-        let inertia = super::mjcf::effective_inertia(model, j);
+        let inertia = effective_inertia(model, j);
         if !(inertia > 1e-9 && load.is_finite()) {
             continue;
         }

@@ -1,6 +1,7 @@
 //! Unit tests of the URDF loader: links, joints, mimics, limits and the shipped gripper4.
 
 use super::*;
+use crate::robot::test_support::{assert_joint_names, mimic};
 
 const GRIPPER4: &str = include_str!("../../../../../assets/robots/gripper4.urdf");
 
@@ -21,16 +22,20 @@ fn one_joint(joint_extra: &str, extra: &str) -> String {
     )
 }
 
+/// The error loading [`one_joint`]`(joint_extra, extra)` fails with.
+fn one_joint_error(joint_extra: &str, extra: &str) -> RobotError {
+    parse_urdf(&one_joint(joint_extra, extra)).unwrap_err()
+}
+
 const LIMIT: &str = r#"<limit lower="-1" upper="1" effort="10" velocity="2"/>"#;
 
 #[test]
 fn gripper4_joints_in_spec_003_order() {
     let m = parse_urdf(GRIPPER4).expect("gripper4 loads");
-    assert_eq!(m.name, "gripper4");
-    let names: Vec<&str> = m.joints.iter().map(|j| j.name.as_str()).collect();
-    assert_eq!(
-        names,
-        [
+    assert_joint_names(
+        &m,
+        "gripper4",
+        &[
             "base_swivel",
             "arm_hinge_1",
             "arm_hinge_2",
@@ -41,7 +46,7 @@ fn gripper4_joints_in_spec_003_order() {
             "finger_0_2",
             "finger_1_2",
             "finger_2_2",
-        ]
+        ],
     );
     for j in &m.joints {
         assert_eq!(j.kind, JointKind::Revolute);
@@ -185,15 +190,7 @@ fn mimic_and_transmission() {
             </transmission>
           </robot>"#;
     let m = parse_urdf(xml).unwrap();
-    assert_eq!(
-        m.mimics,
-        vec![Mimic {
-            joint: 1,
-            leader: 0,
-            multiplier: -1.0,
-            offset: 0.01
-        }]
-    );
+    assert_eq!(m.mimics, [mimic(1, 0, -1.0, 0.01)]);
     assert_eq!(m.actuator_joint("grip_motor"), Some(0));
     assert_eq!(
         m.joints[0].actuator.as_ref().unwrap().kind,
@@ -245,11 +242,10 @@ fn error_mesh_names_link() {
 
 #[test]
 fn error_limits_reversed() {
-    let e = parse_urdf(&one_joint(
+    let e = one_joint_error(
         r#"<limit lower="1" upper="-1" effort="1" velocity="1"/>"#,
         "",
-    ))
-    .unwrap_err();
+    );
     assert_eq!(
         e.to_string(),
         "joint `j`: lower limit 1 is greater than upper limit -1"
@@ -258,13 +254,13 @@ fn error_limits_reversed() {
 
 #[test]
 fn error_missing_limit() {
-    let e = parse_urdf(&one_joint("", "")).unwrap_err();
+    let e = one_joint_error("", "");
     assert!(e.to_string().contains("need a <limit>"), "{e}");
 }
 
 #[test]
 fn error_unknown_mimic_leader() {
-    let e = parse_urdf(&one_joint(&format!(r#"{LIMIT}<mimic joint="nope"/>"#), "")).unwrap_err();
+    let e = one_joint_error(&format!(r#"{LIMIT}<mimic joint="nope"/>"#), "");
     assert_eq!(
         e.to_string(),
         "the mimic of joint `j` references unknown joint `nope`"
@@ -273,44 +269,41 @@ fn error_unknown_mimic_leader() {
 
 #[test]
 fn error_unknown_transmission_joint() {
-    let e = parse_urdf(&one_joint(
+    let e = one_joint_error(
         LIMIT,
         r#"<transmission name="tr"><joint name="ghost">
                  <hardwareInterface>VelocityJointInterface</hardwareInterface></joint>
                </transmission>"#,
-    ))
-    .unwrap_err();
+    );
     assert!(matches!(e, RobotError::UnknownJoint { .. }));
     assert!(e.to_string().contains("transmission `tr`"), "{e}");
 }
 
 #[test]
 fn error_duplicate_link() {
-    let e = parse_urdf(&one_joint(LIMIT, r#"<link name="arm"/>"#)).unwrap_err();
+    let e = one_joint_error(LIMIT, r#"<link name="arm"/>"#);
     assert_eq!(e.to_string(), "duplicate link name `arm`");
 }
 
 #[test]
 fn error_duplicate_joint() {
-    let e = parse_urdf(&one_joint(
+    let e = one_joint_error(
         LIMIT,
         r#"<link name="c"/><joint name="j" type="continuous">
                  <parent link="arm"/><child link="c"/></joint>"#,
-    ))
-    .unwrap_err();
+    );
     assert_eq!(e.to_string(), "duplicate joint name `j`");
 }
 
 #[test]
 fn error_unknown_link_and_bad_tree() {
-    let e = parse_urdf(&one_joint(
+    let e = one_joint_error(
         LIMIT,
         r#"<joint name="k" type="fixed"><parent link="arm"/><child link="nowhere"/></joint>"#,
-    ))
-    .unwrap_err();
+    );
     assert_eq!(e.to_string(), "joint `k` references unknown link `nowhere`");
 
-    let e = parse_urdf(&one_joint(LIMIT, r#"<link name="island"/>"#)).unwrap_err();
+    let e = one_joint_error(LIMIT, r#"<link name="island"/>"#);
     assert!(matches!(e, RobotError::InvalidTree(_)), "{e:?}");
     assert!(e.to_string().contains("2 root links (base, island)"), "{e}");
 }
@@ -341,11 +334,10 @@ fn error_unknown_material() {
 
 #[test]
 fn error_malformed_number_from_urdf_rs() {
-    let e = parse_urdf(&one_joint(
+    let e = one_joint_error(
         r#"<limit lower="x" upper="1" effort="1" velocity="1"/>"#,
         "",
-    ))
-    .unwrap_err();
+    );
     assert!(matches!(e, RobotError::Urdf(_)), "{e:?}");
 }
 
@@ -357,11 +349,10 @@ fn error_zero_axis_and_nonpositive_effort() {
     .unwrap_err();
     assert_eq!(e.to_string(), "joint `j`: axis must be a non-zero vector");
 
-    let e = parse_urdf(&one_joint(
+    let e = one_joint_error(
         r#"<limit lower="-1" upper="1" effort="0" velocity="1"/>"#,
         "",
-    ))
-    .unwrap_err();
+    );
     assert_eq!(
         e.to_string(),
         "joint `j`: max_effort must be positive, got 0"
@@ -370,7 +361,7 @@ fn error_zero_axis_and_nonpositive_effort() {
 
 #[test]
 fn error_mimic_of_itself_and_chain() {
-    let e = parse_urdf(&one_joint(&format!(r#"{LIMIT}<mimic joint="j"/>"#), "")).unwrap_err();
+    let e = one_joint_error(&format!(r#"{LIMIT}<mimic joint="j"/>"#), "");
     assert_eq!(
         e.to_string(),
         "invalid mimic of joint `j`: a joint cannot follow itself"

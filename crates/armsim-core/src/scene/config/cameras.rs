@@ -1,5 +1,6 @@
 //! `extensions.armsim.cameras[]`: the scene's simulated cameras (the model is
-//! `crate::camera`), read through the `Checker` like every other section, and written back.
+//! `crate::camera`), read through the `Checker` like every other section (`types.rs` writes
+//! them back).
 //!
 //! ```json
 //! {"name": "front", "pose": {"pos_m": [1.3, -0.6, 1.5], "look_at_m": [0.5, 0, 1.05]}}
@@ -8,8 +9,12 @@
 //!  "rate_hz": 30, "depth": false}
 //! ```
 
-use super::*;
+use glam::Vec3;
+use serde_json::Value;
+
+use super::checker::{Checker, Obj, idx, key};
 use crate::camera::{CameraMount, CameraSpec, MAX_SIZE};
+use crate::robot::model::RobotModel;
 use crate::sim::SIM_HZ;
 
 /// Every camera, each checked on its own, then their names for uniqueness.
@@ -20,25 +25,7 @@ pub(super) fn parse_cameras(c: &mut Checker, v: &Value, p: &str) -> Option<Vec<C
         .enumerate()
         .map(|(i, item)| parse_camera(c, item, &idx(p, i)))
         .collect();
-    let mut first_seen: HashMap<&str, usize> = HashMap::new();
-    for (i, camera) in cameras.iter().enumerate() {
-        let name = match camera {
-            Some(camera) => Some(camera.name.as_str()),
-            None => items[i].get("name").and_then(Value::as_str),
-        };
-        let Some(name) = name else { continue };
-        if let Some(&first) = first_seen.get(name) {
-            c.err(
-                key(&idx(p, i), "name"),
-                format!(
-                    "duplicate camera name \"{name}\" (first used by {})",
-                    idx(p, first)
-                ),
-            );
-        } else {
-            first_seen.insert(name, i);
-        }
-    }
+    c.unique_names(items, &cameras, |camera| camera.name.as_str(), p, "camera");
     cameras.into_iter().collect()
 }
 
@@ -160,58 +147,5 @@ pub(super) fn check_camera_frames(c: &mut Checker, model: &RobotModel, cameras: 
                 ),
             );
         }
-    }
-}
-
-/// A camera as the scene writes it: the typed fields in the JSON shape `parse_camera` reads.
-pub(super) struct CameraJson<'a>(pub(super) &'a CameraSpec);
-
-impl Serialize for CameraJson<'_> {
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        #[derive(Serialize)]
-        struct Fixed {
-            pos_m: [f32; 3],
-            look_at_m: [f32; 3],
-        }
-        #[derive(Serialize)]
-        struct Attach<'a> {
-            frame: &'a str,
-            pos_m: [f32; 3],
-            quat_xyzw: [f32; 4],
-        }
-        let camera = self.0;
-        let mut m = s.serialize_map(None)?;
-        m.serialize_entry("name", &camera.name)?;
-        match &camera.mount {
-            CameraMount::Fixed { pos_m, look_at_m } => m.serialize_entry(
-                "pose",
-                &Fixed {
-                    pos_m: *pos_m,
-                    look_at_m: *look_at_m,
-                },
-            )?,
-            CameraMount::Attached {
-                frame,
-                pos_m,
-                quat_xyzw,
-            } => m.serialize_entry(
-                "attach",
-                &Attach {
-                    frame,
-                    pos_m: *pos_m,
-                    quat_xyzw: *quat_xyzw,
-                },
-            )?,
-            // A robot file's camera: never part of a scene's own list.
-            CameraMount::Link { .. } => {}
-        }
-        m.serialize_entry("fov_deg", &camera.fov_deg)?;
-        m.serialize_entry("width", &camera.width)?;
-        m.serialize_entry("height", &camera.height)?;
-        m.serialize_entry("rate_hz", &camera.rate_hz)?;
-        if camera.depth {
-            m.serialize_entry("depth", &true)?;
-        }
-        m.end()
     }
 }

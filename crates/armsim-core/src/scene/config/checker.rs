@@ -1,8 +1,16 @@
 //! The validator's path-aware walking helpers (`Checker`: every problem recorded with its JSON
-//! path) and the cross-field checks that need the robot (home pose, gripper and its positions,
-//! table, goal zone).
+//! path), which every section's parser reads through.
 
-use super::*;
+use std::collections::HashMap;
+
+use serde_json::{Map, Value};
+
+use super::errors::SceneError;
+use super::types::PoseConfig;
+
+/// A quaternion whose norm is this close to 1 is normalised silently; farther off it is an error, since it more
+/// likely means a wrong component order or a typo than rounding.
+const QUAT_NORM_TOL: f64 = 1e-3;
 
 // ---------------------------------------------------------------------------------------------------------------
 // Path-aware walking helpers
@@ -87,6 +95,9 @@ impl Checker {
     }
 
     /// A required field of `m`, parsed by `parse` at its own path.
+    // Shares its parameter list with `opt` on purpose (`duplicates` pairs the two signatures):
+    // a field turns optional by changing one name at the call site, and the lookup is one code
+    // path, `opt`'s.
     pub(super) fn req<'v, T>(
         &mut self,
         m: &'v Obj,
@@ -94,17 +105,15 @@ impl Checker {
         k: &str,
         parse: impl FnOnce(&mut Self, &'v Value, &str) -> Option<T>,
     ) -> Option<T> {
-        let p = key(path, k);
-        match m.get(k) {
-            Some(v) => parse(self, v, &p),
-            None => {
-                self.err(p, "missing required field");
-                None
-            }
+        if !m.contains_key(k) {
+            self.err(key(path, k), "missing required field");
+            return None;
         }
+        self.opt(m, path, k, parse)
     }
 
     /// An optional field: `None` when absent or invalid (invalid is recorded).
+    // The one lookup behind `req` too, whose parameter list it shares on purpose.
     pub(super) fn opt<'v, T>(
         &mut self,
         m: &'v Obj,
@@ -236,6 +245,38 @@ impl Checker {
         }
     }
 
+    /// Reports, at `p[i].name`, every item of the array `items` (at `p`) whose name an earlier
+    /// item already used; `what` names the items in the message. `parsed` holds each item as
+    /// parsed: a broken one (`None`) still takes part if its `name` field is a string.
+    pub(super) fn unique_names<T>(
+        &mut self,
+        items: &[Value],
+        parsed: &[Option<T>],
+        name_of: impl Fn(&T) -> &str,
+        p: &str,
+        what: &str,
+    ) {
+        let mut first_seen: HashMap<&str, usize> = HashMap::new();
+        for (i, item) in parsed.iter().enumerate() {
+            let name = match item {
+                Some(item) => Some(name_of(item)),
+                None => items[i].get("name").and_then(Value::as_str),
+            };
+            let Some(name) = name else { continue };
+            if let Some(&first) = first_seen.get(name) {
+                self.err(
+                    key(&idx(p, i), "name"),
+                    format!(
+                        "duplicate {what} name \"{name}\" (first used by {})",
+                        idx(p, first)
+                    ),
+                );
+            } else {
+                first_seen.insert(name, i);
+            }
+        }
+    }
+
     pub(super) fn pose(&mut self, v: &Value, path: &str) -> Option<PoseConfig> {
         let m = self.object(v, path, &["pos_m", "quat_xyzw"])?;
         let pos_m = self.req(m, path, "pos_m", Checker::f32_array::<3>);
@@ -273,208 +314,5 @@ pub(super) fn compact(v: &Value) -> String {
         format!("{}…", s.chars().take(40).collect::<String>())
     } else {
         s
-    }
-}
-
-// ---------------------------------------------------------------------------------------------------------------
-// Cross-field checks
-// ---------------------------------------------------------------------------------------------------------------
-
-/// `~/rest` → `$HOME/rest`, so scenes can point where users keep their robot files.
-pub(super) fn expand_home(path: &Path) -> PathBuf {
-    match (path.strip_prefix("~"), std::env::var_os("HOME")) {
-        (Ok(rest), Some(home)) => PathBuf::from(home).join(rest),
-        _ => path.to_path_buf(),
-    }
-}
-
-/// Finds the robot file (scene directory first, then the current directory) and loads it.
-pub(super) fn load_robot_file(
-    c: &mut Checker,
-    mjcf_path: &str,
-    base_dir: &Path,
-    options: &LoadOptions,
-) -> Option<(RobotModel, PathBuf)> {
-    const P: &str = "$.robot.mjcf_path";
-    let expanded = expand_home(Path::new(mjcf_path));
-    let rel = expanded.as_path();
-    // A bundled scene's robot comes from the bundled files, never from the disk.
-    if let Some(loaded) = super::super::bundled::robot_at(&base_dir.join(rel)) {
-        return match loaded {
-            Ok(model) => Some((model, base_dir.join(rel))),
-            Err(e) => {
-                c.err(P, format!("cannot load robot {mjcf_path}: {e}"));
-                None
-            }
-        };
-    }
-    let candidates: Vec<PathBuf> = if rel.is_absolute() {
-        vec![rel.to_path_buf()]
-    } else {
-        let cwd = std::env::current_dir()
-            .map(|d| d.join(rel))
-            .unwrap_or_else(|_| rel.to_path_buf());
-        vec![base_dir.join(rel), cwd]
-    };
-    let Some(found) = candidates.iter().find(|p| p.is_file()) else {
-        let tried: Vec<String> = candidates.iter().map(|p| p.display().to_string()).collect();
-        let hint = super::sources::clone_hint(mjcf_path, base_dir)
-            .map(|h| format!("; {h}"))
-            .unwrap_or_default();
-        c.err(
-            P,
-            format!(
-                "robot file \"{mjcf_path}\" not found (tried: {}){hint}",
-                tried.join(", ")
-            ),
-        );
-        return None;
-    };
-    match load_robot_with(found, options) {
-        Ok(model) => Some((model, found.clone())),
-        Err(e) => {
-            c.err(P, format!("cannot load robot {}: {e}", found.display()));
-            None
-        }
-    }
-}
-
-pub(super) fn check_robot(c: &mut Checker, robot: &RobotModel, parts: &RobotParts) {
-    let n = robot.joints.len();
-    let leader = parts.actuator_name.as_deref().and_then(|name| {
-        let leader = robot.actuator_joint(name);
-        if leader.is_none() {
-            let names: Vec<&str> = robot
-                .joints
-                .iter()
-                .filter_map(|j| j.actuator.as_ref().map(|a| a.name.as_str()))
-                .collect();
-            c.err(
-                "$.robot.gripper.actuator_name",
-                format!(
-                    "robot \"{}\" has no actuator named \"{name}\" (actuators: {})",
-                    robot.name,
-                    if names.is_empty() {
-                        "none".to_owned()
-                    } else {
-                        names.join(", ")
-                    }
-                ),
-            );
-        }
-        leader
-    });
-    let Some(home_q) = &parts.home_q else { return };
-
-    let arm: Option<Vec<usize>> = leader.map(|l| {
-        let gripper = gripper_joint_set(robot, l);
-        (0..n).filter(|j| !gripper.contains(j)).collect()
-    });
-    let joints: Vec<usize> = if home_q.len() == n {
-        (0..n).collect()
-    } else if let Some(arm) = arm.filter(|a| a.len() == home_q.len()) {
-        arm
-    } else {
-        let arm_count = match leader {
-            Some(l) => format!(
-                "{} (arm joints only) or ",
-                n - gripper_joint_set(robot, l).len()
-            ),
-            None => String::new(),
-        };
-        c.err(
-            "$.robot.home_q",
-            format!(
-                "has {} values; robot \"{}\" needs {arm_count}{n} (every joint)",
-                home_q.len(),
-                robot.name
-            ),
-        );
-        return;
-    };
-    for (i, (&q, &j)) in home_q.iter().zip(&joints).enumerate() {
-        let joint = &robot.joints[j];
-        if let Some((lo, hi)) = joint.limits
-            && (q < lo - JOINT_LIMIT_TOL || q > hi + JOINT_LIMIT_TOL)
-        {
-            c.err(
-                idx("$.robot.home_q", i),
-                format!(
-                    "{q} is outside the limits [{lo}, {hi}] of joint \"{}\"",
-                    joint.name
-                ),
-            );
-        }
-    }
-}
-
-pub(super) fn check_above_table(c: &mut Checker, o: &ObjectConfig, p: &str, top: f32) {
-    let bottom = o.pose.pos_m[2] - o.shape.depth_below_center(o.pose.rotation());
-    if bottom < top - TABLE_TOL_M {
-        c.err(
-            key(&key(p, "pose"), "pos_m"),
-            format!(
-                "object \"{}\" reaches down to z = {bottom:.4} m, below the table top at {top} m",
-                o.name
-            ),
-        );
-    }
-}
-
-pub(super) fn check_goal_zone(c: &mut Checker, armsim: &ArmsimExtensions) {
-    let Some(goal) = &armsim.goal_zone else {
-        return;
-    };
-    for axis in 0..2 {
-        let table_half = armsim.table_size_m[axis] * 0.5;
-        let offset = (goal.center_xy_m[axis] - armsim.table_center_xy_m[axis]).abs();
-        if offset + goal.half_size_m[axis] > table_half + TABLE_TOL_M {
-            c.err(
-                "$.extensions.armsim.goal_zone",
-                format!(
-                    "the goal zone extends past the table edge along {} (table half size {table_half} m)",
-                    ["x", "y"][axis]
-                ),
-            );
-            return;
-        }
-    }
-}
-
-/// `extensions.armsim.robot.gripper_positions` needs a gripper, and both positions inside its
-/// joint's limits.
-pub(super) fn check_gripper_positions(
-    c: &mut Checker,
-    model: &RobotModel,
-    actuator: Option<&str>,
-    grip: GripperPositions,
-) {
-    let p = "$.extensions.armsim.robot.gripper_positions";
-    let Some(name) = actuator else {
-        c.err(
-            p,
-            "the scene has no robot.gripper for these positions to apply to",
-        );
-        return;
-    };
-    // An unknown actuator is reported at robot.gripper.actuator_name already.
-    let Some(joint) = model.actuator_joint(name).map(|j| &model.joints[j]) else {
-        return;
-    };
-    if grip.open == grip.closed {
-        c.err(p, format!("open and closed are both {}", grip.open));
-    }
-    if let Some((lo, hi)) = joint.limits {
-        for (k, q) in [("open", grip.open), ("closed", grip.closed)] {
-            if !(lo..=hi).contains(&q) {
-                c.err(
-                    key(p, k),
-                    format!(
-                        "{q} is outside joint \"{}\"'s range [{lo}, {hi}]",
-                        joint.name
-                    ),
-                );
-            }
-        }
     }
 }

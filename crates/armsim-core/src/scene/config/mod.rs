@@ -9,89 +9,39 @@
 //! outside an `extensions` object are closed: an unknown one is an error. Any JSON object may carry `extensions`;
 //! the top level's and each object's are kept verbatim, the others are accepted and dropped.
 //!
-//! Files: `types.rs` (the typed config and its JSON writer), `parse.rs` (section by section),
-//! `cameras.rs` (`extensions.armsim.cameras`), `checker.rs` (the path-aware helpers and the
-//! cross-field checks), `sources.rs` (the `git clone` that brings a missing robot file); errors
-//! and the loaded [`Scene`] are here.
+//! Files, each building only on those listed before it: `errors.rs` (the error types),
+//! `types.rs` (the typed config and its JSON writer), `gripper.rs` (the gripper's joints),
+//! `checker.rs` (the path-aware walking helpers), `sources.rs` (the `git clone` that brings a
+//! missing robot file), `checks.rs` (loading the robot file and the cross-field checks),
+//! `cameras.rs` (`extensions.armsim.cameras`), `parse.rs` (section by section); the loaded
+//! [`Scene`] and the entry points are here.
 
 mod cameras;
 mod checker;
+mod checks;
+mod errors;
+mod gripper;
 mod parse;
 mod sources;
 mod types;
 
+pub use errors::{SceneError, SceneErrors};
+pub use gripper::gripper_open_position;
+pub use parse::{DEFAULT_D_CUTOFF, SCHEMA_VERSION};
 pub use types::*;
 
-use cameras::*;
-use checker::*;
-use parse::*;
-
-use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
-use glam::{Mat3, Quat, Vec3};
-use serde::Serialize;
-use serde::ser::{SerializeMap, Serializer};
-use serde_json::{Map, Value};
+use glam::Vec3;
+use serde_json::Value;
+
+use checker::Checker;
+use gripper::gripper_joint_set;
+use parse::parse_root;
 
 use crate::camera::CameraSpec;
-use crate::robot::model::{Joint, JointKind, Pose, RobotModel, Shape};
-use crate::robot::{LoadOptions, load_robot_with};
-
-/// The only `schema_version` this build understands.
-pub const SCHEMA_VERSION: &str = "1.0.0-revA";
-
-/// A quaternion whose norm is this close to 1 is normalised silently; farther off it is an error, since it more
-/// likely means a wrong component order or a typo than rounding.
-const QUAT_NORM_TOL: f64 = 1e-3;
-/// Tolerance for `t_sim_from_vp_anchor` being rigid (orthonormality, determinant, last row).
-const RIGID_TOL: f64 = 1e-4;
-/// How far an object or the robot base may dip below the table top before it is an error (rounding in hand-written
-/// files, not a real penetration).
-const TABLE_TOL_M: f32 = 1e-3;
-/// `control.filter.params.d_cutoff` (Hz) when a scene leaves it out.
-pub const DEFAULT_D_CUTOFF: f32 = 1.0;
-/// Slack on joint limits for `home_q`, so that values written with a few decimals (e.g. -1.5708) pass.
-const JOINT_LIMIT_TOL: f32 = 1e-4;
-
-// ---------------------------------------------------------------------------------------------------------------
-// Errors
-// ---------------------------------------------------------------------------------------------------------------
-
-/// One problem in a scene file, located by a JSON path such as `$.objects[2].pose.pos_m`.
-#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-#[error("{path}: {message}")]
-pub struct SceneError {
-    pub path: String,
-    pub message: String,
-}
-
-/// Every problem found in a scene file, section by section, cross-field checks (robot, table) last.
-#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-#[error("{}", one_per_line(.0))]
-pub struct SceneErrors(pub Vec<SceneError>);
-
-fn one_per_line(errors: &[SceneError]) -> String {
-    errors
-        .iter()
-        .map(ToString::to_string)
-        .collect::<Vec<_>>()
-        .join("\n")
-}
-
-impl SceneErrors {
-    fn single(path: &str, message: impl Into<String>) -> Self {
-        SceneErrors(vec![SceneError {
-            path: path.to_owned(),
-            message: message.into(),
-        }])
-    }
-
-    /// The first error at exactly `path`, if any.
-    pub fn at(&self, path: &str) -> Option<&SceneError> {
-        self.0.iter().find(|e| e.path == path)
-    }
-}
+use crate::robot::LoadOptions;
+use crate::robot::model::RobotModel;
 
 // ---------------------------------------------------------------------------------------------------------------
 // Loaded scene
@@ -174,39 +124,6 @@ impl Scene {
         }
         q
     }
-}
-
-/// The position of a gripper joint that opens the jaws.
-///
-/// The scene's `extensions.armsim.robot.gripper_positions` when it gives them (`Joint::grip`); otherwise the
-/// convention most robot files follow: a slide finger opens towards its upper limit; a hinged finger is open at 0
-/// (straight), clamped into its limits. An unlimited joint opens at 0.
-pub fn gripper_open_position(joint: &Joint) -> f32 {
-    if let Some((open, _)) = joint.grip {
-        return open;
-    }
-    match (joint.kind, joint.limits) {
-        (JointKind::Prismatic, Some((_, hi))) => hi,
-        (JointKind::Revolute, Some((lo, hi))) => 0.0_f32.clamp(lo.min(hi), hi.max(lo)),
-        (_, None) => 0.0,
-    }
-}
-
-/// `leader` and every joint that follows it through mimic relations, breadth first (leaders before followers).
-fn gripper_joint_set(robot: &RobotModel, leader: usize) -> Vec<usize> {
-    let mut set = vec![leader];
-    let mut i = 0;
-    while i < set.len() {
-        let current = set[i];
-        for m in robot.followers(current) {
-            // A cycle in a malformed model must not loop forever.
-            if !set.contains(&m.joint) {
-                set.push(m.joint);
-            }
-        }
-        i += 1;
-    }
-    set
 }
 
 /// Reads, validates and loads the scene at `path`, robot included.

@@ -1,7 +1,27 @@
 //! Parsing of `scene_config.json` section by section into the typed config, each field through the
 //! `Checker`, so one pass reports every problem.
 
-use super::*;
+use std::path::{Path, PathBuf};
+
+use serde_json::Value;
+
+use super::cameras::{check_camera_frames, parse_cameras};
+use super::checker::{Checker, Obj, idx, key};
+use super::checks::{
+    RobotParts, TABLE_TOL_M, check_above_table, check_goal_zone, check_gripper_positions,
+    check_robot, expand_home, load_robot_file,
+};
+use super::errors::SceneError;
+use super::types::*;
+use crate::robot::LoadOptions;
+use crate::robot::model::RobotModel;
+
+/// The only `schema_version` this build understands.
+pub const SCHEMA_VERSION: &str = "1.0.0-revA";
+/// `control.filter.params.d_cutoff` (Hz) when a scene leaves it out.
+pub const DEFAULT_D_CUTOFF: f32 = 1.0;
+/// Tolerance for `t_sim_from_vp_anchor` being rigid (orthonormality, determinant, last row).
+const RIGID_TOL: f64 = 1e-4;
 
 // ---------------------------------------------------------------------------------------------------------------
 // Sections
@@ -18,15 +38,6 @@ pub(super) const TOP_FIELDS: [&str; 9] = [
     "control",
     "heartbeat",
 ];
-
-/// The `robot` section field by field, so that cross-checks can use whatever parts are valid.
-#[derive(Default)]
-pub(super) struct RobotParts {
-    pub(super) mjcf_path: Option<String>,
-    pub(super) base_pose: Option<PoseConfig>,
-    pub(super) home_q: Option<Vec<f32>>,
-    pub(super) actuator_name: Option<String>,
-}
 
 pub(super) fn parse_root(
     c: &mut Checker,
@@ -343,26 +354,7 @@ pub(super) fn parse_objects(
         .map(|(i, o)| parse_object(c, o, &idx(p, i)))
         .collect();
 
-    let mut first_seen: HashMap<&str, usize> = HashMap::new();
-    for (i, o) in objects.iter().enumerate() {
-        // A broken object still has a usable name for this check if its `name` field parsed.
-        let name = match o {
-            Some(o) => Some(o.name.as_str()),
-            None => items[i].get("name").and_then(Value::as_str),
-        };
-        let Some(name) = name else { continue };
-        if let Some(&first) = first_seen.get(name) {
-            c.err(
-                key(&idx(p, i), "name"),
-                format!(
-                    "duplicate object name \"{name}\" (first used by {})",
-                    idx(p, first)
-                ),
-            );
-        } else {
-            first_seen.insert(name, i);
-        }
-    }
+    c.unique_names(items, &objects, |o| o.name.as_str(), p, "object");
     if let Some(top) = top {
         for (i, o) in objects.iter().enumerate() {
             if let Some(o) = o {

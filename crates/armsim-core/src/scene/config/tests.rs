@@ -2,6 +2,7 @@
 //! shipped scenes.
 
 use super::*;
+use crate::robot::model::Shape;
 use serde_json::json;
 
 pub(super) fn scenes_dir() -> PathBuf {

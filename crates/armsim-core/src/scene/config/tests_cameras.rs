@@ -4,6 +4,7 @@
 use super::tests::{assert_has, default_scene, default_value, errors_for, parse_value};
 use super::*;
 use crate::camera::{CameraMount, Placement};
+use crate::robot::model::Pose;
 use serde_json::json;
 
 const P: &str = "$.extensions.armsim.cameras";

@@ -1,6 +1,14 @@
 //! The typed revA scene config (what a validated `scene_config.json` becomes) and its JSON writer.
 
-use super::*;
+use std::path::PathBuf;
+
+use glam::{Mat3, Quat, Vec3};
+use serde::Serialize;
+use serde::ser::{SerializeMap, Serializer};
+use serde_json::{Map, Value};
+
+use crate::camera::{CameraMount, CameraSpec};
+use crate::robot::model::{Pose, Shape};
 
 // ---------------------------------------------------------------------------------------------------------------
 // Types
@@ -525,11 +533,7 @@ impl Serialize for ArmsimExtensions {
             m.serialize_entry("robot", &RobotExtJson(&self.robot))?;
         }
         if !self.cameras.is_empty() {
-            let cameras: Vec<_> = self
-                .cameras
-                .iter()
-                .map(super::cameras::CameraJson)
-                .collect();
+            let cameras: Vec<_> = self.cameras.iter().map(CameraJson).collect();
             m.serialize_entry("cameras", &cameras)?;
         }
         m.end()
@@ -614,4 +618,57 @@ pub(super) fn collapse_scalar_arrays(pretty: &str) -> String {
         rest = &rest[len..];
     }
     out
+}
+
+/// A camera as the scene writes it: the typed fields in the JSON shape `parse_camera` reads.
+struct CameraJson<'a>(&'a CameraSpec);
+
+impl Serialize for CameraJson<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        #[derive(Serialize)]
+        struct Fixed {
+            pos_m: [f32; 3],
+            look_at_m: [f32; 3],
+        }
+        #[derive(Serialize)]
+        struct Attach<'a> {
+            frame: &'a str,
+            pos_m: [f32; 3],
+            quat_xyzw: [f32; 4],
+        }
+        let camera = self.0;
+        let mut m = s.serialize_map(None)?;
+        m.serialize_entry("name", &camera.name)?;
+        match &camera.mount {
+            CameraMount::Fixed { pos_m, look_at_m } => m.serialize_entry(
+                "pose",
+                &Fixed {
+                    pos_m: *pos_m,
+                    look_at_m: *look_at_m,
+                },
+            )?,
+            CameraMount::Attached {
+                frame,
+                pos_m,
+                quat_xyzw,
+            } => m.serialize_entry(
+                "attach",
+                &Attach {
+                    frame,
+                    pos_m: *pos_m,
+                    quat_xyzw: *quat_xyzw,
+                },
+            )?,
+            // A robot file's camera: never part of a scene's own list.
+            CameraMount::Link { .. } => {}
+        }
+        m.serialize_entry("fov_deg", &camera.fov_deg)?;
+        m.serialize_entry("width", &camera.width)?;
+        m.serialize_entry("height", &camera.height)?;
+        m.serialize_entry("rate_hz", &camera.rate_hz)?;
+        if camera.depth {
+            m.serialize_entry("depth", &true)?;
+        }
+        m.end()
+    }
 }

@@ -1,7 +1,27 @@
 //! The pickle reader: a stack machine over an arena (so memoized containers are shared as in
 //! Python), then a budgeted copy into a `Value` tree.
 
-use super::*;
+use std::collections::HashMap;
+
+use super::error::PickleError;
+use super::opcodes::*;
+use crate::trajectory::value::Value;
+
+/// Decodes one pickle that makes up the whole of `data`.
+///
+/// Memory stays proportional to `data.len()`: declared lengths are checked against the bytes
+/// left before anything is allocated, and the values reachable through shared references (memo
+/// gets) are capped at [`expansion_limit`] bytes.
+pub fn from_bytes(data: &[u8]) -> Result<Value, PickleError> {
+    Reader::new(data).run()
+}
+
+/// How many bytes of values a pickle of `input_len` bytes may expand to. Unshared data expands
+/// a few times (a float: 9 bytes in, a 32-byte `Value` out; a memoized dict key: 2 bytes in, a
+/// `String` out); the rest is room for legitimately shared lists.
+pub fn expansion_limit(input_len: usize) -> usize {
+    input_len.saturating_mul(64).saturating_add(64 << 20)
+}
 
 /// Deeper than any trajectory; shallow enough that building and dropping values cannot overflow
 /// a thread's stack.

@@ -2,7 +2,11 @@
 //! trips.
 
 use super::super::tests::arb_value;
+use super::opcodes::*;
+use super::reader::{MAX_DEPTH, long_to_i64};
+use super::writer::{FRAME_TARGET, i64_to_long};
 use super::*;
+use crate::trajectory::value::Value;
 use proptest::prelude::*;
 
 fn dict(entries: Vec<(&str, Value)>) -> Value {

@@ -1,7 +1,34 @@
 //! The pickle writer: protocol 4 as CPython writes it (opcode choices, 64 KiB frames, memoized
 //! strings), streamed one frame at a time.
 
-use super::*;
+use std::collections::HashMap;
+use std::io::{self, Write};
+
+use super::opcodes::*;
+use crate::trajectory::value::Value;
+
+/// Encodes `value` as a protocol 4 pickle.
+pub fn to_bytes(value: &Value) -> Vec<u8> {
+    let mut out = Vec::new();
+    // Writing into a Vec cannot fail.
+    let _ = write(value, &mut out);
+    out
+}
+
+/// Streams `value` as a protocol 4 pickle into `out`, holding at most one 64 KiB frame (plus the
+/// largest single string) in memory.
+pub fn write<W: Write>(value: &Value, out: W) -> io::Result<()> {
+    let mut w = Writer {
+        out,
+        frame: Vec::with_capacity(FRAME_TARGET + 1024),
+        memo: HashMap::new(),
+    };
+    w.out.write_all(&[PROTO, 4])?;
+    w.value(value)?;
+    w.frame.push(STOP);
+    w.commit_frame()?;
+    w.out.flush()
+}
 
 /// The shortest two's-complement little-endian encoding of `v`, as CPython's `encode_long`.
 pub(super) fn i64_to_long(v: i64) -> Vec<u8> {
