@@ -151,13 +151,17 @@ fn offscreen_images_show_the_scene_stamped_with_increasing_steps() {
 
 /// `--headless --record-lerobot` with an agent that starts the session: the dataset lists both
 /// cameras as video features and their mp4 files hold frames; `--camera-snapshots` writes
-/// their images too.
+/// their images too. As fast as it goes, every row gets the image of its own step (a fast
+/// frame ends on each row's step: `offscreen::end_frames_on_aligned_steps`).
 #[test]
 fn headless_record_lerobot_writes_the_cameras_as_video() {
     let root = scratch("dataset");
     let snapshots = scratch("snapshots");
     let (root_arg, snap_arg) = (root.display().to_string(), snapshots.display().to_string());
-    let mut sim = Armsim::start(
+    // Not real time: there a frame that runs late on a busy machine covers two rows, and the
+    // first takes the image before (README, "Cameras"), so how many do would hang on the
+    // machine's load (60 to 105 of 180 with three copies of this test on two cores).
+    let mut sim = Armsim::start_fast(
         "headless-cameras",
         &[
             "--duration",
@@ -184,8 +188,6 @@ fn headless_record_lerobot_writes_the_cameras_as_video() {
     assert!(exit.success(), "exit status {exit:?}; the log:\n{log}");
     assert!(line.contains("1 episode"), "{line}");
     assert!(log.contains("rendering 2 camera(s) offscreen"), "{log}");
-    // Real time on a machine busy with other tests: a frame over 33 ms runs two rows, and the
-    // first takes the image before; in steady state none does. Most rows get their own image.
     let stale: u64 = sim
         .log
         .iter()
@@ -200,8 +202,9 @@ fn headless_record_lerobot_writes_the_cameras_as_video() {
     let info = lerobot_info(&root);
     let frames = info["total_frames"].as_u64().unwrap();
     assert!(frames >= 30, "{frames} frames");
-    assert!(
-        stale * 4 <= frames * 2,
+    assert_eq!(
+        stale,
+        0,
         "{stale} of {} row images came from the step before",
         frames * 2
     );

@@ -96,3 +96,12 @@ def test_a_missing_folder_is_a_clear_error(tmp_path):
 def test_this_repository_has_no_import_circle():
     out = run()
     assert out.returncode == 0, out.stdout
+
+
+def test_the_architecture_doc_shows_the_module_graph_as_it_stands():
+    out = run("--graph")
+    graph = "\n".join(line for line in out.stdout.splitlines() if "import circle" not in line)
+    doc = (SCRIPT.parents[1] / "docs" / "ARCHITECTURE.md").read_text()
+    assert graph in doc, (
+        "docs/ARCHITECTURE.md's module graph is out of date; paste in "
+        "`scripts/import-circles --graph`:\n" + graph)

@@ -26,12 +26,22 @@ impl Armsim {
     /// Starts `armsim --headless --realtime args…` logging at info level, its certificate (if
     /// it serves the headset page) in a scratch folder named after `name`.
     pub fn start(name: &str, args: &[&str]) -> Self {
-        Self::start_under(name, &[], args)
+        Self::spawn(name, &[], "--realtime", args)
+    }
+
+    /// [`start`](Self::start) with `--fast`: for a test whose figures must not hang on how
+    /// busy the machine is (a real-time frame that runs late covers more steps).
+    pub fn start_fast(name: &str, args: &[&str]) -> Self {
+        Self::spawn(name, &[], "--fast", args)
     }
 
     /// [`start`](Self::start) under `wrapper` (a command and its arguments, e.g. GNU `timeout
     /// -s TERM 600`), which then runs armsim; `child` is the wrapper's process.
     pub fn start_under(name: &str, wrapper: &[&str], args: &[&str]) -> Self {
+        Self::spawn(name, wrapper, "--realtime", args)
+    }
+
+    fn spawn(name: &str, wrapper: &[&str], clock: &str, args: &[&str]) -> Self {
         let config =
             std::env::temp_dir().join(format!("armsim-child-{name}-{}", std::process::id()));
         let armsim = env!("CARGO_BIN_EXE_armsim");
@@ -47,7 +57,7 @@ impl Armsim {
             .env("RUST_LOG", "info")
             .env("NO_COLOR", "1")
             .env("ARMSIM_CONFIG_DIR", &config)
-            .args(["--headless", "--realtime"])
+            .args(["--headless", clock])
             .args(args)
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())

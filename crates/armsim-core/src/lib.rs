@@ -11,6 +11,7 @@
 pub mod camera;
 pub mod geometry;
 pub mod protocol;
+pub mod rate;
 pub mod referee;
 pub mod robot;
 pub mod scene;

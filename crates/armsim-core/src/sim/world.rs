@@ -21,10 +21,7 @@ use super::colliders::collider_for;
 use super::command::{CommandError, JointCommand, set_checked};
 use super::sets::{Sets, SetsMut};
 
-/// The fixed physics rate of every armsim world.
-pub const SIM_HZ: f64 = 240.0;
-/// One physics step, seconds.
-pub const SIM_DT: f64 = 1.0 / SIM_HZ;
+pub use crate::rate::{SIM_DT, SIM_HZ};
 
 /// A free object of the scene, as built in Rapier.
 #[derive(Clone, Debug)]

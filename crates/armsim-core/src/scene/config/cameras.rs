@@ -13,9 +13,9 @@ use glam::Vec3;
 use serde_json::Value;
 
 use super::checker::{Checker, Obj, idx, key};
-use crate::camera::{CameraMount, CameraSpec, MAX_SIZE};
+use crate::camera::spec::{CameraMount, CameraSpec, MAX_SIZE};
 use crate::robot::model::RobotModel;
-use crate::sim::SIM_HZ;
+use crate::rate::SIM_HZ;
 
 /// Every camera, each checked on its own, then their names for uniqueness.
 pub(super) fn parse_cameras(c: &mut Checker, v: &Value, p: &str) -> Option<Vec<CameraSpec>> {

@@ -39,7 +39,7 @@ use checker::Checker;
 use gripper::gripper_joint_set;
 use parse::parse_root;
 
-use crate::camera::CameraSpec;
+use crate::camera::spec::CameraSpec;
 use crate::robot::LoadOptions;
 use crate::robot::model::RobotModel;
 

@@ -7,7 +7,7 @@ use serde::Serialize;
 use serde::ser::{SerializeMap, Serializer};
 use serde_json::{Map, Value};
 
-use crate::camera::{CameraMount, CameraSpec};
+use crate::camera::spec::{CameraMount, CameraSpec};
 use crate::robot::model::{Pose, Shape};
 
 // ---------------------------------------------------------------------------------------------------------------
