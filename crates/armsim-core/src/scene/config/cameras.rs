@@ -14,8 +14,8 @@ use serde_json::Value;
 
 use super::checker::{Checker, Obj, idx, key};
 use crate::camera::spec::{CameraMount, CameraSpec, MAX_SIZE};
-use crate::robot::model::RobotModel;
 use crate::rate::SIM_HZ;
+use crate::robot::model::RobotModel;
 
 /// Every camera, each checked on its own, then their names for uniqueness.
 pub(super) fn parse_cameras(c: &mut Checker, v: &Value, p: &str) -> Option<Vec<CameraSpec>> {
