@@ -326,16 +326,7 @@ fn window_draws_the_so101_from_its_meshes() {
 #[test]
 fn window_draws_the_so101_urdf_from_its_meshes() {
     let robot = fixtures::so101_dir().join("so101_new_calib.urdf");
-    let scene = scene_with_robot_edited("so101", &robot, |json| {
-        json["robot"]["gripper"]["actuator_name"] = "motor6".into();
-        json["extensions"]["armsim"]["robot"]["tool"] =
-            serde_json::json!({"frame": "gripper_frame_link"});
-        // The jaw pads are MJCF geoms; the URDF has none.
-        json["extensions"]["armsim"]["robot"]
-            .as_object_mut()
-            .unwrap()
-            .remove("collide_geoms");
-    });
+    let scene = scene_with_robot_edited("so101", &robot, fixtures::so101_scene_for_urdf);
     let (w, img) = open(&scene, "lite", "so101_urdf_lite");
     check_robot(&img, "so101 urdf", "", &SO101);
     w.save_log();

@@ -9,19 +9,8 @@
 
 mod fixtures;
 
-use std::path::Path;
-
-use armsim_core::scene::{Scene, parse_scene};
+use armsim_core::scene::Scene;
 use armsim_core::sim::{JointCommand, SIM_DT, SimWorld};
-
-fn so101_scene() -> Scene {
-    let assets = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../assets/scenes");
-    let text = std::fs::read_to_string(assets.join("so101.json")).unwrap();
-    let mut json: serde_json::Value = serde_json::from_str(&text).unwrap();
-    let robot = fixtures::so101_dir().join("so101_new_calib.xml");
-    json["robot"]["mjcf_path"] = robot.display().to_string().into();
-    parse_scene(&json.to_string(), &assets).expect("the SO-101 scene loads")
-}
 
 /// The SO-101 at rest with every joint at 0 (MuJoCo's start), every joint told to hold 0.
 fn at_zero(scene: &Scene) -> SimWorld {
@@ -60,7 +49,7 @@ fn time(i: usize) -> f32 {
 
 #[test]
 fn a_weak_servo_overshoots_a_step_as_in_mujoco() {
-    let scene = so101_scene();
+    let scene = fixtures::so101_scene();
     let mut world = at_zero(&scene);
     let pan = scene.robot.joint_index("shoulder_pan").unwrap();
     world.set_command(pan, hold(0.5)).unwrap();
@@ -97,7 +86,7 @@ fn a_weak_servo_overshoots_a_step_as_in_mujoco() {
 
 #[test]
 fn a_weak_servo_sags_under_gravity_as_in_mujoco() {
-    let scene = so101_scene();
+    let scene = fixtures::so101_scene();
     let mut world = at_zero(&scene);
     for _ in 0..480 {
         world.step();
@@ -118,7 +107,7 @@ fn a_weak_servo_sags_under_gravity_as_in_mujoco() {
 
 #[test]
 fn a_servo_pushes_no_harder_than_its_force_range() {
-    let scene = so101_scene();
+    let scene = fixtures::so101_scene();
     let mut world = at_zero(&scene);
     let pan = scene.robot.joint_index("shoulder_pan").unwrap();
     // kp · 1.5 rad = 26.7 N·m asked for; 3.35 N·m given until the error is below 0.19 rad.
@@ -133,7 +122,7 @@ fn a_servo_pushes_no_harder_than_its_force_range() {
 
 #[test]
 fn frictionloss_holds_a_joint_against_less_torque_and_brakes_more() {
-    let scene = so101_scene();
+    let scene = fixtures::so101_scene();
     let pan = scene.robot.joint_index("shoulder_pan").unwrap();
     let mut moved = Vec::new();
     for torque in [0.04, 0.1] {

@@ -8,27 +8,15 @@
 
 mod fixtures;
 
-use std::path::Path;
-
 use armsim_core::protocol::teleop::control::{TeleopCommand, TeleopController, TeleopState};
 use armsim_core::protocol::tick::CommandAdapter;
 use armsim_core::robot::kinematics::{
     AxisTarget, IkOptions, ee_position, forward_kinematics, solve_ik_position,
     solve_ik_position_first, tool_axis,
 };
-use armsim_core::scene::{Scene, parse_scene};
+use armsim_core::scene::Scene;
 use armsim_core::sim::{SIM_DT, SimWorld};
 use glam::Vec3;
-
-/// `assets/scenes/so101.json` with its robot at the fixture cache's SO-101 MJCF.
-fn so101_scene() -> Scene {
-    let assets = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../assets/scenes");
-    let text = std::fs::read_to_string(assets.join("so101.json")).unwrap();
-    let mut json: serde_json::Value = serde_json::from_str(&text).unwrap();
-    let robot = fixtures::so101_dir().join("so101_new_calib.xml");
-    json["robot"]["mjcf_path"] = robot.display().to_string().into();
-    parse_scene(&json.to_string(), &assets).expect("the SO-101 scene loads")
-}
 
 /// The gripper straight down, as teleoperation asks (its weight too).
 fn gripper_down(scene: &Scene) -> AxisTarget {
@@ -82,7 +70,7 @@ fn reachable_targets(scene: &Scene) -> Vec<Vec3> {
 
 #[test]
 fn the_ik_reaches_every_reachable_point_above_the_table_from_home() {
-    let scene = so101_scene();
+    let scene = fixtures::so101_scene();
     let robot = &scene.robot;
     let arm = scene.arm_joints();
     let home = scene.home_q_full();
@@ -121,7 +109,7 @@ fn the_ik_reaches_every_reachable_point_above_the_table_from_home() {
 
 #[test]
 fn teleop_from_home_reaches_points_above_the_table() {
-    let scene = so101_scene();
+    let scene = fixtures::so101_scene();
     let base = Vec3::from(scene.config.robot.base_pose.pos_m);
     let roll = scene
         .robot

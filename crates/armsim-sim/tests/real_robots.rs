@@ -162,17 +162,7 @@ fn so101_mjcf_holds_its_home_pose() {
 fn so101_urdf_holds_its_home_pose() {
     let urdf = fixtures::so101_dir().join("so101_new_calib.urdf");
     holds_its_home_pose(
-        scene_with("so101", &urdf, |json| {
-            // Its transmissions name the gripper's motor.
-            json["robot"]["gripper"]["actuator_name"] = "motor6".into();
-            json["extensions"]["armsim"]["robot"]["tool"] =
-                serde_json::json!({"frame": "gripper_frame_link"});
-            // The jaw pads are MJCF geoms; the URDF has none.
-            json["extensions"]["armsim"]["robot"]
-                .as_object_mut()
-                .unwrap()
-                .remove("collide_geoms");
-        }),
+        scene_with("so101", &urdf, fixtures::so101_scene_for_urdf),
         &[],
     );
 }
