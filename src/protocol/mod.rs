@@ -11,6 +11,8 @@ pub mod lockstep;
 pub mod net;
 pub mod poller;
 pub mod registry;
+#[cfg(feature = "ros2")]
+pub mod ros2;
 pub mod sexp;
 pub mod teleop;
 pub mod xr;

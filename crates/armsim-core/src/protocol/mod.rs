@@ -3,6 +3,7 @@
 //! live in the `armsim` crate.
 
 pub mod lockstep;
+pub mod ros2;
 pub mod sexp;
 pub mod teleop;
 pub mod tick;
