@@ -1,7 +1,15 @@
-//! ROS 2 over DDS (issue 37), the app's half: the `simulation_interfaces` services as a pure
-//! machine over the session (`services`). The message types and CDR are sans-IO and live in
-//! `armsim_core::protocol::ros2`, re-exported here so both crates name them alike.
+//! ROS 2 over DDS (issue 37), the app's half. The message types and CDR are sans-IO and live
+//! in `armsim_core::protocol::ros2`, re-exported here so both crates name them alike.
+//! - `options`: the `--ros2*` settings, validated;
+//! - `frames`: the published Frame and latched topics, built from the simulation;
+//! - `link`: what the ECS bridge and the DDS thread send each other;
+//! - `node`: the DDS thread (participant, node, endpoints, poll loop), with `qos` and `peers`;
+//! - `plugin`: the ECS bridge (`add`): peers in the registry, commands, services, frames;
+//! - `services`: the `simulation_interfaces` services as a pure machine over the session.
 
 pub use armsim_core::protocol::ros2::*;
 
+pub mod frames;
+pub mod link;
+pub mod options;
 pub mod services;
