@@ -1,5 +1,7 @@
 //! ROS 2 over DDS (issue 37), sans-IO: the message types as serde structs (`msgs`), plain CDR
-//! with its encapsulation header (`cdr`), and sim-time stamps (`stamp`). No DDS and no Bevy
+//! with its encapsulation header (`cdr`), sim-time stamps (`stamp`), the `simulation_interfaces`
+//! types (`sim_interfaces`), and the validation of what ROS nodes send: commands (`command`)
+//! and trajectories sampled in sim time (`trajectory`). No DDS and no Bevy
 //! here: the DDS thread and the ECS bridge live in the app, and this half is tested with byte
 //! vectors from rosbags.
 //!
@@ -9,9 +11,11 @@
 //! without an import circle.
 
 pub mod cdr;
+pub mod command;
 pub mod msgs;
 pub mod sim_interfaces;
 pub mod stamp;
+pub mod trajectory;
 
 /// The names and hash of one ROS 2 message type.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
