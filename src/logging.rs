@@ -8,13 +8,25 @@ use std::io::IsTerminal;
 use bevy::log::{BoxedFmtLayer, LogPlugin, tracing_subscriber};
 use bevy::prelude::*;
 
-/// Bevy's log plugin (default filter) writing to stderr, coloured only on a terminal.
+/// Bevy's log plugin (default filter plus [`QUIET_CRATES`]) writing to stderr, coloured only on
+/// a terminal.
 pub fn log_plugin() -> LogPlugin {
     LogPlugin {
         fmt_layer,
+        filter: format!("{}{QUIET_CRATES}", bevy::log::DEFAULT_FILTER),
         ..default()
     }
 }
+
+/// The DDS crates (issue 37) log through `log` at info for every topic and at shutdown.
+/// RustDDS warns at every datagram over 1500 bytes (a `/tf` of a big robot, every frame);
+/// ros2-client warns at each start that `ROS_DISTRO` is unset (there is no ROS install) and
+/// at each service request from a client without related-sample-identity (Cyclone's Python
+/// API). Our own `ros2: ` lines say what matters. `RUST_LOG` still overrides this.
+pub const QUIET_CRATES: &str = concat!(
+    "rustdds=warn,rustdds::network::udp_sender=error,ros2_client=warn,",
+    "ros2_client::distributions=error,ros2_client::service::wrappers=error"
+);
 
 /// Whether log lines get ANSI colours: only on a terminal, and not when `NO_COLOR` is set to
 /// anything but the empty string (<https://no-color.org/>).
@@ -48,5 +60,12 @@ mod tests {
         assert!(!use_colour(true, Some(OsString::from("1"))));
         assert!(!use_colour(false, None), "a file or a pipe");
         assert!(!use_colour(false, Some(OsString::from("1"))));
+    }
+
+    #[test]
+    fn the_filter_parses_with_the_dds_crates_quieted() {
+        let filter = log_plugin().filter;
+        assert!(filter.ends_with(QUIET_CRATES), "{filter}");
+        tracing_subscriber::EnvFilter::try_new(&filter).expect("a valid filter");
     }
 }

@@ -3,6 +3,8 @@
 
 // The benchmarks belong to the command, not to the library: `armsim bench …` is their only user.
 mod bench;
+mod ros2_cli;
+mod ros2_types;
 mod trajectory_cmd;
 
 use std::path::PathBuf;
@@ -202,6 +204,9 @@ struct Cli {
     #[arg(long, default_value_t = 5.0, value_name = "SECS")]
     lockstep_timeout: f64,
 
+    #[command(flatten)]
+    ros2_flags: ros2_cli::Ros2Args,
+
     /// Record a trajectory (MetaSim v2) into this file: .json, .json.gz, .pkl or .pkl.gz.
     #[arg(long, value_name = "FILE")]
     record: Option<PathBuf>,
@@ -284,6 +289,14 @@ enum Command {
         #[command(subcommand)]
         command: trajectory_cmd::TrajectoryCommand,
     },
+    /// Writes a sample of every ROS 2 message type in armsim's CDR, as JSON, and the type table
+    /// (python/tests/test_ros2_types.py checks them with rosbags).
+    #[command(name = "ros2-types", hide = true)]
+    Ros2Types {
+        /// The folder to write `<pkg>_<msg|srv>_<Name>.{cdr,json}` and `index.json` into.
+        #[arg(long, value_name = "DIR")]
+        dump: PathBuf,
+    },
     /// Measure the simulator and its protocols; prints figures (median of 5 rounds).
     Bench {
         /// What to measure.
@@ -352,6 +365,13 @@ enum BenchKind {
     /// What watchers cost: process CPU per observer (--n of them on --protocol), the frames each
     /// receives per second and the real-time factor, against the same run with nobody connected.
     Observers,
+    /// What --ros2 costs: process CPU and real-time factor with /clock, joint_states and /tf at
+    /// --ros2-rate (default 100 Hz) to one subscriber process, against the same run without
+    /// ROS 2. Runs itself in a private network namespace (`unshare -n`, needs root).
+    Ros2,
+    /// `bench ros2`'s subscriber process.
+    #[value(hide = true)]
+    Ros2Peer,
 }
 
 /// The scene's `ws_host` as an address to bind ("localhost" is loopback).
@@ -428,6 +448,11 @@ fn run() -> anyhow::Result<ExitCode> {
     let cli = Cli::parse();
     if let Some(Command::Trajectory { command }) = &cli.command {
         return trajectory_cmd::run(command);
+    }
+    if let Some(Command::Ros2Types { dump }) = &cli.command {
+        let n = ros2_types::dump(dump)?;
+        println!("wrote {n} ROS 2 types to {}", dump.display());
+        return Ok(ExitCode::SUCCESS);
     }
     if !(cli.speed.is_finite() && cli.speed > 0.0) {
         anyhow::bail!("--speed must be a positive number, got {}", cli.speed);
@@ -540,6 +565,25 @@ fn run() -> anyhow::Result<ExitCode> {
                     .context("observers benchmark failed")?;
                 println!("{report}");
             }
+            #[cfg(feature = "ros2")]
+            BenchKind::Ros2 => {
+                let wall = std::time::Duration::from_secs_f64(seconds);
+                let rate =
+                    armsim::protocol::ros2::options::Ros2Options::rate(cli.ros2_flags.ros2_rate)
+                        .context("--ros2-rate")?;
+                // `None`: it ran (and printed) in its own network namespace.
+                if let Some(report) =
+                    bench::ros2::run(scene, rate, wall).context("ros2 benchmark failed")?
+                {
+                    println!("{report}");
+                }
+            }
+            #[cfg(feature = "ros2")]
+            BenchKind::Ros2Peer => bench::ros2::peer().context("ros2 benchmark's subscriber")?,
+            #[cfg(not(feature = "ros2"))]
+            BenchKind::Ros2 | BenchKind::Ros2Peer => {
+                anyhow::bail!("bench ros2: this armsim was built without the ros2 feature")
+            }
             BenchKind::Teleop => {
                 let samples = usize::try_from(steps.unwrap_or(600)).unwrap_or(usize::MAX);
                 let report = bench::teleop::run(scene, observers, samples)
@@ -626,6 +670,8 @@ fn run() -> anyhow::Result<ExitCode> {
             std::time::Duration::from_secs_f64(cli.lockstep_timeout),
         )
     });
+    #[cfg_attr(not(feature = "ros2"), allow(unused_variables))]
+    let ros2 = cli.ros2_flags.options()?;
     if cli.sync && cli.no_agent_ports {
         anyhow::bail!("--sync needs the agent port; drop --no-agent-ports");
     }
@@ -681,6 +727,10 @@ fn run() -> anyhow::Result<ExitCode> {
         if let Some(options) = &xr {
             armsim::protocol::xr::add(app, options.clone())?;
         }
+        #[cfg(feature = "ros2")]
+        if let Some(options) = &ros2 {
+            armsim::protocol::ros2::plugin::add(app, options.clone()).context("--ros2")?;
+        }
         if cli.start {
             app.world_mut()
                 .write_message(armsim::session::SessionCommand::Start);
@@ -695,7 +745,8 @@ fn run() -> anyhow::Result<ExitCode> {
             (None, None) => StopAfter::Never,
         };
         let cameras = armsim::offscreen::HeadlessCameras {
-            cameras: cli.cameras,
+            // Images for ROS 2 need the offscreen renderer, as a recording's do.
+            cameras: cli.cameras || !cli.ros2_flags.ros2_cameras.is_empty(),
             recording: cli.record_lerobot.is_some(),
             snapshots: cli.camera_snapshots.clone(),
         };

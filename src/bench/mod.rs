@@ -9,6 +9,8 @@ pub mod lockstep;
 pub mod observers;
 pub mod quality;
 pub mod record;
+#[cfg(feature = "ros2")]
+pub mod ros2;
 pub mod teleop;
 pub mod window;
 

@@ -31,6 +31,8 @@ pub enum Protocol {
     Monitor,
     /// Spec 003 lockstep clients.
     Lockstep,
+    /// ROS 2 participants over DDS (one entry per remote participant).
+    Ros2,
 }
 
 impl Protocol {
@@ -41,6 +43,7 @@ impl Protocol {
             Protocol::Agent => "agent",
             Protocol::Monitor => "monitor",
             Protocol::Lockstep => "lockstep",
+            Protocol::Ros2 => "ros2",
         }
     }
 }
@@ -116,6 +119,9 @@ impl Counters {
 #[derive(Debug)]
 pub struct Connection {
     pub peer: SocketAddr,
+    /// What the peer calls itself, where its address alone does not say (a DDS participant:
+    /// its vendor and GUID prefix). The panel shows it after the address.
+    pub name: Option<String>,
     pub role: Role,
     /// A short qualifier of the role ("no START yet"), if any.
     pub detail: Option<&'static str>,
@@ -237,6 +243,7 @@ impl Connections {
             key,
             Connection {
                 peer,
+                name: None,
                 role,
                 detail: None,
                 since: Instant::now(),
@@ -256,6 +263,15 @@ impl Connections {
         if let Some(e) = self.entries.get_mut(&key) {
             e.role = role;
             e.detail = detail;
+        }
+    }
+
+    /// Sets the connection's address and name, learnt after it opened (a DDS participant whose
+    /// data arrived before its discovery).
+    pub fn set_peer(&mut self, key: ConnKey, peer: SocketAddr, name: Option<String>) {
+        if let Some(e) = self.entries.get_mut(&key) {
+            e.peer = peer;
+            e.name = name;
         }
     }
 
@@ -303,12 +319,16 @@ impl Connections {
         let entry = self.entries.remove(&key)?;
         let was_owner = self.release(key);
         if entry.logged {
-            info!("{}: {} gone ({reason})", key.protocol.as_str(), entry.peer);
+            let who = match &entry.name {
+                Some(name) => format!("{} {name}", entry.peer),
+                None => entry.peer.to_string(),
+            };
+            info!("{}: {who} gone ({reason})", key.protocol.as_str());
             log.push(
                 t,
                 key.protocol.as_str(),
                 "DISCONNECTED",
-                format!("{} ({reason})", entry.peer),
+                format!("{who} ({reason})"),
             );
         }
         self.kicks.retain(|k| *k != key);

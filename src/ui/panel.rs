@@ -506,9 +506,12 @@ fn connections_section(ui: &mut egui::Ui, conns: &mut Connections) {
         for (id, c) in conns.of(protocol) {
             let secs = now.saturating_duration_since(c.since).as_secs_f64();
             let (rate_in, rate_out) = c.rates(now);
+            let peer = match &c.name {
+                Some(name) => format!("{} {name}", c.peer),
+                None => c.peer.to_string(),
+            };
             let mut text = format!(
-                "{} {} {secs:.0}s in {rate_in:.0}/s out {rate_out:.0}/s",
-                c.peer,
+                "{peer} {} {secs:.0}s in {rate_in:.0}/s out {rate_out:.0}/s",
                 c.role_text()
             );
             if let Some(rtt) = c.rtt() {

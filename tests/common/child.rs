@@ -105,6 +105,44 @@ impl Armsim {
         }
     }
 
+    /// Reads the log until a line from index `from` on (`log.len()` before an action) holds
+    /// every one of `what`; returns that line. For a line an action causes, when an earlier
+    /// line may hold the same words.
+    pub fn wait_for_after(&mut self, from: usize, what: &[&str]) -> String {
+        let deadline = Instant::now() + Duration::from_secs(60);
+        let matches = |l: &str| what.iter().all(|w| l.contains(w));
+        if let Some(l) = self.log.iter().skip(from).find(|l| matches(l)) {
+            return l.clone();
+        }
+        loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            match self.lines.recv_timeout(left) {
+                Ok(line) => {
+                    self.log.push(line.clone());
+                    if self.log.len() > from && matches(&line) {
+                        return line;
+                    }
+                }
+                Err(_) => panic!(
+                    "no log line with {what:?} after line {from}; the log:\n{}",
+                    self.log.join("\n")
+                ),
+            }
+        }
+    }
+
+    /// Stops armsim and returns its whole log: what was read so far and the rest (for a failing
+    /// test to show).
+    pub fn stop_and_read_log(&mut self) -> &[String] {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        // The readers end at the pipes' end, and the channel with them.
+        while let Ok(line) = self.lines.recv_timeout(Duration::from_secs(5)) {
+            self.log.push(line);
+        }
+        &self.log
+    }
+
     /// Where `protocol` says it is listening (`lockstep: listening on 127.0.0.1:PORT …`).
     pub fn listening(&mut self, protocol: &str) -> SocketAddr {
         let line = self.wait_for(&format!("{protocol}: listening on "));

@@ -4,6 +4,7 @@
 #![allow(dead_code)]
 
 pub mod child;
+pub mod netns;
 pub mod scene_view;
 pub mod sexp;
 pub mod teleop;

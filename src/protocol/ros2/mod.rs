@@ -1,6 +1,7 @@
 //! ROS 2 over DDS (issue 37), the app's half. The message types and CDR are sans-IO and live
 //! in `armsim_core::protocol::ros2`, re-exported here so both crates name them alike.
 //! - `options`: the `--ros2*` settings, validated;
+//! - `cameras`: scene camera images as Image + CameraInfo (opt-in);
 //! - `frames`: the published Frame and latched topics, built from the simulation;
 //! - `link`: what the ECS bridge and the DDS thread send each other;
 //! - `node`: the DDS thread (participant, node, endpoints, poll loop), with `qos` and `peers`;
@@ -9,7 +10,12 @@
 
 pub use armsim_core::protocol::ros2::*;
 
+pub mod cameras;
 pub mod frames;
 pub mod link;
+pub mod node;
 pub mod options;
+pub mod peers;
+pub mod plugin;
+pub mod qos;
 pub mod services;

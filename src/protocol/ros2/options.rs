@@ -3,6 +3,13 @@
 
 use std::fmt;
 
+/// The default `--ros2-camera-hz`.
+pub const DEFAULT_CAMERA_HZ: u32 = 10;
+
+/// The highest `--ros2-camera-hz`: an image is up to a megabyte, and DDS over loopback carries
+/// a few dozen per second before it competes with the physics for the CPU.
+pub const MAX_CAMERA_HZ: u32 = 30;
+
 /// Highest DDS domain id whose RTPS ports fit in 16 bits with the standard port mapping
 /// (7400 + 250·domain + …), as ROS 2 documents.
 pub const MAX_DOMAIN: u16 = 232;
@@ -39,6 +46,10 @@ pub enum OptionsError {
     BadNamespace(String),
     #[error("rate {0} Hz is out of range (1..=240, the physics rate)")]
     BadRate(u32),
+    #[error("camera rate {0} Hz is out of range (1..={MAX_CAMERA_HZ})")]
+    BadCameraRate(u32),
+    #[error("camera {0:?} cannot be a ROS 2 topic name segment (letters, digits, '_')")]
+    BadCameraName(String),
 }
 
 /// Everything the DDS thread and the bridge need to know about the user's choice.
@@ -50,6 +61,10 @@ pub struct Ros2Options {
     pub discovery: Discovery,
     /// `/clock`, `joint_states` and `/tf` per second of sim time.
     pub rate_hz: u32,
+    /// `--ros2-cameras`: scene cameras published as `<camera>/image_raw` + `camera_info`.
+    pub cameras: Vec<String>,
+    /// `--ros2-camera-hz`: images per second of sim time per camera, at most `MAX_CAMERA_HZ`.
+    pub camera_hz: u32,
 }
 
 impl Default for Ros2Options {
@@ -59,6 +74,8 @@ impl Default for Ros2Options {
             namespace: String::new(),
             discovery: Discovery::Local,
             rate_hz: 100,
+            cameras: Vec::new(),
+            camera_hz: DEFAULT_CAMERA_HZ,
         }
     }
 }
@@ -108,6 +125,30 @@ impl Ros2Options {
     }
 }
 
+impl Ros2Options {
+    pub fn camera_rate(hz: u32) -> Result<u32, OptionsError> {
+        if (1..=MAX_CAMERA_HZ).contains(&hz) {
+            Ok(hz)
+        } else {
+            Err(OptionsError::BadCameraRate(hz))
+        }
+    }
+
+    /// A camera name becomes `<camera>/image_raw`: it must be one ROS name segment.
+    pub fn camera_name(name: &str) -> Result<String, OptionsError> {
+        let mut chars = name.chars();
+        let ok = chars
+            .next()
+            .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+            && chars.all(|c| c.is_ascii_alphanumeric() || c == '_');
+        if ok {
+            Ok(name.to_string())
+        } else {
+            Err(OptionsError::BadCameraName(name.to_string()))
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -137,6 +178,16 @@ mod tests {
         for bad in ["2arm", "a b", "a//b", "a-b", "a__b"] {
             assert!(Ros2Options::namespace(bad).is_err(), "{bad}");
         }
+    }
+
+    #[test]
+    fn camera_flags_are_checked() {
+        assert_eq!(Ros2Options::camera_rate(30), Ok(30));
+        assert!(Ros2Options::camera_rate(31).is_err());
+        assert!(Ros2Options::camera_rate(0).is_err());
+        assert_eq!(Ros2Options::camera_name("front").unwrap(), "front");
+        assert!(Ros2Options::camera_name("front cam").is_err());
+        assert!(Ros2Options::camera_name("").is_err());
     }
 
     #[test]

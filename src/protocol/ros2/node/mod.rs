@@ -1,0 +1,196 @@
+//! The DDS thread ("ros2"): it owns the RustDDS participant, the ros2-client node and every
+//! publisher, subscription and service server, and talks to the ECS bridge only through the
+//! channels of `link` (DESIGN §5: sockets on threads, the ECS sees only channels).
+//!
+//! Everything DDS is created inside the thread, so nothing of ros2-client needs to be `Send`;
+//! [`Ros2Handle::spawn`] returns once it all exists, or with the error, as a bind error is an
+//! error of `add()` for the other protocols. The thread then sleeps in one mio `poll` with no
+//! timeout: it wakes when a subscription or a server has data, when discovery reports a
+//! change, or when the bridge rings the mio waker after queueing a frame or a reply. No
+//! timers, no busy waiting; the bridge decides when to publish (in sim time).
+//!
+//! Publishing never blocks: every reliable writer has `WhenFull::Fail` (`qos`), and of the
+//! frames queued since the last wake only the newest is published, so a slow DDS side costs
+//! dropped frames (counted in [`NodeStats`]), never a stalled simulation.
+//!
+//! No ros2-client `Spinner` runs (plan risk 12): it would create a second `rt/clock` topic of
+//! another type in this participant. Node info (`ros_discovery_info`) goes out without it.
+
+mod dds;
+mod endpoints;
+mod images;
+mod shared;
+
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+use std::thread::JoinHandle;
+
+use bevy::log::{error, warn};
+use crossbeam_channel::{Sender, TrySendError};
+use rustdds::mio1::Waker;
+
+use super::link::{Frame, Inbound, OUTBOUND_CAPACITY, Outbound, PeerPrefix, Ticket};
+use super::sim_interfaces::ServiceResponse;
+use dds::Dds;
+
+pub use endpoints::{dds_topic_name, full_name};
+pub use images::ImageFeed;
+use shared::{Counters, Link};
+pub use shared::{NODE_NAME, NodeConfig, NodeError, NodeStats, Wire};
+
+/// The bridge's side of the DDS thread. Dropping it stops the thread and waits for it.
+#[derive(Debug)]
+pub struct Ros2Handle {
+    frames: Sender<Outbound>,
+    /// Replies and `Shutdown`: unbounded, because a reply must never be dropped nor block the
+    /// ECS; there is at most one per request the thread passed on.
+    control: Sender<Outbound>,
+    waker: Arc<Waker>,
+    prefix: PeerPrefix,
+    counters: Arc<Counters>,
+    thread: Option<JoinHandle<()>>,
+}
+
+impl Ros2Handle {
+    /// Starts the "ros2" thread, creates participant, node and every endpoint inside it, and
+    /// returns once they exist (or the error).
+    pub fn spawn(config: NodeConfig, inbound: Sender<Inbound>) -> Result<Ros2Handle, NodeError> {
+        Self::spawn_with_images(config, inbound, None)
+    }
+
+    /// [`spawn`](Self::spawn), and with `images`, also the image thread that publishes those
+    /// cameras (`--ros2-cameras`).
+    pub fn spawn_with_images(
+        config: NodeConfig,
+        inbound: Sender<Inbound>,
+        images: Option<ImageFeed>,
+    ) -> Result<Ros2Handle, NodeError> {
+        let (frames, frames_rx) = crossbeam_channel::bounded(OUTBOUND_CAPACITY);
+        let (control, control_rx) = crossbeam_channel::unbounded();
+        let (ready_tx, ready_rx) = crossbeam_channel::bounded(1);
+        let counters = Arc::new(Counters::default());
+        let thread_counters = Arc::clone(&counters);
+        let thread = std::thread::Builder::new()
+            .name("ros2".into())
+            .spawn(move || {
+                let link = Link {
+                    frames: frames_rx,
+                    control: control_rx,
+                    counters: thread_counters,
+                };
+                match Dds::open(&config, inbound, images, Arc::clone(&link.counters)) {
+                    Ok(mut dds) => {
+                        let _ = ready_tx.send(Ok((dds.prefix, Arc::clone(&dds.waker))));
+                        dds.run(&link);
+                    }
+                    Err(e) => {
+                        let _ = ready_tx.send(Err(e));
+                    }
+                }
+            })
+            .map_err(|e| NodeError::Thread(e.to_string()))?;
+        match ready_rx.recv() {
+            Ok(Ok((prefix, waker))) => Ok(Ros2Handle {
+                frames,
+                control,
+                waker,
+                prefix,
+                counters,
+                thread: Some(thread),
+            }),
+            Ok(Err(e)) => {
+                let _ = thread.join();
+                Err(e)
+            }
+            Err(_) => {
+                let _ = thread.join();
+                Err(NodeError::Thread(
+                    "the DDS thread ended before it was ready".into(),
+                ))
+            }
+        }
+    }
+
+    /// Latest-only: false when the frame was dropped because the DDS thread is behind (the
+    /// caller counts drops).
+    pub fn send_frame(&self, frame: Frame) -> bool {
+        match self.frames.try_send(Outbound::Frame(Box::new(frame))) {
+            Ok(()) => {
+                self.ring();
+                true
+            }
+            Err(TrySendError::Full(_) | TrySendError::Disconnected(_)) => {
+                self.counters.dropped.fetch_add(1, Ordering::Relaxed);
+                false
+            }
+        }
+    }
+
+    /// The answer to the request of `ticket`.
+    pub fn reply(&self, ticket: Ticket, response: ServiceResponse) {
+        if self
+            .control
+            .send(Outbound::Reply { ticket, response })
+            .is_ok()
+        {
+            self.ring();
+        }
+    }
+
+    /// Our participant's GUID prefix (never reported as a peer).
+    pub fn prefix(&self) -> PeerPrefix {
+        self.prefix
+    }
+
+    /// Frames published and dropped so far (for the panel/bench).
+    pub fn stats(&self) -> NodeStats {
+        NodeStats {
+            frames_published: self.counters.published.load(Ordering::Relaxed),
+            frames_dropped: self.counters.dropped.load(Ordering::Relaxed),
+            write_errors: self.counters.write_errors.load(Ordering::Relaxed),
+            undecodable: self.counters.undecodable.load(Ordering::Relaxed),
+            images_published: self.counters.images.load(Ordering::Relaxed),
+        }
+    }
+
+    fn ring(&self) {
+        if let Err(e) = self.waker.wake() {
+            warn!("ros2: cannot wake the DDS thread: {e}");
+        }
+    }
+}
+
+impl Drop for Ros2Handle {
+    fn drop(&mut self) {
+        let _ = self.control.send(Outbound::Shutdown);
+        self.ring();
+        if let Some(thread) = self.thread.take()
+            && thread.join().is_err()
+        {
+            error!("ros2: the DDS thread panicked");
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::cdr;
+    use super::super::msgs::{Clock, Time};
+    use super::*;
+
+    #[test]
+    fn the_handle_can_live_in_a_bevy_resource() {
+        fn send_sync<T: Send + Sync>() {}
+        send_sync::<Ros2Handle>();
+    }
+
+    #[test]
+    fn wire_keeps_the_bytes_of_the_inner_type() {
+        let clock = Clock {
+            clock: Time { sec: 3, nanosec: 7 },
+        };
+        let bytes = cdr::encode(&Wire(clock));
+        assert_eq!(bytes, cdr::encode(&clock));
+        assert_eq!(cdr::decode::<Wire<Clock>>(&bytes).unwrap(), Wire(clock));
+    }
+}
