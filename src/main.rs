@@ -3,6 +3,7 @@
 
 // The benchmarks belong to the command, not to the library: `armsim bench …` is their only user.
 mod bench;
+mod cli_parse;
 mod ros2_cli;
 mod ros2_types;
 mod trajectory_cmd;
@@ -14,28 +15,11 @@ use std::sync::Arc;
 use anyhow::Context;
 use armsim::headless::{self, StopAfter};
 use armsim::sim::ClockMode;
-use armsim::trajectory::plugin::{self as trajectory, ReplayMode};
+use armsim::trajectory::plugin as trajectory;
 use armsim::ui::render::{ProfileChoice, RenderProfile};
 use armsim::{SimOptions, scene};
 use clap::{Parser, Subcommand};
-
-/// `--replay-mode`: how a replay drives the world (the simulation crate's `ReplayMode`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
-enum ReplayArg {
-    /// Set the world to each recorded state (kinematic, exact).
-    State,
-    /// Drive the physics with the recorded actions and measure the divergence.
-    Action,
-}
-
-impl From<ReplayArg> for ReplayMode {
-    fn from(arg: ReplayArg) -> Self {
-        match arg {
-            ReplayArg::State => ReplayMode::State,
-            ReplayArg::Action => ReplayMode::Action,
-        }
-    }
-}
+use cli_parse::{ReplayArg, parse_package_path, resolve_host};
 
 #[derive(Parser, Debug)]
 #[command(
@@ -374,20 +358,6 @@ enum BenchKind {
     Ros2Peer,
 }
 
-/// The scene's `ws_host` as an address to bind ("localhost" is loopback).
-fn resolve_host(host: &str) -> anyhow::Result<std::net::IpAddr> {
-    use std::net::ToSocketAddrs;
-    if let Ok(ip) = host.parse() {
-        return Ok(ip);
-    }
-    (host, 0)
-        .to_socket_addrs()
-        .with_context(|| format!("cannot resolve networking.ws_host {host:?}"))?
-        .map(|a| a.ip())
-        .find(|ip| ip.is_ipv4())
-        .with_context(|| format!("networking.ws_host {host:?} has no IPv4 address"))
-}
-
 /// The window's render profile from the command line.
 fn render_profile(cli: &Cli) -> anyhow::Result<RenderProfile> {
     if !(cli.render_scale.is_finite() && (0.25..=1.0).contains(&cli.render_scale)) {
@@ -420,18 +390,6 @@ fn render_profile(cli: &Cli) -> anyhow::Result<RenderProfile> {
         }
     }
     Ok(render)
-}
-
-/// `NAME=DIR` of `--package-path`.
-fn parse_package_path(s: &str) -> Result<(String, PathBuf), String> {
-    match s.split_once('=') {
-        Some((name, dir)) if !name.is_empty() && !dir.is_empty() => {
-            Ok((name.to_string(), PathBuf::from(dir)))
-        }
-        _ => Err(format!(
-            "expected NAME=DIR (a ROS package name and its folder), got `{s}`"
-        )),
-    }
 }
 
 fn main() -> ExitCode {
