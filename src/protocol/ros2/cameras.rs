@@ -24,7 +24,6 @@ use super::msgs::{
 use super::options::MAX_CAMERA_HZ;
 use super::stamp::{STEPS_PER_SECOND, time_from_steps};
 use crate::state::{CameraFrame, CameraImages};
-use crate::ui::camera_frames::CameraFrameReady;
 
 /// The name of camera `camera`'s optical frame in TF.
 pub fn optical_frame_id(camera: &str) -> String {
@@ -199,27 +198,28 @@ pub fn add(app: &mut App, schedule: CameraSchedule, outlet: ImageOutlet) {
     .add_systems(Last, send_images);
 }
 
-fn send_images(
-    mut cams: ResMut<Ros2Cameras>,
-    ready: Option<MessageReader<CameraFrameReady>>,
-    images: Option<ResMut<CameraImages>>,
-) {
+fn send_images(mut cams: ResMut<Ros2Cameras>, images: Option<ResMut<CameraImages>>) {
     let cams = &mut *cams;
-    // The renderer renders a camera only while something uses its images; a ROS 2 subscriber
-    // is a client that keeps asking.
-    if let Some(mut images) = images {
-        for camera in cams.schedule.cameras() {
-            images.ask(Some(camera));
-        }
-    }
-    let Some(mut ready) = ready else {
+    let Some(mut images) = images else {
         return;
     };
-    for CameraFrameReady(frame) in ready.read() {
-        if !cams.schedule.admit(frame) {
+    // The renderer renders a camera only while something uses its images; a ROS 2 subscriber
+    // is a client that keeps asking.
+    for camera in cams.schedule.cameras() {
+        images.ask(Some(camera));
+    }
+    // Each camera's newest image, once per frame: the schedule admits an image once, and at
+    // most `camera_hz` per second of sim time, so an image seen again is not sent again.
+    let newest: Vec<Arc<CameraFrame>> = cams
+        .schedule
+        .cameras()
+        .filter_map(|camera| images.get(camera).cloned())
+        .collect();
+    for frame in newest {
+        if !cams.schedule.admit(&frame) {
             continue;
         }
-        match cams.outlet.0.try_send(frame.clone()) {
+        match cams.outlet.0.try_send(frame) {
             Ok(()) => {}
             Err(TrySendError::Full(_)) => {
                 cams.dropped += 1;
