@@ -5,8 +5,8 @@
 //!
 //! DDS → ECS is one bounded channel of [`Inbound`]; the DDS thread rings the `SimWaker` after
 //! each send, so a paused headless run wakes for a service request. ECS → DDS is one bounded
-//! channel of [`Outbound`] plus a mio waker: frames are latest-only (the bridge drops a frame
-//! when the channel is full, the DDS thread publishes only the newest frame of a drain), and
+//! channel of [`Outbound`] plus a mio waker: the bridge drops a frame when the channel is full
+//! (it never waits for DDS), the DDS thread publishes every frame it drains, in order, and
 //! replies always go through.
 
 use std::net::SocketAddr;

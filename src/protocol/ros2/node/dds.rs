@@ -274,20 +274,18 @@ impl Dds {
         }
     }
 
-    /// Frames and replies from the bridge: the newest frame is published, then every reply
+    /// Frames and replies from the bridge: every queued frame is published, then every reply
     /// (a deferred `StepSimulation` reply then follows the frame of its last step). True on
     /// `Shutdown` or when the handle is gone.
     fn drain_outbound(&mut self, link: &Link) -> bool {
         let mut replies = Vec::new();
         let mut stop = false;
-        let mut newest: Option<Box<Frame>> = None;
-        let mut superseded = 0;
+        // Every queued frame goes out, oldest first: a subscriber sees each stamp of the
+        // schedule after a hiccup of this thread, and a thread that stays behind is bounded by
+        // the channel's capacity, where the bridge drops frames rather than wait.
+        let mut frames: Vec<Box<Frame>> = Vec::new();
         let mut take = |msg: Outbound| match msg {
-            Outbound::Frame(frame) => {
-                if newest.replace(frame).is_some() {
-                    superseded += 1;
-                }
-            }
+            Outbound::Frame(frame) => frames.push(frame),
             Outbound::Reply { ticket, response } => replies.push((ticket, response)),
             Outbound::Shutdown => stop = true,
         };
@@ -315,8 +313,7 @@ impl Dds {
             return true;
         }
         let counters = &link.counters;
-        counters.dropped.fetch_add(superseded, Ordering::Relaxed);
-        if let Some(frame) = newest {
+        for frame in frames {
             let Frame {
                 clock,
                 joint_states,

@@ -9,9 +9,9 @@
 //! change, or when the bridge rings the mio waker after queueing a frame or a reply. No
 //! timers, no busy waiting; the bridge decides when to publish (in sim time).
 //!
-//! Publishing never blocks: every reliable writer has `WhenFull::Fail` (`qos`), and of the
-//! frames queued since the last wake only the newest is published, so a slow DDS side costs
-//! dropped frames (counted in [`NodeStats`]), never a stalled simulation.
+//! Publishing never blocks: every reliable writer has `WhenFull::Fail` (`qos`), and the frame
+//! channel is bounded: a DDS side that stays behind costs frames the bridge drops (counted in
+//! [`NodeStats`]), never a stalled simulation. Frames that did queue all go out, in order.
 //!
 //! No ros2-client `Spinner` runs (plan risk 12): it would create a second `rt/clock` topic of
 //! another type in this participant. Node info (`ros_discovery_info`) goes out without it.

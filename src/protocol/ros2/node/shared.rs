@@ -51,7 +51,7 @@ pub enum NodeError {
 pub struct NodeStats {
     /// Frames published (`/clock`, `joint_states` and `/tf` each written once).
     pub frames_published: u64,
-    /// Frames never published: the channel was full, or a newer frame came in the same wake.
+    /// Frames never published: the channel to the DDS thread was full.
     pub frames_dropped: u64,
     /// Samples and replies DDS refused (a reliable reader's window was full, mostly).
     pub write_errors: u64,
