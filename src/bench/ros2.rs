@@ -11,6 +11,7 @@
 //! (`/work/shared/ros2.md`): the bench re-runs itself under `unshare -n` with only a loopback
 //! interface (up, multicast on, a `224.0.0.0/4` route), and refuses to run if it cannot.
 
+use std::collections::HashMap;
 use std::fmt;
 use std::io::{BufRead, BufReader, Write};
 use std::process::{Child, ChildStdin, Command, Stdio};
@@ -25,6 +26,7 @@ use armsim::protocol::ros2::options::{Discovery, Ros2Options};
 use armsim::protocol::ros2::plugin as ros2;
 use armsim::scene::Scene;
 use armsim::sim::{ClockMode, SIM_DT, SimClock};
+use bevy::diagnostic::FrameCount;
 use ros2_client::qos::History;
 use ros2_client::{Context, MessageTypeName, Name, NodeName, NodeOptions, QosProfile};
 use rustdds::DomainParticipantBuilder;
@@ -52,12 +54,22 @@ pub struct Ros2Report {
     pub wall: Duration,
     /// Process CPU over wall time (1.0 = one core) without ROS 2.
     pub plain_cores: f64,
+    /// The same with the bridge on and nobody subscribed (DDS sends no samples).
+    pub unread_cores: f64,
     /// The same with the bridge on and one subscriber.
     pub ros2_cores: f64,
     pub plain_rtf: f64,
+    pub unread_rtf: f64,
     pub ros2_rtf: f64,
     /// Samples per wall second the subscriber received: joint_states, /tf, /clock.
     pub received: [f64; 3],
+    /// Share of a core per thread name in each phase, largest first.
+    pub plain_threads: Vec<(String, f64)>,
+    pub unread_threads: Vec<(String, f64)>,
+    pub ros2_threads: Vec<(String, f64)>,
+    /// ECS frames per second in each phase (plain, unread, read): a real-time run nobody is
+    /// connected to runs four steps a frame, a watched one a step a frame.
+    pub frames_per_s: [f64; 3],
 }
 
 impl fmt::Display for Ros2Report {
@@ -78,20 +90,44 @@ impl fmt::Display for Ros2Report {
         )?;
         writeln!(
             f,
-            "  with --ros2    : {:>6.2}% of a core, real-time factor {:.3}",
+            "  --ros2, unread : {:>6.2}% of a core, real-time factor {:.3} (nobody subscribed)",
+            self.unread_cores * 100.0,
+            self.unread_rtf
+        )?;
+        writeln!(
+            f,
+            "  --ros2, read   : {:>6.2}% of a core, real-time factor {:.3} (one subscriber)",
             self.ros2_cores * 100.0,
             self.ros2_rtf
         )?;
         writeln!(
             f,
-            "  cost of ROS 2  : {:+.2}% of a core",
-            (self.ros2_cores - self.plain_cores) * 100.0
+            "  cost of ROS 2  : {:+.2}% of a core ({:+.2}% with nobody subscribed)",
+            (self.ros2_cores - self.plain_cores) * 100.0,
+            (self.unread_cores - self.plain_cores) * 100.0
         )?;
         let [js, tf, clock] = self.received;
-        write!(
+        writeln!(
             f,
             "  received       : joint_states {js:.1}/s, /tf {tf:.1}/s, /clock {clock:.1}/s"
-        )
+        )?;
+        let top = |threads: &[(String, f64)]| {
+            threads
+                .iter()
+                .take(6)
+                .map(|(name, c)| format!("{name} {:.2}%", c * 100.0))
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        let [fa, fb, fc] = self.frames_per_s;
+        writeln!(
+            f,
+            "  ECS frames     : {fa:.0}/s plain, {fb:.0}/s unread, {fc:.0}/s read (a discovered \
+             peer counts as connected: one step a frame instead of four)"
+        )?;
+        writeln!(f, "  threads, plain : {}", top(&self.plain_threads))?;
+        writeln!(f, "  threads, unread: {}", top(&self.unread_threads))?;
+        write!(f, "  threads, read  : {}", top(&self.ros2_threads))
     }
 }
 
@@ -178,17 +214,96 @@ fn process_cpu() -> Duration {
     tv(usage.ru_utime) + tv(usage.ru_stime)
 }
 
-/// Runs the app for `wall`; (process CPU over wall time, real-time factor, wall time taken).
-fn measure(app: &mut bevy::app::App, wall: Duration) -> (f64, f64, Duration) {
+/// CPU time (user + system, in clock ticks) of each thread of this process, by thread id, with
+/// its name (`/proc/self/task/*/{comm,stat}`).
+fn thread_cpu() -> HashMap<u64, (String, u64)> {
+    let mut out = HashMap::new();
+    let Ok(tasks) = std::fs::read_dir("/proc/self/task") else {
+        return out;
+    };
+    for task in tasks.flatten() {
+        let Some(tid) = task.file_name().to_str().and_then(|t| t.parse().ok()) else {
+            continue;
+        };
+        let dir = task.path();
+        let name = std::fs::read_to_string(dir.join("comm")).unwrap_or_default();
+        let Ok(stat) = std::fs::read_to_string(dir.join("stat")) else {
+            continue;
+        };
+        // After the `(comm)` field (which may hold spaces): state is field 3, utime 14, stime 15.
+        let Some(rest) = stat.rsplit_once(')').map(|(_, r)| r) else {
+            continue;
+        };
+        let f: Vec<&str> = rest.split_whitespace().collect();
+        let ticks = |i: usize| f.get(i).and_then(|v| v.parse::<u64>().ok()).unwrap_or(0);
+        out.insert(tid, (name.trim().to_owned(), ticks(11) + ticks(12)));
+    }
+    out
+}
+
+/// Share of a core per thread name between two snapshots `secs` apart, with how many threads
+/// bear the name (unnamed threads inherit the process's), largest first.
+fn by_thread(
+    before: &HashMap<u64, (String, u64)>,
+    after: &HashMap<u64, (String, u64)>,
+    secs: f64,
+) -> Vec<(String, f64)> {
+    // SAFETY: sysconf only reads a constant.
+    let hz = unsafe { libc::sysconf(libc::_SC_CLK_TCK) }.max(1) as f64;
+    let mut sums: HashMap<String, (f64, usize)> = HashMap::new();
+    for (tid, (name, ticks)) in after {
+        let t0 = before.get(tid).map_or(0, |(_, t)| *t);
+        let used = ticks.saturating_sub(t0) as f64 / hz / secs;
+        if used > 0.0 {
+            let e = sums.entry(name.clone()).or_default();
+            e.0 += used;
+            e.1 += 1;
+        }
+    }
+    let mut v: Vec<(String, f64)> = sums
+        .into_iter()
+        .map(|(name, (c, n))| match n {
+            1 => (name, c),
+            n => (format!("{name} (x{n})"), c),
+        })
+        .collect();
+    v.sort_by(|a, b| b.1.total_cmp(&a.1));
+    v
+}
+
+/// What one phase measured.
+struct Phase {
+    /// Process CPU over wall time (1.0 = one core).
+    cores: f64,
+    rtf: f64,
+    took: Duration,
+    /// Share of a core per thread name, largest first.
+    threads: Vec<(String, f64)>,
+    /// ECS frames (wake-ups of the simulation loop) per second.
+    frames_per_s: f64,
+}
+
+/// Runs the app for `wall` and measures it.
+fn measure(app: &mut bevy::app::App, wall: Duration) -> Phase {
     let steps0 = app.world().resource::<SimClock>().steps;
+    let frames = |app: &bevy::app::App| app.world().get_resource::<FrameCount>().map_or(0, |f| f.0);
+    let frames0 = frames(app);
+    let threads0 = thread_cpu();
     let cpu0 = process_cpu();
     let t0 = Instant::now();
     headless::run(app, StopAfter::Wall(wall));
     let took = t0.elapsed();
     let cpu = (process_cpu() - cpu0).as_secs_f64();
+    let threads1 = thread_cpu();
     let steps = app.world().resource::<SimClock>().steps - steps0;
     let secs = took.as_secs_f64();
-    (cpu / secs, steps as f64 * SIM_DT / secs, took)
+    Phase {
+        cores: cpu / secs,
+        rtf: steps as f64 * SIM_DT / secs,
+        took,
+        threads: by_thread(&threads0, &threads1, secs),
+        frames_per_s: frames(app).wrapping_sub(frames0) as f64 / secs,
+    }
 }
 
 /// The subscriber process: its stdin asks for counts, its stdout answers.
@@ -256,12 +371,11 @@ fn measure_both(scene: Arc<Scene>, rate_hz: u32, wall: Duration) -> Result<Ros2R
         return Err(BenchError::NoSteps);
     }
     let realtime = ClockMode::RealTime { speed: 1.0 };
-    let (plain_cores, plain_rtf) = {
+    let plain = {
         let mut app = app_on(&scene, realtime);
         headless::finish_setup(&mut app);
         headless::run(&mut app, StopAfter::Wall(Duration::from_millis(300)));
-        let (cores, rtf, _) = measure(&mut app, wall);
-        (cores, rtf)
+        measure(&mut app, wall)
     };
 
     let mut app = app_on(&scene, realtime);
@@ -273,6 +387,9 @@ fn measure_both(scene: Arc<Scene>, rate_hz: u32, wall: Duration) -> Result<Ros2R
     };
     ros2::add(&mut app, options).map_err(|e| BenchError::Client(e.to_string()))?;
     headless::finish_setup(&mut app);
+    // The bridge and the participant with nobody subscribed: DDS sends no samples then.
+    headless::run(&mut app, StopAfter::Wall(Duration::from_millis(300)));
+    let unread = measure(&mut app, wall);
     let mut peer = PeerProcess::start()?;
     // The app runs while the subscriber discovers it; it says `ready` at its first joint state.
     let deadline = Instant::now() + PEER_READY;
@@ -297,19 +414,25 @@ fn measure_both(scene: Arc<Scene>, rate_hz: u32, wall: Duration) -> Result<Ros2R
     }
     headless::run(&mut app, StopAfter::Wall(Duration::from_millis(500)));
     let before = peer.counts()?;
-    let (ros2_cores, ros2_rtf, took) = measure(&mut app, wall);
+    let read = measure(&mut app, wall);
     let after = peer.counts()?;
-    let secs = took.as_secs_f64();
+    let secs = read.took.as_secs_f64();
     let received = [0, 1, 2].map(|i| (after[i] - before[i]) as f64 / secs);
     Ok(Ros2Report {
         scene_id: scene.config.scene_id.clone(),
         rate_hz,
         wall,
-        plain_cores,
-        ros2_cores,
-        plain_rtf,
-        ros2_rtf,
+        plain_cores: plain.cores,
+        unread_cores: unread.cores,
+        ros2_cores: read.cores,
+        plain_rtf: plain.rtf,
+        unread_rtf: unread.rtf,
+        ros2_rtf: read.rtf,
         received,
+        plain_threads: plain.threads,
+        unread_threads: unread.threads,
+        ros2_threads: read.threads,
+        frames_per_s: [plain.frames_per_s, unread.frames_per_s, read.frames_per_s],
     })
 }
 

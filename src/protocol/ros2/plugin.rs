@@ -18,7 +18,6 @@ mod schedule;
 mod tests;
 
 use std::collections::HashMap;
-use std::path::{Component, Path};
 use std::time::Duration;
 
 use bevy::prelude::*;
@@ -180,8 +179,6 @@ pub fn add(app: &mut App, options: Ros2Options) -> Result<(), Ros2Error> {
     Ok(())
 }
 
-/// The URDF text of the scene's robot, for `robot_description`; `None` for an MJCF robot or a
-/// file that cannot be read now (logged).
 /// `--ros2-cameras`: the image thread's feed and the bridge's outlet, once every name is
 /// checked against the scene's cameras (the scene's own and the robot file's).
 fn camera_feed(
@@ -210,6 +207,8 @@ fn camera_feed(
     Ok((Some(feed), Some(outlet)))
 }
 
+/// The URDF text of the scene's robot, for `robot_description`; `None` for an MJCF robot or a
+/// file that cannot be read now (logged).
 fn robot_description(scene: &Scene) -> Option<String> {
     let path = &scene.robot_path;
     if !path
@@ -218,7 +217,7 @@ fn robot_description(scene: &Scene) -> Option<String> {
     {
         return None;
     }
-    if let Some(rel) = bundled_rel(path) {
+    if let Some(rel) = crate::scene::bundled::relative(path) {
         return crate::scene::bundled::file(&rel).map(str::to_owned);
     }
     match std::fs::read_to_string(path) {
@@ -231,29 +230,6 @@ fn robot_description(scene: &Scene) -> Option<String> {
             None
         }
     }
-}
-
-/// The path of a bundled file relative to `assets/`, for a path under the bundled root.
-fn bundled_rel(path: &Path) -> Option<String> {
-    let mut components = path.components();
-    if components.next()
-        != Some(Component::Normal(
-            crate::scene::bundled::BUNDLED_ROOT.as_ref(),
-        ))
-    {
-        return None;
-    }
-    let mut parts: Vec<String> = Vec::new();
-    for c in components {
-        match c {
-            Component::Normal(s) => parts.push(s.to_string_lossy().into_owned()),
-            Component::ParentDir => {
-                parts.pop();
-            }
-            _ => {}
-        }
-    }
-    Some(parts.join("/"))
 }
 
 /// What the DDS thread reported since the last frame, and the panel's requests.

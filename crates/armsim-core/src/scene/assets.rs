@@ -37,15 +37,14 @@ pub fn file(rel: &str) -> Option<&'static str> {
     FILES.iter().find(|(p, _)| *p == rel).map(|(_, t)| *t)
 }
 
-/// The bundled robot a path under [`BUNDLED_ROOT`] names, if the path is one: `Some(Ok)` for a
-/// bundled file, `Some(Err)` for a path under the root that names none, `None` for any other
-/// path (read it from disk).
-pub(crate) fn robot_at(path: &Path) -> Option<Result<RobotModel, RobotError>> {
-    let mut parts: Vec<String> = Vec::new();
+/// The path relative to `assets/` (`robots/gripper4.urdf`) of a path under [`BUNDLED_ROOT`],
+/// with `..` applied; `None` for any other path.
+pub fn relative(path: &Path) -> Option<String> {
     let mut components = path.components();
     if components.next() != Some(Component::Normal(BUNDLED_ROOT.as_ref())) {
         return None;
     }
+    let mut parts: Vec<String> = Vec::new();
     for c in components {
         match c {
             Component::Normal(s) => parts.push(s.to_string_lossy().into_owned()),
@@ -55,7 +54,14 @@ pub(crate) fn robot_at(path: &Path) -> Option<Result<RobotModel, RobotError>> {
             _ => {}
         }
     }
-    let rel = parts.join("/");
+    Some(parts.join("/"))
+}
+
+/// The bundled robot a path under [`BUNDLED_ROOT`] names, if the path is one: `Some(Ok)` for a
+/// bundled file, `Some(Err)` for a path under the root that names none, `None` for any other
+/// path (read it from disk).
+pub(crate) fn robot_at(path: &Path) -> Option<Result<RobotModel, RobotError>> {
+    let rel = relative(path)?;
     Some(match file(&rel) {
         Some(text) => parse_robot(path, text),
         None => Err(RobotError::Io {

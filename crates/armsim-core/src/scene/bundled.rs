@@ -7,7 +7,7 @@
 
 use std::path::{Path, PathBuf};
 
-pub use super::assets::{BUNDLED_ROOT, file};
+pub use super::assets::{BUNDLED_ROOT, file, relative};
 use super::config::{Scene, SceneErrors, parse_scene};
 
 /// The bundled scenes by name, the default first.

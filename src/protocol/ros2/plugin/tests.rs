@@ -13,8 +13,9 @@ use armsim_core::protocol::ros2::sim_interfaces::{
 use armsim_core::protocol::ros2::trajectory::Trajectory;
 
 use super::control::{Control, Goal, Target, Verdict, joint_command, key, label};
-use super::{bundled_rel, refused, robot_description};
+use super::{refused, robot_description};
 use crate::protocol::registry::{ConnKey, Connections, Counters, Protocol, Role};
+use crate::scene::bundled::relative as bundled_rel;
 use crate::session::AlertLog;
 use crate::sim::JointCommand;
 
