@@ -11,7 +11,7 @@ use bevy::ecs::schedule::SingleThreadedExecutor;
 use bevy::prelude::*;
 use bevy::tasks::tick_global_task_pools_on_main_thread;
 
-use crate::protocol::registry::Connections;
+use crate::protocol::registry::{Connections, FramePacing};
 use crate::sim::{ClockMode, SIM_DT, SimClock, SimWaker, StepGate};
 use crate::trajectory::plugin::Replay;
 
@@ -293,14 +293,24 @@ fn wait_for_next_frame(world: &World) {
     let unwatched = world
         .get_resource::<Connections>()
         .is_none_or(Connections::is_empty);
-    let lag = if unwatched {
-        UNWATCHED_LAG
+    let paced = if unwatched {
+        None
     } else {
-        Duration::ZERO
+        frame_paced_lag(world, clock)
+    };
+    let lag = match (unwatched, paced) {
+        (true, _) => UNWATCHED_LAG,
+        (false, Some(lag)) => lag,
+        (false, None) => Duration::ZERO,
     };
     let deadline = match clock.mode {
         ClockMode::Fast if !gate.is_gated() && !clock.is_paused() => return,
         _ if gate.is_gated() => now + IDLE_FRAME,
+        // Paced by frames: wake when the frame's step is due, not before (a cap at
+        // `IDLE_FRAME` would cut a 3-step batch into two wake-ups).
+        _ if paced.is_some() => clock.next_step_due().map_or(now + IDLE_FRAME, |due| {
+            (due + lag).min(now + PACED_MAX_SLEEP)
+        }),
         _ => clock.next_step_due().map_or(now + IDLE_FRAME, |due| {
             (due + lag).min(now + IDLE_FRAME.max(lag))
         }),
@@ -309,6 +319,37 @@ fn wait_for_next_frame(world: &World) {
         world.resource::<SimWaker>().wait_until(deadline);
     }
 }
+
+/// How long the next step may wait while only frame-paced peers watch ([`FramePacing`]): until
+/// the step whose frame goes out next is due, in wall time at the clock's speed. `None` while
+/// anyone else is connected (their messages are per step), or without frame pacing.
+fn frame_paced_lag(world: &World, clock: &SimClock) -> Option<Duration> {
+    let pacing = world.get_resource::<FramePacing>()?;
+    let others = world
+        .get_resource::<Connections>()
+        .is_some_and(|c| c.iter().any(|(key, _)| key.protocol != pacing.protocol));
+    let ClockMode::RealTime { speed } = clock.mode else {
+        return None;
+    };
+    if others || !(speed.is_finite() && speed > 0.0) {
+        return None;
+    }
+    let ahead = pacing.next_frame_step.saturating_sub(clock.steps + 1);
+    if ahead == 0 {
+        return Some(Duration::ZERO);
+    }
+    // A hair past the frame's step: woken at exactly its due time, rounding can leave the
+    // accumulator a nanosecond short of it, and the step would need a wake-up of its own.
+    let wall = Duration::from_secs_f64(SIM_DT * ahead as f64 / speed);
+    Some((wall + PACING_MARGIN).min(PACED_MAX_SLEEP))
+}
+
+/// See `frame_paced_lag`: far below a step, far above float rounding.
+const PACING_MARGIN: Duration = Duration::from_micros(20);
+
+/// The longest a frame-paced loop sleeps (a 1 Hz `--ros2-rate` wakes it this often all the
+/// same): what a Ctrl-C or a panel-less command may wait for a frame.
+const PACED_MAX_SLEEP: Duration = Duration::from_millis(34);
 
 /// Headless, every schedule runs its systems on the calling thread. A frame here is one or a few
 /// short steps, and the multi-threaded executor's hand-offs to the task pool and back cost more

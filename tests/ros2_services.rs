@@ -147,9 +147,19 @@ fn services_pause_step_play_and_reset() {
         }],
     };
     peer.wait_matched(&traj);
-    traj.inner.publish(msg).unwrap();
-    let moving = peer.next_where(&states, "the trajectory to move joint 0", |s| {
-        s.position[0] - home[0] > 0.05
+    // Sent again on each joint state until it acts (a best-effort sample may be lost before
+    // armsim has matched our writer); each copy starts it again from where the arm is.
+    let moving = peer.wait("the trajectory to move joint 0", |_| {
+        let mut got = None;
+        while let Some(s) = states.try_take() {
+            if s.position[0] - home[0] > 0.05 {
+                got = Some(s);
+            }
+        }
+        if got.is_none() {
+            traj.inner.publish(msg.clone()).unwrap();
+        }
+        got
     });
     let before = moving.header.stamp;
     let r = peer.call(

@@ -48,6 +48,18 @@ impl Protocol {
     }
 }
 
+/// For a protocol whose peers see the world only as periodic frames (ROS 2's topics at
+/// `--ros2-rate`): the step count after which its next frame goes out. While every connection
+/// is of that protocol, a real-time headless run steps in batches that end on that step instead
+/// of waking for each step: the frames leave when they are due, and the loop wakes 100 times a
+/// second instead of 240 (`headless::wait_for_next_frame`; issue 37's cost). Messages from the
+/// peers still ring the `SimWaker`, so a command waits for no batch.
+#[derive(Resource, Clone, Copy, Debug, PartialEq, Eq)]
+pub struct FramePacing {
+    pub protocol: Protocol,
+    pub next_frame_step: u64,
+}
+
 /// One connection: its protocol and the protocol's own connection number.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct ConnKey {

@@ -109,24 +109,34 @@ impl Armsim {
     /// every one of `what`; returns that line. For a line an action causes, when an earlier
     /// line may hold the same words.
     pub fn wait_for_after(&mut self, from: usize, what: &[&str]) -> String {
-        let deadline = Instant::now() + Duration::from_secs(60);
+        self.line_after_within(from, what, Duration::from_secs(60))
+            .unwrap_or_else(|| {
+                panic!(
+                    "no log line with {what:?} after line {from}; the log:\n{}",
+                    self.log.join("\n")
+                )
+            })
+    }
+
+    /// [`wait_for_after`](Self::wait_for_after) for at most `wait`: `None` if no such line
+    /// came by then (for an action that may need repeating, such as a best-effort sample).
+    pub fn line_after_within(
+        &mut self,
+        from: usize,
+        what: &[&str],
+        wait: Duration,
+    ) -> Option<String> {
+        let deadline = Instant::now() + wait;
         let matches = |l: &str| what.iter().all(|w| l.contains(w));
         if let Some(l) = self.log.iter().skip(from).find(|l| matches(l)) {
-            return l.clone();
+            return Some(l.clone());
         }
         loop {
             let left = deadline.saturating_duration_since(Instant::now());
-            match self.lines.recv_timeout(left) {
-                Ok(line) => {
-                    self.log.push(line.clone());
-                    if self.log.len() > from && matches(&line) {
-                        return line;
-                    }
-                }
-                Err(_) => panic!(
-                    "no log line with {what:?} after line {from}; the log:\n{}",
-                    self.log.join("\n")
-                ),
+            let line = self.lines.recv_timeout(left).ok()?;
+            self.log.push(line.clone());
+            if self.log.len() > from && matches(&line) {
+                return Some(line);
             }
         }
     }

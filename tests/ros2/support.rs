@@ -170,3 +170,28 @@ pub fn on_a_step(t: Time) -> bool {
     let steps = (ns * 240 + 500_000_000) / 1_000_000_000;
     steps * 1_000_000_000 / 240 == ns
 }
+
+/// Does `send` until armsim logs a line (after line `from`) holding every one of `what`, and
+/// returns it. A command is best effort, and armsim's reader drops a sample from a writer it has
+/// not matched yet (our side may match first), so a command that must arrive is repeated
+/// (every half second; armsim logs bad input at most once a second per topic).
+pub fn until_logged(
+    sim: &mut Armsim,
+    from: usize,
+    what: &[&str],
+    mut send: impl FnMut(),
+) -> String {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    loop {
+        send();
+        let wait = std::time::Duration::from_millis(500);
+        if let Some(line) = sim.line_after_within(from, what, wait) {
+            return line;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "no log line with {what:?} after line {from}; the log:\n{}",
+            sim.log.join("\n")
+        );
+    }
+}

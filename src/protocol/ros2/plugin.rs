@@ -39,7 +39,7 @@ use super::sim_interfaces::{
 use super::stamp::STEPS_PER_SECOND;
 use super::trajectory::Trajectory;
 use crate::protocol::net::{RateLimited, suppressed_note};
-use crate::protocol::registry::{self, BridgeIo, Protocol};
+use crate::protocol::registry::{self, BridgeIo, FramePacing, Protocol};
 use crate::scene::Scene;
 use crate::session::{SessionCommand, SessionState, SessionSystems};
 use crate::sim::{Sim, SimScene, SimStep, SimSystems, SimWaker};
@@ -158,6 +158,10 @@ pub fn add(app: &mut App, options: Ros2Options) -> Result<(), Ros2Error> {
             options.rate_hz
         ),
     );
+    app.insert_resource(FramePacing {
+        protocol: Protocol::Ros2,
+        next_frame_step: 0,
+    });
     app.insert_resource(Ros2Bridge {
         node,
         inbound,
@@ -324,8 +328,8 @@ fn handle_inbound(mut bridge: ResMut<Ros2Bridge>, mut io: BridgeIo) {
 
 /// Once a frame, after the session's commands: the step replies whose steps have run (or never
 /// will), and the frame of step 0 of an episode.
-fn frame_tick(mut bridge: ResMut<Ros2Bridge>, mut io: BridgeIo) {
-    bridge.tick(&mut io);
+fn frame_tick(mut bridge: ResMut<Ros2Bridge>, mut io: BridgeIo, pacing: ResMut<FramePacing>) {
+    bridge.tick(&mut io, pacing);
 }
 
 /// The owner's goal becomes the joints' targets while the session runs.
@@ -352,8 +356,8 @@ fn adapt(mut bridge: ResMut<Ros2Bridge>, mut io: BridgeIo) {
 }
 
 /// After each step: step replies and the frame, when due.
-fn publish(mut bridge: ResMut<Ros2Bridge>, mut io: BridgeIo) {
-    bridge.tick(&mut io);
+fn publish(mut bridge: ResMut<Ros2Bridge>, mut io: BridgeIo, pacing: ResMut<FramePacing>) {
+    bridge.tick(&mut io, pacing);
 }
 
 impl Ros2Bridge {
@@ -407,7 +411,7 @@ impl Ros2Bridge {
     }
 
     /// Step replies due and the frame of this step count, if due.
-    fn tick(&mut self, io: &mut BridgeIo) {
+    fn tick(&mut self, io: &mut BridgeIo, mut pacing: ResMut<FramePacing>) {
         let view = SessionView::of(&io.session, &io.clock);
         self.services.tick(&view);
         self.apply_actions(io);
@@ -417,6 +421,10 @@ impl Ros2Bridge {
             let _ = self
                 .node
                 .send_frame(frames::frame(&io.sim.view(), io.clock.steps));
+        }
+        let next_frame_step = self.schedule.next_step();
+        if pacing.next_frame_step != next_frame_step {
+            pacing.next_frame_step = next_frame_step;
         }
     }
 

@@ -43,6 +43,14 @@ impl Schedule {
         self.next = now / STEPS_PER_SECOND + 1;
         true
     }
+
+    /// The step after which the next frame goes out (in the episode of the last `due`): the
+    /// first `s` with `s · rate ≥ next · 240`.
+    pub fn next_step(&self) -> u64 {
+        self.next
+            .saturating_mul(STEPS_PER_SECOND)
+            .div_ceil(self.rate_hz)
+    }
 }
 
 #[cfg(test)]
@@ -52,6 +60,24 @@ mod tests {
     fn due_steps(rate: u32, steps: std::ops::RangeInclusive<u64>) -> Vec<u64> {
         let mut s = Schedule::new(rate);
         steps.filter(|&k| s.due(k, 0)).collect()
+    }
+
+    #[test]
+    fn the_next_step_is_the_step_of_the_next_frame() {
+        for rate in [1, 7, 30, 100, 240] {
+            let mut s = Schedule::new(rate);
+            let mut announced = None;
+            for k in 0..=2 * STEPS_PER_SECOND {
+                let due = s.due(k, 0);
+                if let Some(step) = announced {
+                    assert_eq!(due, k == step, "rate {rate}, step {k}");
+                }
+                if due {
+                    announced = Some(s.next_step());
+                    assert!(s.next_step() > k, "rate {rate}, step {k}");
+                }
+            }
+        }
     }
 
     #[test]
