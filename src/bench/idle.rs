@@ -80,29 +80,17 @@ impl fmt::Display for IdleBenchReport {
     }
 }
 
-/// User + system CPU time of the whole process so far.
-fn process_cpu_time() -> Duration {
-    // SAFETY: getrusage only writes the struct it is given.
-    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
-    let rc = unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut usage) };
-    if rc != 0 {
-        return Duration::ZERO;
-    }
-    let tv = |t: libc::timeval| Duration::new(t.tv_sec as u64, t.tv_usec as u32 * 1000);
-    tv(usage.ru_utime) + tv(usage.ru_stime)
-}
-
 /// Runs the set-up app in real time for `wall` and measures it; a short warm-up first, so
 /// start-up work (threads, first frames) is not counted.
 fn measure(name: &'static str, app: &mut bevy::app::App, wall: Duration) -> IdleCase {
     headless::finish_setup(app);
     headless::run(app, StopAfter::Wall(Duration::from_millis(300)));
     let steps0 = app.world().resource::<SimClock>().steps;
-    let cpu0 = process_cpu_time();
+    let cpu0 = super::process_cpu();
     let t0 = Instant::now();
     headless::run(app, StopAfter::Wall(wall));
     let took = t0.elapsed().as_secs_f64();
-    let cpu = (process_cpu_time() - cpu0).as_secs_f64();
+    let cpu = (super::process_cpu() - cpu0).as_secs_f64();
     let steps = app.world().resource::<SimClock>().steps - steps0;
     IdleCase {
         name,

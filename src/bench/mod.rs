@@ -28,6 +28,18 @@ use bevy::app::App;
 /// Rounds per measurement; the median is reported so one descheduled round does not skew it.
 pub const ROUNDS: usize = 5;
 
+/// User + system CPU time of the whole process so far, every thread (getrusage): what the
+/// CPU benchmarks compare between phases.
+pub fn process_cpu() -> Duration {
+    // SAFETY: getrusage only writes the struct it is given.
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    if unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut usage) } != 0 {
+        return Duration::ZERO;
+    }
+    let tv = |t: libc::timeval| Duration::new(t.tv_sec as u64, t.tv_usec as u32 * 1000);
+    tv(usage.ru_utime) + tv(usage.ru_stime)
+}
+
 /// The median of `ROUNDS` timings.
 pub fn median(mut times: Vec<Duration>) -> Duration {
     times.sort_unstable();

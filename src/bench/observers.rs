@@ -123,17 +123,6 @@ impl fmt::Display for ObserversReport {
     }
 }
 
-/// User + system CPU time of the whole process so far.
-fn process_cpu() -> Duration {
-    // SAFETY: getrusage only writes the struct it is given.
-    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
-    if unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut usage) } != 0 {
-        return Duration::ZERO;
-    }
-    let tv = |t: libc::timeval| Duration::new(t.tv_sec as u64, t.tv_usec as u32 * 1000);
-    tv(usage.ru_utime) + tv(usage.ru_stime)
-}
-
 /// CPU time of the calling thread, in ns.
 fn thread_cpu_ns() -> u64 {
     // SAFETY: clock_gettime only writes the struct it is given.
@@ -362,11 +351,11 @@ fn client_tls(dir: &std::path::Path) -> Result<Arc<ClientConfig>, BenchError> {
 /// Runs the app for `wall`; (process CPU over wall time, real-time factor).
 fn measure(app: &mut bevy::app::App, wall: Duration) -> (f64, f64, Duration) {
     let steps0 = app.world().resource::<SimClock>().steps;
-    let cpu0 = process_cpu();
+    let cpu0 = super::process_cpu();
     let t0 = Instant::now();
     headless::run(app, StopAfter::Wall(wall));
     let took = t0.elapsed();
-    let cpu = (process_cpu() - cpu0).as_secs_f64();
+    let cpu = (super::process_cpu() - cpu0).as_secs_f64();
     let steps = app.world().resource::<SimClock>().steps - steps0;
     let secs = took.as_secs_f64();
     (cpu / secs, steps as f64 * SIM_DT / secs, took)

@@ -203,17 +203,6 @@ fn check_isolated(outer: &str) -> Result<(), BenchError> {
     Ok(())
 }
 
-/// User + system CPU time of the whole process so far.
-fn process_cpu() -> Duration {
-    // SAFETY: getrusage only writes the struct it is given.
-    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
-    if unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut usage) } != 0 {
-        return Duration::ZERO;
-    }
-    let tv = |t: libc::timeval| Duration::new(t.tv_sec as u64, t.tv_usec as u32 * 1000);
-    tv(usage.ru_utime) + tv(usage.ru_stime)
-}
-
 /// CPU time (user + system, in clock ticks) of each thread of this process, by thread id, with
 /// its name (`/proc/self/task/*/{comm,stat}`).
 fn thread_cpu() -> HashMap<u64, (String, u64)> {
@@ -289,11 +278,11 @@ fn measure(app: &mut bevy::app::App, wall: Duration) -> Phase {
     let frames = |app: &bevy::app::App| app.world().get_resource::<FrameCount>().map_or(0, |f| f.0);
     let frames0 = frames(app);
     let threads0 = thread_cpu();
-    let cpu0 = process_cpu();
+    let cpu0 = super::process_cpu();
     let t0 = Instant::now();
     headless::run(app, StopAfter::Wall(wall));
     let took = t0.elapsed();
-    let cpu = (process_cpu() - cpu0).as_secs_f64();
+    let cpu = (super::process_cpu() - cpu0).as_secs_f64();
     let threads1 = thread_cpu();
     let steps = app.world().resource::<SimClock>().steps - steps0;
     let secs = took.as_secs_f64();

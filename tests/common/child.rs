@@ -84,25 +84,13 @@ impl Armsim {
 
     /// Reads the log until a line contains `what`; returns that line.
     pub fn wait_for(&mut self, what: &str) -> String {
-        let deadline = Instant::now() + Duration::from_secs(60);
-        if let Some(l) = self.log.iter().find(|l| l.contains(what)) {
-            return l.clone();
-        }
-        loop {
-            let left = deadline.saturating_duration_since(Instant::now());
-            match self.lines.recv_timeout(left) {
-                Ok(line) => {
-                    self.log.push(line.clone());
-                    if line.contains(what) {
-                        return line;
-                    }
-                }
-                Err(_) => panic!(
+        self.line_after_within(0, &[what], Duration::from_secs(60))
+            .unwrap_or_else(|| {
+                panic!(
                     "no log line with {what:?}; the log:\n{}",
                     self.log.join("\n")
-                ),
-            }
-        }
+                )
+            })
     }
 
     /// Reads the log until a line from index `from` on (`log.len()` before an action) holds
