@@ -122,8 +122,8 @@ impl fmt::Display for Ros2Report {
         let [fa, fb, fc] = self.frames_per_s;
         writeln!(
             f,
-            "  ECS frames     : {fa:.0}/s plain, {fb:.0}/s unread, {fc:.0}/s read (a discovered \
-             peer counts as connected: one step a frame instead of four)"
+            "  ECS frames     : {fa:.0}/s plain, {fb:.0}/s unread, {fc:.0}/s read (nobody \
+             connected: four steps a wake-up; ROS 2 peers only: one wake-up per frame)"
         )?;
         writeln!(f, "  threads, plain : {}", top(&self.plain_threads))?;
         writeln!(f, "  threads, unread: {}", top(&self.unread_threads))?;
