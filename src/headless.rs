@@ -320,9 +320,11 @@ fn wait_for_next_frame(world: &World) {
     }
 }
 
-/// How long the next step may wait while only frame-paced peers watch ([`FramePacing`]): until
-/// the step whose frame goes out next is due, in wall time at the clock's speed. `None` while
-/// anyone else is connected (their messages are per step), or without frame pacing.
+/// How long the next step may wait while only frame-paced peers are connected
+/// ([`FramePacing`]): until the step that ends the batch is due, in wall time at the clock's
+/// speed (the next frame's while one of them controls the arm, a later frame's while they only
+/// watch). `None` while anyone else is connected (their messages are per step), or without
+/// frame pacing.
 fn frame_paced_lag(world: &World, clock: &SimClock) -> Option<Duration> {
     let pacing = world.get_resource::<FramePacing>()?;
     let others = world
@@ -334,7 +336,15 @@ fn frame_paced_lag(world: &World, clock: &SimClock) -> Option<Duration> {
     if others || !(speed.is_finite() && speed > 0.0) {
         return None;
     }
-    let ahead = pacing.next_frame_step.saturating_sub(clock.steps + 1);
+    let controlled = world
+        .get_resource::<Connections>()
+        .is_some_and(|c| c.owner_key().is_some());
+    let wake_step = if controlled {
+        pacing.next_frame_step
+    } else {
+        pacing.watched_wake_step.max(pacing.next_frame_step)
+    };
+    let ahead = wake_step.saturating_sub(clock.steps + 1);
     if ahead == 0 {
         return Some(Duration::ZERO);
     }

@@ -4,10 +4,10 @@
 //! sockets on threads, the ECS sees only channels).
 //!
 //! DDS → ECS is one bounded channel of [`Inbound`]; the DDS thread rings the `SimWaker` after
-//! each send, so a paused headless run wakes for a service request. ECS → DDS is one bounded
-//! channel of [`Outbound`] plus a mio waker: the bridge drops a frame when the channel is full
-//! (it never waits for DDS), the DDS thread publishes every frame it drains, in order, and
-//! replies always go through.
+//! each send, so a paused headless run wakes for a service request. ECS → DDS is one channel
+//! of [`Outbound`] (replies, shutdown) plus a mio waker. A [`Frame`] goes straight into the
+//! DDS writers' bounded queues (`node::Ros2Handle::send_frame`): RustDDS's own thread owns
+//! the sockets, so a hop through the DDS thread would only add a wake-up per frame.
 
 use std::net::SocketAddr;
 
@@ -22,10 +22,6 @@ pub type PeerPrefix = [u8; 12];
 /// Capacity of the DDS → ECS channel. A full channel drops the newest command (logged once
 /// per topic by the DDS thread): the bridge acts on the latest command anyway.
 pub const INBOUND_CAPACITY: usize = 256;
-
-/// Capacity of the ECS → DDS channel. Frames beyond it are dropped by the bridge (counted);
-/// replies are few (one per request) and fit.
-pub const OUTBOUND_CAPACITY: usize = 64;
 
 /// The DDS thread's handle on one service request, given back with its reply. The DDS thread
 /// keeps the middleware's request id under `id`; the bridge only carries it.
@@ -82,11 +78,9 @@ pub struct Frame {
     pub tf: TFMessage,
 }
 
-/// ECS → DDS.
+/// ECS → DDS thread.
 #[derive(Clone, Debug)]
 pub enum Outbound {
-    /// Publish `/clock`, then `joint_states`, then `/tf`.
-    Frame(Box<Frame>),
     /// The answer to the request of `ticket`.
     Reply {
         ticket: Ticket,

@@ -77,6 +77,8 @@ pub struct Ros2Bridge {
     services: Services<Ticket>,
     control: Control,
     schedule: Schedule,
+    /// Frames per batch while the peers only watch ([`FramePacing`]).
+    watched_batch: u64,
     /// The robot's joint names, in robot order (what `joint_states` lists).
     joints: Vec<String>,
     /// Who asked each request not yet answered, to count the reply on its registry entry.
@@ -85,7 +87,7 @@ pub struct Ros2Bridge {
 }
 
 impl Ros2Bridge {
-    /// Frames published and dropped so far (the DDS thread's count).
+    /// Frames published and writes refused so far.
     pub fn stats(&self) -> NodeStats {
         self.node.stats()
     }
@@ -161,6 +163,7 @@ pub fn add(app: &mut App, options: Ros2Options) -> Result<(), Ros2Error> {
     app.insert_resource(FramePacing {
         protocol: Protocol::Ros2,
         next_frame_step: 0,
+        watched_wake_step: 0,
     });
     app.insert_resource(Ros2Bridge {
         node,
@@ -168,6 +171,7 @@ pub fn add(app: &mut App, options: Ros2Options) -> Result<(), Ros2Error> {
         services: Services::new(),
         control: Control::default(),
         schedule: Schedule::new(options.rate_hz),
+        watched_batch: FramePacing::frames_per_watched_batch(options.rate_hz),
         joints,
         callers: HashMap::new(),
         bad_input: HashMap::new(),
@@ -416,15 +420,17 @@ impl Ros2Bridge {
         self.services.tick(&view);
         self.apply_actions(io);
         if self.schedule.due(io.clock.steps, io.clock.episode) {
-            // A frame the DDS thread has no room for is dropped (and counted there): it is
-            // behind, and the next frame carries the newer state.
-            let _ = self
-                .node
+            self.node
                 .send_frame(frames::frame(&io.sim.view(), io.clock.steps));
         }
-        let next_frame_step = self.schedule.next_step();
-        if pacing.next_frame_step != next_frame_step {
-            pacing.next_frame_step = next_frame_step;
+        let next = FramePacing {
+            next_frame_step: self.schedule.next_step(),
+            watched_wake_step: self.schedule.batch_end_step(self.watched_batch),
+            ..*pacing
+        };
+        // Written only when it changes, so that nothing sees a change every step.
+        if *pacing != next {
+            *pacing = next;
         }
     }
 

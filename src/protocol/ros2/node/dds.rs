@@ -1,6 +1,6 @@
 //! The DDS thread's state and its poll loop: creating everything at start, then draining
-//! discovery events, command topics, service requests and the bridge's frames and replies
-//! each time mio wakes it.
+//! discovery events, command topics, service requests and the bridge's replies each time mio
+//! wakes it. The sim-time topics' writers are made here too, then handed to the bridge.
 
 use std::collections::HashSet;
 use std::net::{Ipv4Addr, SocketAddr};
@@ -17,7 +17,7 @@ use rustdds::{
     RTPSEntity, StatusEvented,
 };
 
-use super::super::link::{Frame, Inbound, Outbound, PeerPrefix, Ticket};
+use super::super::link::{Inbound, Outbound, PeerPrefix, Ticket};
 use super::super::msgs::StdString;
 use super::super::options::Discovery;
 use super::super::peers::{EndpointGuid, Peers};
@@ -40,7 +40,7 @@ const SERVICES: usize = 10;
 pub(super) struct Dds {
     /// First: the image thread is joined before its publishers' node goes.
     _images: Option<ImageThread>,
-    publishers: Publishers,
+    _latches: Latches,
     commands: Commands,
     servers: Servers,
     status: DomainParticipantStatusListener,
@@ -57,12 +57,13 @@ pub(super) struct Dds {
 }
 
 impl Dds {
+    /// Everything DDS, and the sim-time topics' writers for the bridge.
     pub(super) fn open(
         config: &NodeConfig,
         inbound: Sender<Inbound>,
         images: Option<ImageFeed>,
         counters: Arc<Counters>,
-    ) -> Result<Dds, NodeError> {
+    ) -> Result<(Dds, FrameOutlets), NodeError> {
         let options = &config.options;
         let poll = Poll::new().map_err(|e| NodeError::Thread(e.to_string()))?;
         let waker = Arc::new(
@@ -111,10 +112,12 @@ impl Dds {
             node: &mut node,
             namespace: &options.namespace,
         };
-        let publishers = Publishers {
+        let frame_outlets = FrameOutlets {
             clock: maker.outlet(CLOCK_TOPIC, &qos::CLOCK)?,
             joint_states: maker.outlet(JOINT_STATES_TOPIC, &qos::JOINT_STATES)?,
             tf: maker.outlet(TF_TOPIC, &qos::TF)?,
+        };
+        let latches = Latches {
             _tf_static: maker.publisher(TF_STATIC_TOPIC, &qos::LATCHED)?,
             _robot_description: match config.latched.robot_description {
                 Some(_) => Some(maker.publisher(ROBOT_DESCRIPTION_TOPIC, &qos::LATCHED)?),
@@ -172,11 +175,11 @@ impl Dds {
         // The latched topics' one sample, kept by their transient-local writers for late
         // joiners. A failure here is logged, not fatal: live topics still work.
         let latched = config.latched.clone();
-        if let Err(e) = publishers._tf_static.publish(latched.tf_static) {
+        if let Err(e) = latches._tf_static.publish(latched.tf_static) {
             warn!("ros2: publishing /tf_static failed: {e}");
         }
         if let (Some(publisher), Some(text)) =
-            (&publishers._robot_description, latched.robot_description)
+            (&latches._robot_description, latched.robot_description)
             && let Err(e) = publisher.publish(StdString { data: text })
         {
             warn!("ros2: publishing robot_description failed: {e}");
@@ -190,9 +193,9 @@ impl Dds {
                 Discovery::Subnet => "discovery on every interface (the subnet)",
             }
         );
-        Ok(Dds {
+        let dds = Dds {
             _images: image_thread,
-            publishers,
+            _latches: latches,
             commands,
             servers,
             status,
@@ -210,7 +213,8 @@ impl Dds {
                 counters,
             },
             tickets: Tickets::default(),
-        })
+        };
+        Ok((dds, frame_outlets))
     }
 
     /// The poll loop, until `Shutdown` (or the handle is gone).
@@ -274,60 +278,17 @@ impl Dds {
         }
     }
 
-    /// Frames and replies from the bridge: every queued frame is published, then every reply
-    /// (a deferred `StepSimulation` reply then follows the frame of its last step). True on
-    /// `Shutdown` or when the handle is gone.
+    /// Replies from the bridge, in order. True on `Shutdown` or when the handle is gone.
     fn drain_outbound(&mut self, link: &Link) -> bool {
-        let mut replies = Vec::new();
-        let mut stop = false;
-        // Every queued frame goes out, oldest first: a subscriber sees each stamp of the
-        // schedule after a hiccup of this thread, and a thread that stays behind is bounded by
-        // the channel's capacity, where the bridge drops frames rather than wait.
-        let mut frames: Vec<Box<Frame>> = Vec::new();
-        let mut take = |msg: Outbound| match msg {
-            Outbound::Frame(frame) => frames.push(frame),
-            Outbound::Reply { ticket, response } => replies.push((ticket, response)),
-            Outbound::Shutdown => stop = true,
-        };
         loop {
             match link.control.try_recv() {
-                Ok(msg) => take(msg),
-                Err(TryRecvError::Empty) => break,
-                Err(TryRecvError::Disconnected) => {
-                    take(Outbound::Shutdown);
-                    break;
+                Ok(Outbound::Reply { ticket, response }) => {
+                    self.reply(ticket, response, &link.counters);
                 }
+                Ok(Outbound::Shutdown) | Err(TryRecvError::Disconnected) => return true,
+                Err(TryRecvError::Empty) => return false,
             }
         }
-        loop {
-            match link.frames.try_recv() {
-                Ok(msg) => take(msg),
-                Err(TryRecvError::Empty) => break,
-                Err(TryRecvError::Disconnected) => {
-                    take(Outbound::Shutdown);
-                    break;
-                }
-            }
-        }
-        if stop {
-            return true;
-        }
-        let counters = &link.counters;
-        for frame in frames {
-            let Frame {
-                clock,
-                joint_states,
-                tf,
-            } = *frame;
-            self.publishers.clock.publish(clock, counters);
-            self.publishers.joint_states.publish(joint_states, counters);
-            self.publishers.tf.publish(tf, counters);
-            counters.published.fetch_add(1, Ordering::Relaxed);
-        }
-        for (ticket, response) in replies {
-            self.reply(ticket, response, counters);
-        }
-        false
     }
 
     fn reply(&mut self, ticket: Ticket, response: ServiceResponse, counters: &Counters) {

@@ -40,11 +40,24 @@ pub(super) const JOINT_COMMAND_TOPIC: &str = "joint_command";
 pub(super) const FORWARD_COMMAND_TOPIC: &str = "forward_position_controller/commands";
 pub(super) const TRAJECTORY_TOPIC: &str = "joint_trajectory";
 
-pub(super) struct Publishers {
+/// The writers of the sim-time topics. Made on the DDS thread with the node's other
+/// endpoints, then handed to the bridge, which writes each frame itself (`Ros2Handle`).
+pub(super) struct FrameOutlets {
     pub(super) clock: Outlet<Clock>,
     pub(super) joint_states: Outlet<JointState>,
     pub(super) tf: Outlet<TFMessage>,
-    /// Kept so their one sample stays available to late joiners.
+}
+
+impl std::fmt::Debug for FrameOutlets {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_list()
+            .entries([&self.clock.topic, &self.joint_states.topic, &self.tf.topic])
+            .finish()
+    }
+}
+
+/// The latched topics' writers, kept so their one sample stays available to late joiners.
+pub(super) struct Latches {
     pub(super) _tf_static: Publisher<TFMessage>,
     pub(super) _robot_description: Option<Publisher<StdString>>,
 }

@@ -1,17 +1,20 @@
-//! The DDS thread ("ros2"): it owns the RustDDS participant, the ros2-client node and every
-//! publisher, subscription and service server, and talks to the ECS bridge only through the
+//! The DDS thread ("ros2"): it owns the RustDDS participant, the ros2-client node, the
+//! subscriptions and the service servers, and talks to the ECS bridge only through the
 //! channels of `link` (DESIGN §5: sockets on threads, the ECS sees only channels).
 //!
-//! Everything DDS is created inside the thread, so nothing of ros2-client needs to be `Send`;
-//! [`Ros2Handle::spawn`] returns once it all exists, or with the error, as a bind error is an
-//! error of `add()` for the other protocols. The thread then sleeps in one mio `poll` with no
-//! timeout: it wakes when a subscription or a server has data, when discovery reports a
-//! change, or when the bridge rings the mio waker after queueing a frame or a reply. No
-//! timers, no busy waiting; the bridge decides when to publish (in sim time).
+//! Everything DDS is created inside the thread; [`Ros2Handle::spawn`] returns once it all
+//! exists, or with the error, as a bind error is an error of `add()` for the other protocols.
+//! The thread then sleeps in one mio `poll` with no timeout: it wakes when a subscription or a
+//! server has data, when discovery reports a change, or when the bridge rings the mio waker
+//! after queueing a reply. No timers, no busy waiting.
 //!
-//! Publishing never blocks: every reliable writer has `WhenFull::Fail` (`qos`), and the frame
-//! channel is bounded: a DDS side that stays behind costs frames the bridge drops (counted in
-//! [`NodeStats`]), never a stalled simulation. Frames that did queue all go out, in order.
+//! The writers of `/clock`, `joint_states` and `/tf` are handed to the handle, and the bridge
+//! writes each frame itself, when its step has run (in sim time). A DDS write is no socket
+//! call: it serializes the sample into the writer's bounded queue and rings RustDDS's own
+//! thread, which sends it. Going through this thread as well cost a wake-up of it per frame,
+//! a third of what ROS 2 cost on top of RustDDS (issue 37's budget). Writing never blocks:
+//! every reliable writer has `WhenFull::Fail` (`qos`), so a reader that does not acknowledge
+//! costs that reader samples (counted in [`NodeStats`]), never a stalled simulation.
 //!
 //! No ros2-client `Spinner` runs (plan risk 12): it would create a second `rt/clock` topic of
 //! another type in this participant. Node info (`ros_discovery_info`) goes out without it.
@@ -21,17 +24,18 @@ mod endpoints;
 mod images;
 mod shared;
 
-use std::sync::Arc;
 use std::sync::atomic::Ordering;
+use std::sync::{Arc, Mutex, PoisonError};
 use std::thread::JoinHandle;
 
 use bevy::log::{error, warn};
-use crossbeam_channel::{Sender, TrySendError};
+use crossbeam_channel::Sender;
 use rustdds::mio1::Waker;
 
-use super::link::{Frame, Inbound, OUTBOUND_CAPACITY, Outbound, PeerPrefix, Ticket};
+use super::link::{Frame, Inbound, Outbound, PeerPrefix, Ticket};
 use super::sim_interfaces::ServiceResponse;
 use dds::Dds;
+use endpoints::FrameOutlets;
 
 pub use endpoints::{dds_topic_name, full_name};
 pub use images::ImageFeed;
@@ -41,7 +45,8 @@ pub use shared::{NODE_NAME, NodeConfig, NodeError, NodeStats, Wire};
 /// The bridge's side of the DDS thread. Dropping it stops the thread and waits for it.
 #[derive(Debug)]
 pub struct Ros2Handle {
-    frames: Sender<Outbound>,
+    /// `None` once dropping: the writers go before the node that made them.
+    frames: Mutex<Option<FrameOutlets>>,
     /// Replies and `Shutdown`: unbounded, because a reply must never be dropped nor block the
     /// ECS; there is at most one per request the thread passed on.
     control: Sender<Outbound>,
@@ -65,7 +70,6 @@ impl Ros2Handle {
         inbound: Sender<Inbound>,
         images: Option<ImageFeed>,
     ) -> Result<Ros2Handle, NodeError> {
-        let (frames, frames_rx) = crossbeam_channel::bounded(OUTBOUND_CAPACITY);
         let (control, control_rx) = crossbeam_channel::unbounded();
         let (ready_tx, ready_rx) = crossbeam_channel::bounded(1);
         let counters = Arc::new(Counters::default());
@@ -74,13 +78,13 @@ impl Ros2Handle {
             .name("ros2".into())
             .spawn(move || {
                 let link = Link {
-                    frames: frames_rx,
                     control: control_rx,
                     counters: thread_counters,
                 };
                 match Dds::open(&config, inbound, images, Arc::clone(&link.counters)) {
-                    Ok(mut dds) => {
-                        let _ = ready_tx.send(Ok((dds.prefix, Arc::clone(&dds.waker))));
+                    Ok((mut dds, frames)) => {
+                        let ready = (dds.prefix, Arc::clone(&dds.waker), frames);
+                        let _ = ready_tx.send(Ok(ready));
                         dds.run(&link);
                     }
                     Err(e) => {
@@ -90,8 +94,8 @@ impl Ros2Handle {
             })
             .map_err(|e| NodeError::Thread(e.to_string()))?;
         match ready_rx.recv() {
-            Ok(Ok((prefix, waker))) => Ok(Ros2Handle {
-                frames,
+            Ok(Ok((prefix, waker, frames))) => Ok(Ros2Handle {
+                frames: Mutex::new(Some(frames)),
                 control,
                 waker,
                 prefix,
@@ -111,19 +115,23 @@ impl Ros2Handle {
         }
     }
 
-    /// Latest-only: false when the frame was dropped because the DDS thread is behind (the
-    /// caller counts drops).
-    pub fn send_frame(&self, frame: Frame) -> bool {
-        match self.frames.try_send(Outbound::Frame(Box::new(frame))) {
-            Ok(()) => {
-                self.ring();
-                true
-            }
-            Err(TrySendError::Full(_) | TrySendError::Disconnected(_)) => {
-                self.counters.dropped.fetch_add(1, Ordering::Relaxed);
-                false
-            }
-        }
+    /// Writes `/clock`, then `joint_states`, then `/tf`, without blocking: a write DDS
+    /// refuses is counted (and its first logged), and the next frame carries the newer state.
+    pub fn send_frame(&self, frame: Frame) {
+        let mut frames = self.frames.lock().unwrap_or_else(PoisonError::into_inner);
+        let Some(outlets) = frames.as_mut() else {
+            return;
+        };
+        let Frame {
+            clock,
+            joint_states,
+            tf,
+        } = frame;
+        let counters = &self.counters;
+        outlets.clock.publish(clock, counters);
+        outlets.joint_states.publish(joint_states, counters);
+        outlets.tf.publish(tf, counters);
+        counters.published.fetch_add(1, Ordering::Relaxed);
     }
 
     /// The answer to the request of `ticket`.
@@ -146,7 +154,6 @@ impl Ros2Handle {
     pub fn stats(&self) -> NodeStats {
         NodeStats {
             frames_published: self.counters.published.load(Ordering::Relaxed),
-            frames_dropped: self.counters.dropped.load(Ordering::Relaxed),
             write_errors: self.counters.write_errors.load(Ordering::Relaxed),
             undecodable: self.counters.undecodable.load(Ordering::Relaxed),
             images_published: self.counters.images.load(Ordering::Relaxed),
@@ -162,6 +169,12 @@ impl Ros2Handle {
 
 impl Drop for Ros2Handle {
     fn drop(&mut self) {
+        drop(
+            self.frames
+                .get_mut()
+                .unwrap_or_else(PoisonError::into_inner)
+                .take(),
+        );
         let _ = self.control.send(Outbound::Shutdown);
         self.ring();
         if let Some(thread) = self.thread.take()

@@ -46,14 +46,13 @@ pub enum NodeError {
     Thread(String),
 }
 
-/// Frames handed to DDS and frames dropped, since the start.
+/// What the node has published and refused, since the start.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct NodeStats {
     /// Frames published (`/clock`, `joint_states` and `/tf` each written once).
     pub frames_published: u64,
-    /// Frames never published: the channel to the DDS thread was full.
-    pub frames_dropped: u64,
-    /// Samples and replies DDS refused (a reliable reader's window was full, mostly).
+    /// Samples and replies DDS refused (a reliable reader's window was full, mostly): a frame
+    /// whose writes fail is lost for that reader, and the next frame carries the newer state.
     pub write_errors: u64,
     /// Command samples and service requests that did not decode (each logged, none passed on).
     pub undecodable: u64,
@@ -64,7 +63,6 @@ pub struct NodeStats {
 #[derive(Debug, Default)]
 pub(super) struct Counters {
     pub(super) published: AtomicU64,
-    pub(super) dropped: AtomicU64,
     pub(super) write_errors: AtomicU64,
     pub(super) undecodable: AtomicU64,
     pub(super) images: AtomicU64,
@@ -79,9 +77,8 @@ pub struct Wire<T>(pub T);
 
 impl<T: Serialize + DeserializeOwned> Message for Wire<T> {}
 
-/// The thread's ends of the channels from the bridge.
+/// The thread's end of the channel from the bridge.
 pub(super) struct Link {
-    pub(super) frames: Receiver<Outbound>,
     pub(super) control: Receiver<Outbound>,
     pub(super) counters: Arc<Counters>,
 }

@@ -47,7 +47,20 @@ impl Schedule {
     /// The step after which the next frame goes out (in the episode of the last `due`): the
     /// first `s` with `s · rate ≥ next · 240`.
     pub fn next_step(&self) -> u64 {
-        self.next
+        self.step_of(self.next)
+    }
+
+    /// The step after which the last frame of the next batch of `k` goes out. Batches are
+    /// frames `0..k`, `k..2k`, … of the episode, a grid that does not depend on when anyone
+    /// woke; the next batch is the one holding the next frame.
+    pub fn batch_end_step(&self, k: u64) -> u64 {
+        let k = k.max(1);
+        self.step_of(self.next + (k - 1 - self.next % k))
+    }
+
+    /// The step of frame `index` of the episode.
+    fn step_of(&self, index: u64) -> u64 {
+        index
             .saturating_mul(STEPS_PER_SECOND)
             .div_ceil(self.rate_hz)
     }
@@ -75,6 +88,32 @@ mod tests {
                 if due {
                     announced = Some(s.next_step());
                     assert!(s.next_step() > k, "rate {rate}, step {k}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn batches_end_on_every_kth_frame_of_the_episode() {
+        let mut s = Schedule::new(100);
+        // Frames 0, 1, 2, 3, 4 are due at steps 0, 3, 5, 8, 10.
+        assert!(s.due(0, 0));
+        assert_eq!(s.batch_end_step(2), 3);
+        assert_eq!(s.batch_end_step(1), s.next_step());
+        assert!(s.due(3, 0));
+        assert_eq!(s.batch_end_step(2), 8, "frame 2 waits for frame 3");
+        assert!(s.due(5, 0));
+        assert_eq!(s.batch_end_step(2), 8);
+        assert_eq!(s.batch_end_step(3), 12, "frames 3, 4, 5 end on frame 5's step");
+        // Whatever the batch, it ends on a due step and never before the next frame's.
+        for k in 1..=5 {
+            let mut s = Schedule::new(100);
+            for step in 0..=480 {
+                if s.due(step, 0) {
+                    let end = s.batch_end_step(k);
+                    assert!(end >= s.next_step());
+                    let mut probe = s.clone();
+                    assert!((s.next_step()..=end).filter(|&t| probe.due(t, 0)).count() as u64 <= k);
                 }
             }
         }
