@@ -290,7 +290,7 @@ fn frames_reach_a_peer_and_latched_topics_a_late_one() {
             return Some(());
         }
         i += 1;
-        armsim.handle.send_frame(frame(i));
+        armsim.handle.send_frames([frame(i)]);
         None
     });
     for state in &states {

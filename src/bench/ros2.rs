@@ -1,11 +1,18 @@
 //! `armsim bench ros2`: what `--ros2` costs (issue 37: `/joint_states` at 100 Hz plus `/tf` within
 //! 2 % of a core, real-time factor 1.00). A headless real-time simulation of the scene runs in
-//! this process twice for the same wall time: without ROS 2, then with the ROS 2 bridge at
-//! `--ros2-rate` and one subscriber (`/joint_states`, `/tf`, `/clock`) so that data really flows
-//! (a DDS writer with no matched reader sends nothing). The process CPU time (`getrusage`, every
-//! thread: the ECS, the DDS thread and RustDDS's own threads) and the real-time factor are
-//! compared. The subscriber is another process (this binary's hidden `bench ros2-peer`), so its
-//! DDS threads are not counted; it reports the samples it received.
+//! this process for the same wall time in each of these runs, one after the other:
+//! - without ROS 2;
+//! - with the ROS 2 bridge at `--ros2-rate` and nobody subscribed (a DDS writer with no matched
+//!   reader sends nothing);
+//! - with one subscriber of `/joint_states` and `/tf` (the issue's case);
+//! - with that subscriber also reading `/clock` (RViz with `use_sim_time`);
+//! - without ROS 2 again, after the participant is gone. The baseline is the mean of the two
+//!   runs without, so that a machine that drifts over the bench shows as their difference.
+//!
+//! Each run's process CPU time (`getrusage`, every thread: the ECS, the DDS thread and RustDDS's
+//! own threads) and real-time factor are compared with the baseline. The subscriber is another
+//! process (this binary's hidden `bench ros2-peer`), so its DDS threads are not counted; it
+//! reports the samples it received.
 //!
 //! DDS discovery multicasts on every interface, and nothing here may reach the network
 //! (`/work/shared/ros2.md`): the bench re-runs itself under `unshare -n` with only a loopback
@@ -16,7 +23,7 @@ use std::fmt;
 use std::io::{BufRead, BufReader, Write};
 use std::process::{Child, ChildStdin, Command, Stdio};
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
@@ -30,7 +37,7 @@ use bevy::diagnostic::FrameCount;
 use ros2_client::qos::History;
 use ros2_client::{Context, MessageTypeName, Name, NodeName, NodeOptions, QosProfile};
 use rustdds::DomainParticipantBuilder;
-use rustdds::mio1::{Events, Interest, Poll, Token};
+use rustdds::mio1::{Events, Interest, Poll, Token, Waker};
 
 use super::{BenchError, app_on};
 
@@ -44,72 +51,111 @@ const SETUP: &str = "ip link set lo up && ip link set lo multicast on && \
 /// The DDS domain of the bench (its namespace is private, so any will do).
 const DOMAIN: u16 = 0;
 
-/// How long the subscriber may take to receive its first joint state.
+/// The peer's poll token for its stdin thread's waker.
+const WAKE: Token = Token(9);
+
+/// How long the subscriber may take to receive its first joint state (or clock).
 const PEER_READY: Duration = Duration::from_secs(60);
+
+/// One measured run of the app.
+#[derive(Clone, Debug)]
+pub struct PhaseReport {
+    /// Process CPU over wall time (1.0 = one core).
+    pub cores: f64,
+    pub rtf: f64,
+    /// Share of a core per thread name, largest first.
+    pub threads: Vec<(String, f64)>,
+    /// ECS frames (wake-ups of the simulation loop) per second.
+    pub frames_per_s: f64,
+    /// Samples per wall second the subscriber received: joint_states, /tf, /clock.
+    pub received: [f64; 3],
+    /// UDP datagrams sent per wall second in the bench's network namespace (both processes).
+    pub datagrams_per_s: f64,
+}
 
 #[derive(Clone, Debug)]
 pub struct Ros2Report {
     pub scene_id: String,
     pub rate_hz: u32,
     pub wall: Duration,
-    /// Process CPU over wall time (1.0 = one core) without ROS 2.
-    pub plain_cores: f64,
-    /// The same with the bridge on and nobody subscribed (DDS sends no samples).
-    pub unread_cores: f64,
-    /// The same with the bridge on and one subscriber.
-    pub ros2_cores: f64,
-    pub plain_rtf: f64,
-    pub unread_rtf: f64,
-    pub ros2_rtf: f64,
-    /// Samples per wall second the subscriber received: joint_states, /tf, /clock.
-    pub received: [f64; 3],
-    /// Share of a core per thread name in each phase, largest first.
-    pub plain_threads: Vec<(String, f64)>,
-    pub unread_threads: Vec<(String, f64)>,
-    pub ros2_threads: Vec<(String, f64)>,
-    /// ECS frames per second in each phase (plain, unread, read): a real-time run nobody is
-    /// connected to runs four steps a frame, a watched one a step a frame.
-    pub frames_per_s: [f64; 3],
+    /// Without ROS 2, first and last: their mean is the baseline, their difference shows how
+    /// much the machine drifted over the bench.
+    pub plain: [PhaseReport; 2],
+    /// The bridge on and nobody subscribed (DDS sends no samples).
+    pub unread: PhaseReport,
+    /// One subscriber of `joint_states` and `/tf` (issue 37's case).
+    pub read: PhaseReport,
+    /// The same subscriber, also reading `/clock` (RViz with `use_sim_time`).
+    pub read_clock: PhaseReport,
+}
+
+impl Ros2Report {
+    /// The baseline: the mean of the two runs without ROS 2.
+    pub fn plain_cores(&self) -> f64 {
+        (self.plain[0].cores + self.plain[1].cores) / 2.0
+    }
+
+    /// What `phase` costs over the baseline, in cores.
+    pub fn cost(&self, phase: &PhaseReport) -> f64 {
+        phase.cores - self.plain_cores()
+    }
 }
 
 impl fmt::Display for Ros2Report {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         writeln!(
             f,
-            "scene {}: ROS 2 at {} Hz (/clock, joint_states, /tf) to one subscriber process, real \
-             time, process CPU (getrusage, every thread) over {:.1} s each",
+            "scene {}: ROS 2 at {} Hz to one subscriber process, real time, process CPU \
+             (getrusage, every thread) over {:.1} s per run",
             self.scene_id,
             self.rate_hz,
             self.wall.as_secs_f64()
         )?;
+        let [first, last] = &self.plain;
         writeln!(
             f,
-            "  without --ros2 : {:>6.2}% of a core, real-time factor {:.3}",
-            self.plain_cores * 100.0,
-            self.plain_rtf
+            "  without --ros2          : {:>6.2}% of a core (first {:.2}%, last {:.2}%), real-time \
+             factor {:.3} / {:.3}",
+            self.plain_cores() * 100.0,
+            first.cores * 100.0,
+            last.cores * 100.0,
+            first.rtf,
+            last.rtf
         )?;
+        let runs = [
+            ("--ros2, nobody reads    ", &self.unread),
+            ("joint_states + /tf read ", &self.read),
+            ("  + /clock read         ", &self.read_clock),
+        ];
+        for (name, phase) in runs {
+            writeln!(
+                f,
+                "  {name}: {:>6.2}% of a core, cost {:+.2}%, real-time factor {:.3}",
+                phase.cores * 100.0,
+                self.cost(phase) * 100.0,
+                phase.rtf
+            )?;
+        }
+        for (name, phase) in &runs[1..] {
+            let [js, tf, clock] = phase.received;
+            writeln!(
+                f,
+                "  received, {}: joint_states {js:.1}/s, /tf {tf:.1}/s, /clock {clock:.1}/s; \
+                 {:.0} UDP datagrams/s sent in all",
+                name.trim(),
+                phase.datagrams_per_s
+            )?;
+        }
         writeln!(
             f,
-            "  --ros2, unread : {:>6.2}% of a core, real-time factor {:.3} (nobody subscribed)",
-            self.unread_cores * 100.0,
-            self.unread_rtf
-        )?;
-        writeln!(
-            f,
-            "  --ros2, read   : {:>6.2}% of a core, real-time factor {:.3} (one subscriber)",
-            self.ros2_cores * 100.0,
-            self.ros2_rtf
-        )?;
-        writeln!(
-            f,
-            "  cost of ROS 2  : {:+.2}% of a core ({:+.2}% with nobody subscribed)",
-            (self.ros2_cores - self.plain_cores) * 100.0,
-            (self.unread_cores - self.plain_cores) * 100.0
-        )?;
-        let [js, tf, clock] = self.received;
-        writeln!(
-            f,
-            "  received       : joint_states {js:.1}/s, /tf {tf:.1}/s, /clock {clock:.1}/s"
+            "  ECS frames: {:.0}/s and {:.0}/s without, {:.0}/s unread, {:.0}/s and {:.0}/s read \
+             (nobody connected: four steps a wake-up; ROS 2 peers that only watch: one wake-up \
+             per batch of frames)",
+            first.frames_per_s,
+            last.frames_per_s,
+            self.unread.frames_per_s,
+            self.read.frames_per_s,
+            self.read_clock.frames_per_s
         )?;
         let top = |threads: &[(String, f64)]| {
             threads
@@ -119,15 +165,10 @@ impl fmt::Display for Ros2Report {
                 .collect::<Vec<_>>()
                 .join(", ")
         };
-        let [fa, fb, fc] = self.frames_per_s;
-        writeln!(
-            f,
-            "  ECS frames     : {fa:.0}/s plain, {fb:.0}/s unread, {fc:.0}/s read (nobody \
-             connected: four steps a wake-up; ROS 2 peers only: one wake-up per frame)"
-        )?;
-        writeln!(f, "  threads, plain : {}", top(&self.plain_threads))?;
-        writeln!(f, "  threads, unread: {}", top(&self.unread_threads))?;
-        write!(f, "  threads, read  : {}", top(&self.ros2_threads))
+        writeln!(f, "  threads, without : {}", top(&first.threads))?;
+        writeln!(f, "  threads, unread  : {}", top(&self.unread.threads))?;
+        writeln!(f, "  threads, read    : {}", top(&self.read.threads))?;
+        write!(f, "  threads, + clock : {}", top(&self.read_clock.threads))
     }
 }
 
@@ -260,39 +301,63 @@ fn by_thread(
     v
 }
 
-/// What one phase measured.
-struct Phase {
-    /// Process CPU over wall time (1.0 = one core).
-    cores: f64,
-    rtf: f64,
-    took: Duration,
-    /// Share of a core per thread name, largest first.
-    threads: Vec<(String, f64)>,
-    /// ECS frames (wake-ups of the simulation loop) per second.
-    frames_per_s: f64,
-}
-
 /// Runs the app for `wall` and measures it.
-fn measure(app: &mut bevy::app::App, wall: Duration) -> Phase {
+fn measure(app: &mut bevy::app::App, wall: Duration) -> PhaseReport {
     let steps0 = app.world().resource::<SimClock>().steps;
     let frames = |app: &bevy::app::App| app.world().get_resource::<FrameCount>().map_or(0, |f| f.0);
     let frames0 = frames(app);
     let threads0 = thread_cpu();
+    let udp0 = udp_datagrams_sent();
     let cpu0 = super::process_cpu();
     let t0 = Instant::now();
     headless::run(app, StopAfter::Wall(wall));
     let took = t0.elapsed();
     let cpu = (super::process_cpu() - cpu0).as_secs_f64();
     let threads1 = thread_cpu();
+    let udp = udp_datagrams_sent().saturating_sub(udp0);
     let steps = app.world().resource::<SimClock>().steps - steps0;
     let secs = took.as_secs_f64();
-    Phase {
+    PhaseReport {
         cores: cpu / secs,
         rtf: steps as f64 * SIM_DT / secs,
-        took,
         threads: by_thread(&threads0, &threads1, secs),
         frames_per_s: frames(app).wrapping_sub(frames0) as f64 / secs,
+        received: [0.0; 3],
+        datagrams_per_s: udp as f64 / secs,
     }
+}
+
+/// UDP datagrams sent in this network namespace so far (`OutDatagrams` of
+/// `/proc/self/net/snmp`); 0 if it cannot be read.
+fn udp_datagrams_sent() -> u64 {
+    let Ok(snmp) = std::fs::read_to_string("/proc/self/net/snmp") else {
+        return 0;
+    };
+    let mut udp = snmp.lines().filter(|l| l.starts_with("Udp:"));
+    let (Some(names), Some(values)) = (udp.next(), udp.next()) else {
+        return 0;
+    };
+    names
+        .split_whitespace()
+        .zip(values.split_whitespace())
+        .find(|(name, _)| *name == "OutDatagrams")
+        .and_then(|(_, v)| v.parse().ok())
+        .unwrap_or(0)
+}
+
+/// [`measure`], with what `peer` received meanwhile.
+fn measure_read(
+    app: &mut bevy::app::App,
+    wall: Duration,
+    peer: &mut PeerProcess,
+) -> Result<PhaseReport, BenchError> {
+    let before = peer.counts()?;
+    let t0 = Instant::now();
+    let mut phase = measure(app, wall);
+    let after = peer.counts()?;
+    let secs = t0.elapsed().as_secs_f64();
+    phase.received = [0, 1, 2].map(|i| (after[i] - before[i]) as f64 / secs);
+    Ok(phase)
 }
 
 /// The subscriber process: its stdin asks for counts, its stdout answers.
@@ -327,14 +392,23 @@ impl PeerProcess {
         })
     }
 
+    /// Waits up to `within` for the line the subscriber prints next.
+    fn line(&mut self, within: Duration) -> Result<String, BenchError> {
+        self.lines
+            .recv_timeout(within)
+            .map_err(|_| BenchError::Client("the subscriber process stopped answering".into()))
+    }
+
+    fn say(&mut self, what: &str) -> Result<(), BenchError> {
+        writeln!(self.stdin, "{what}")?;
+        self.stdin.flush()?;
+        Ok(())
+    }
+
     /// The samples received so far: joint_states, /tf, /clock.
     fn counts(&mut self) -> Result<[u64; 3], BenchError> {
-        writeln!(self.stdin, "count")?;
-        self.stdin.flush()?;
-        let line = self
-            .lines
-            .recv_timeout(Duration::from_secs(10))
-            .map_err(|_| BenchError::Client("the subscriber process stopped answering".into()))?;
+        self.say("count")?;
+        let line = self.line(Duration::from_secs(10))?;
         let n: Vec<u64> = line
             .split_whitespace()
             .filter_map(|w| w.parse().ok())
@@ -355,19 +429,52 @@ impl Drop for PeerProcess {
     }
 }
 
+/// Runs the app until the subscriber says `word` (it does at its first sample of a topic it
+/// has just subscribed to), then half a second more to settle.
+fn run_until(
+    app: &mut bevy::app::App,
+    peer: &mut PeerProcess,
+    word: &str,
+) -> Result<(), BenchError> {
+    let deadline = Instant::now() + PEER_READY;
+    loop {
+        match peer.lines.try_recv() {
+            Ok(line) if line == word => break,
+            Ok(_) => {}
+            Err(mpsc::TryRecvError::Disconnected) => {
+                return Err(BenchError::Client(format!(
+                    "the subscriber process ended before it said {word:?}"
+                )));
+            }
+            Err(mpsc::TryRecvError::Empty) => {}
+        }
+        if Instant::now() > deadline {
+            return Err(BenchError::Client(format!(
+                "the subscriber did not say {word:?} within {} s",
+                PEER_READY.as_secs()
+            )));
+        }
+        headless::run(app, StopAfter::Wall(Duration::from_millis(100)));
+    }
+    headless::run(app, StopAfter::Wall(Duration::from_millis(500)));
+    Ok(())
+}
+
+/// The same scene without ROS 2, measured after a short warm-up.
+fn measure_plain(scene: &Arc<Scene>, wall: Duration) -> PhaseReport {
+    let mut app = app_on(scene, ClockMode::RealTime { speed: 1.0 });
+    headless::finish_setup(&mut app);
+    headless::run(&mut app, StopAfter::Wall(Duration::from_millis(300)));
+    measure(&mut app, wall)
+}
+
 fn measure_both(scene: Arc<Scene>, rate_hz: u32, wall: Duration) -> Result<Ros2Report, BenchError> {
     if wall.is_zero() {
         return Err(BenchError::NoSteps);
     }
-    let realtime = ClockMode::RealTime { speed: 1.0 };
-    let plain = {
-        let mut app = app_on(&scene, realtime);
-        headless::finish_setup(&mut app);
-        headless::run(&mut app, StopAfter::Wall(Duration::from_millis(300)));
-        measure(&mut app, wall)
-    };
+    let first = measure_plain(&scene, wall);
 
-    let mut app = app_on(&scene, realtime);
+    let mut app = app_on(&scene, ClockMode::RealTime { speed: 1.0 });
     let options = Ros2Options {
         domain: DOMAIN,
         discovery: Discovery::Local,
@@ -379,55 +486,34 @@ fn measure_both(scene: Arc<Scene>, rate_hz: u32, wall: Duration) -> Result<Ros2R
     // The bridge and the participant with nobody subscribed: DDS sends no samples then.
     headless::run(&mut app, StopAfter::Wall(Duration::from_millis(300)));
     let unread = measure(&mut app, wall);
-    let mut peer = PeerProcess::start()?;
+
     // The app runs while the subscriber discovers it; it says `ready` at its first joint state.
-    let deadline = Instant::now() + PEER_READY;
-    loop {
-        match peer.lines.try_recv() {
-            Ok(line) if line == "ready" => break,
-            Ok(_) => {}
-            Err(mpsc::TryRecvError::Disconnected) => {
-                return Err(BenchError::Client(
-                    "the subscriber process ended before its first joint state".into(),
-                ));
-            }
-            Err(mpsc::TryRecvError::Empty) => {}
-        }
-        if Instant::now() > deadline {
-            return Err(BenchError::Client(format!(
-                "the subscriber got no joint state within {} s",
-                PEER_READY.as_secs()
-            )));
-        }
-        headless::run(&mut app, StopAfter::Wall(Duration::from_millis(100)));
-    }
-    headless::run(&mut app, StopAfter::Wall(Duration::from_millis(500)));
-    let before = peer.counts()?;
-    let read = measure(&mut app, wall);
-    let after = peer.counts()?;
-    let secs = read.took.as_secs_f64();
-    let received = [0, 1, 2].map(|i| (after[i] - before[i]) as f64 / secs);
+    let mut peer = PeerProcess::start()?;
+    run_until(&mut app, &mut peer, "ready")?;
+    let read = measure_read(&mut app, wall, &mut peer)?;
+    peer.say("clock")?;
+    run_until(&mut app, &mut peer, "clock")?;
+    let read_clock = measure_read(&mut app, wall, &mut peer)?;
+    drop(peer);
+    // The participant and its threads go before the last run without ROS 2.
+    drop(app);
+    let last = measure_plain(&scene, wall);
     Ok(Ros2Report {
         scene_id: scene.config.scene_id.clone(),
         rate_hz,
         wall,
-        plain_cores: plain.cores,
-        unread_cores: unread.cores,
-        ros2_cores: read.cores,
-        plain_rtf: plain.rtf,
-        unread_rtf: unread.rtf,
-        ros2_rtf: read.rtf,
-        received,
-        plain_threads: plain.threads,
-        unread_threads: unread.threads,
-        ros2_threads: read.threads,
-        frames_per_s: [plain.frames_per_s, unread.frames_per_s, read.frames_per_s],
+        plain: [first, last],
+        unread,
+        read,
+        read_clock,
     })
 }
 
-/// `bench ros2-peer`: the bench's subscriber, a plain ROS 2 reader of `/joint_states`, `/tf` and
-/// `/clock` (reliable, as RViz reads them). Prints `ready` at its first joint state, and the
-/// three sample counts for each line read on stdin; ends when stdin closes.
+/// `bench ros2-peer`: the bench's subscriber, a plain ROS 2 reader of `/joint_states` and `/tf`
+/// (reliable, as robot_state_publisher and RViz read them). Prints `ready` at its first joint
+/// state. For each line read on stdin: `count` prints the three sample counts (joint_states,
+/// /tf, /clock); `clock` subscribes to `/clock` as well, and it prints `clock` at the first.
+/// Ends when stdin closes.
 pub fn peer() -> Result<(), BenchError> {
     let Some(outer) = std::env::var_os(IN_NETNS) else {
         return Err(BenchError::Client(
@@ -435,11 +521,19 @@ pub fn peer() -> Result<(), BenchError> {
         ));
     };
     check_isolated(&outer.to_string_lossy())?;
+    let mut poll = Poll::new()?;
+    let waker = Waker::new(poll.registry(), WAKE)?;
     let counts = Arc::new([AtomicU64::new(0), AtomicU64::new(0), AtomicU64::new(0)]);
+    let want_clock = Arc::new(AtomicBool::new(false));
     {
-        let counts = counts.clone();
+        let (counts, want_clock) = (counts.clone(), want_clock.clone());
         std::thread::spawn(move || {
-            for _ in std::io::stdin().lock().lines().map_while(Result::ok) {
+            for line in std::io::stdin().lock().lines().map_while(Result::ok) {
+                if line == "clock" {
+                    want_clock.store(true, Ordering::Relaxed);
+                    let _ = waker.wake();
+                    continue;
+                }
                 let [a, b, c] = counts
                     .as_ref()
                     .each_ref()
@@ -477,32 +571,39 @@ pub fn peer() -> Result<(), BenchError> {
     let mut tf = node
         .create_subscription::<TFMessage>(&tf_topic, None)
         .map_err(|e| dds(&e))?;
-    let mut clock = node
-        .create_subscription::<Clock>(&clock_topic, None)
-        .map_err(|e| dds(&e))?;
-    let mut poll = Poll::new()?;
     poll.registry()
         .register(&mut js, Token(0), Interest::READABLE)?;
     poll.registry()
         .register(&mut tf, Token(1), Interest::READABLE)?;
-    poll.registry()
-        .register(&mut clock, Token(2), Interest::READABLE)?;
+    let mut clock = None;
     let mut events = Events::with_capacity(8);
-    let mut ready = false;
+    let (mut ready, mut clocked) = (false, false);
     loop {
         // Edge-triggered: read each reader dry on every wake.
         while let Ok(Some(_)) = js.take() {
             counts[0].fetch_add(1, Ordering::Relaxed);
-            if !ready {
-                ready = true;
+            if !std::mem::replace(&mut ready, true) {
                 println!("ready");
             }
         }
         while let Ok(Some(_)) = tf.take() {
             counts[1].fetch_add(1, Ordering::Relaxed);
         }
-        while let Ok(Some(_)) = clock.take() {
-            counts[2].fetch_add(1, Ordering::Relaxed);
+        if clock.is_none() && want_clock.load(Ordering::Relaxed) {
+            let mut sub = node
+                .create_subscription::<Clock>(&clock_topic, None)
+                .map_err(|e| dds(&e))?;
+            poll.registry()
+                .register(&mut sub, Token(2), Interest::READABLE)?;
+            clock = Some(sub);
+        }
+        if let Some(clock) = &clock {
+            while let Ok(Some(_)) = clock.take() {
+                counts[2].fetch_add(1, Ordering::Relaxed);
+                if !std::mem::replace(&mut clocked, true) {
+                    println!("clock");
+                }
+            }
         }
         poll.poll(&mut events, None)?;
     }

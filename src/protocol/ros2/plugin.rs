@@ -28,7 +28,7 @@ use self::schedule::Schedule;
 use super::cameras::{self, CameraSchedule, ImageOutlet};
 use super::command;
 use super::frames;
-use super::link::{Inbound, PeerPrefix, Ticket};
+use super::link::{Frame, Inbound, PeerPrefix, Ticket};
 use super::node::{ImageFeed, NodeConfig, NodeError, NodeStats, Ros2Handle};
 use super::options::{Discovery, Ros2Options};
 use super::services::{Action, Services, SessionView};
@@ -42,7 +42,7 @@ use crate::protocol::net::{RateLimited, suppressed_note};
 use crate::protocol::registry::{self, BridgeIo, FramePacing, Protocol};
 use crate::scene::Scene;
 use crate::session::{SessionCommand, SessionState, SessionSystems};
-use crate::sim::{Sim, SimScene, SimStep, SimSystems, SimWaker};
+use crate::sim::{ClockSystems, Sim, SimScene, SimStep, SimSystems, SimWaker};
 
 pub use self::control::Target;
 
@@ -84,6 +84,11 @@ pub struct Ros2Bridge {
     /// Who asked each request not yet answered, to count the reply on its registry entry.
     callers: HashMap<Ticket, PeerPrefix>,
     bad_input: HashMap<&'static str, RateLimited>,
+    /// The frames made since the last [`flush`], oldest first.
+    frames: Vec<Frame>,
+    /// The replies made since the last [`flush`], in order: they follow the frames, so a
+    /// `StepSimulation` reply follows the frame of its last step.
+    replies: Vec<(Ticket, ServiceResponse)>,
 }
 
 impl Ros2Bridge {
@@ -175,6 +180,8 @@ pub fn add(app: &mut App, options: Ros2Options) -> Result<(), Ros2Error> {
         joints,
         callers: HashMap::new(),
         bad_input: HashMap::new(),
+        frames: Vec::new(),
+        replies: Vec::new(),
     })
     // Before the session handles commands, so that a claim's start and a service's pause,
     // step or reset take effect in this frame, before any step.
@@ -183,7 +190,9 @@ pub fn add(app: &mut App, options: Ros2Options) -> Result<(), Ros2Error> {
     // and the step replies of a paused session, which runs no step to publish in.
     .add_systems(First, frame_tick.after(SessionSystems))
     .add_systems(SimStep, adapt.in_set(SimSystems::Adapt))
-    .add_systems(SimStep, publish.in_set(SimSystems::Publish));
+    .add_systems(SimStep, publish.in_set(SimSystems::Publish))
+    // Once a frame, after every step of it: the frames and replies it made go out together.
+    .add_systems(Update, flush.after(ClockSystems));
     Ok(())
 }
 
@@ -359,6 +368,18 @@ fn adapt(mut bridge: ResMut<Ros2Bridge>, mut io: BridgeIo) {
     }
 }
 
+/// The frames and replies of this frame's steps, to DDS: a real-time batch's frames leave
+/// together (see [`Ros2Handle::send_frames`]), and each reply after the frames before it.
+fn flush(mut bridge: ResMut<Ros2Bridge>) {
+    let bridge = &mut *bridge;
+    if !bridge.frames.is_empty() {
+        bridge.node.send_frames(bridge.frames.drain(..));
+    }
+    for (ticket, response) in bridge.replies.drain(..) {
+        bridge.node.reply(ticket, response);
+    }
+}
+
 /// After each step: step replies and the frame, when due.
 fn publish(mut bridge: ResMut<Ros2Bridge>, mut io: BridgeIo, pacing: ResMut<FramePacing>) {
     bridge.tick(&mut io, pacing);
@@ -420,8 +441,8 @@ impl Ros2Bridge {
         self.services.tick(&view);
         self.apply_actions(io);
         if self.schedule.due(io.clock.steps, io.clock.episode) {
-            self.node
-                .send_frame(frames::frame(&io.sim.view(), io.clock.steps));
+            self.frames
+                .push(frames::frame(&io.sim.view(), io.clock.steps));
         }
         let next = FramePacing {
             next_frame_step: self.schedule.next_step(),
@@ -452,7 +473,7 @@ impl Ros2Bridge {
         if let Some(prefix) = self.callers.remove(&ticket) {
             self.control.count_out(&prefix);
         }
-        self.node.reply(ticket, response);
+        self.replies.push((ticket, response));
     }
 }
 

@@ -115,23 +115,32 @@ impl Ros2Handle {
         }
     }
 
-    /// Writes `/clock`, then `joint_states`, then `/tf`, without blocking: a write DDS
-    /// refuses is counted (and its first logged), and the next frame carries the newer state.
-    pub fn send_frame(&self, frame: Frame) {
-        let mut frames = self.frames.lock().unwrap_or_else(PoisonError::into_inner);
-        let Some(outlets) = frames.as_mut() else {
+    /// Writes the frames' `/clock` samples, then their `joint_states`, then their `/tf`, in
+    /// the frames' order and without blocking: a write DDS refuses is counted (and its first
+    /// logged), and the next frame carries the newer state. Grouping by topic lets RustDDS put
+    /// a batch's samples of one topic in one datagram with one heartbeat, which its reader
+    /// acknowledges once.
+    pub fn send_frames(&self, frames: impl IntoIterator<Item = Frame>) {
+        let mut outlets = self.frames.lock().unwrap_or_else(PoisonError::into_inner);
+        let Some(outlets) = outlets.as_mut() else {
             return;
         };
-        let Frame {
-            clock,
-            joint_states,
-            tf,
-        } = frame;
         let counters = &self.counters;
-        outlets.clock.publish(clock, counters);
-        outlets.joint_states.publish(joint_states, counters);
-        outlets.tf.publish(tf, counters);
-        counters.published.fetch_add(1, Ordering::Relaxed);
+        let (mut states, mut tfs) = (Vec::new(), Vec::new());
+        let mut n = 0;
+        for frame in frames {
+            outlets.clock.publish(frame.clock, counters);
+            states.push(frame.joint_states);
+            tfs.push(frame.tf);
+            n += 1;
+        }
+        for state in states {
+            outlets.joint_states.publish(state, counters);
+        }
+        for tf in tfs {
+            outlets.tf.publish(tf, counters);
+        }
+        counters.published.fetch_add(n, Ordering::Relaxed);
     }
 
     /// The answer to the request of `ticket`.
