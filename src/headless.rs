@@ -436,6 +436,50 @@ pub fn run(app: &mut App, stop: StopAfter) -> RunReport {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::protocol::registry::{ConnKey, Counters, Protocol, Role};
+    use std::sync::Arc;
+
+    #[test]
+    fn frame_paced_runs_wake_per_frame_while_controlled_and_per_batch_while_watched() {
+        let mut world = World::new();
+        let mut conns = Connections::default();
+        let peer = ConnKey::new(Protocol::Ros2, 1);
+        let addr = "127.0.0.1:7400".parse().unwrap();
+        conns.open(
+            peer,
+            addr,
+            Role::Observer,
+            Arc::new(Counters::default()),
+            false,
+        );
+        world.insert_resource(conns);
+        // 100 Hz: frames at steps 0, 3, 5, 8; after step 0, the next is at 3 and the batch of
+        // two (frames 1 and 2) ends at 5.
+        world.insert_resource(FramePacing {
+            protocol: Protocol::Ros2,
+            next_frame_step: 3,
+            watched_wake_step: 5,
+        });
+        let clock = SimClock::default();
+        let steps = |d: Duration| ((d - PACING_MARGIN).as_secs_f64() / SIM_DT).round() as u64;
+        // Watched: the loop sleeps until step 5 is due (the 5th step from step 0 on).
+        let lag = frame_paced_lag(&world, &clock).expect("paced");
+        assert_eq!(steps(lag), 4);
+        // Controlled: until the next frame's step.
+        world
+            .resource_mut::<Connections>()
+            .claim(peer, "a ROS 2 controller");
+        assert_eq!(steps(frame_paced_lag(&world, &clock).expect("paced")), 2);
+        // Anyone else connected: no pacing by frames at all.
+        world.resource_mut::<Connections>().open(
+            ConnKey::new(Protocol::Agent, 1),
+            addr,
+            Role::Observer,
+            Arc::new(Counters::default()),
+            false,
+        );
+        assert_eq!(frame_paced_lag(&world, &clock), None);
+    }
 
     #[test]
     fn a_signal_burst_is_one_request_and_later_ones_escalate() {

@@ -104,7 +104,11 @@ mod tests {
         assert_eq!(s.batch_end_step(2), 8, "frame 2 waits for frame 3");
         assert!(s.due(5, 0));
         assert_eq!(s.batch_end_step(2), 8);
-        assert_eq!(s.batch_end_step(3), 12, "frames 3, 4, 5 end on frame 5's step");
+        assert_eq!(
+            s.batch_end_step(3),
+            12,
+            "frames 3, 4, 5 end on frame 5's step"
+        );
         // Whatever the batch, it ends on a due step and never before the next frame's.
         for k in 1..=5 {
             let mut s = Schedule::new(100);
