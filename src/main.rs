@@ -349,9 +349,10 @@ enum BenchKind {
     /// What watchers cost: process CPU per observer (--n of them on --protocol), the frames each
     /// receives per second and the real-time factor, against the same run with nobody connected.
     Observers,
-    /// What --ros2 costs: process CPU and real-time factor with /clock, joint_states and /tf at
-    /// --ros2-rate (default 100 Hz) to one subscriber process, against the same run without
-    /// ROS 2. Runs itself in a private network namespace (`unshare -n`, needs root).
+    /// What --ros2 costs: process CPU and real-time factor with nobody subscribed, with one
+    /// subscriber process of joint_states and /tf at --ros2-rate (default 100 Hz), and with it
+    /// reading /clock too, against the mean of a run without ROS 2 before and one after. Runs
+    /// itself in a private network namespace (`unshare -n`, needs root).
     Ros2,
     /// `bench ros2`'s subscriber process.
     #[value(hide = true)]
