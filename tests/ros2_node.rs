@@ -262,10 +262,6 @@ fn frames_reach_a_peer_and_latched_topics_a_late_one() {
     }
     let deadline = Instant::now() + DEADLINE;
     let armsim = start(latched());
-    assert!(
-        !armsim.handle.frames_read(),
-        "nobody reads the frames yet: the bridge makes none"
-    );
     let mut peer = peer();
     // rclcpp's ClockQoS: best effort, keep last 1; it must match our reliable /clock.
     let clock: Subscription<Clock> = peer.subscribe(
@@ -312,7 +308,6 @@ fn frames_reach_a_peer_and_latched_topics_a_late_one() {
     let stats = armsim.handle.stats();
     assert!(stats.frames_published >= 2, "{stats:?}");
     assert_eq!(stats.write_errors, 0, "{stats:?}");
-    assert!(armsim.handle.frames_read());
 
     // Late joiners, subscribed only now, as tf2's listener and robot_state_publisher's
     // readers do: transient local, reliable.
@@ -329,10 +324,7 @@ fn frames_reach_a_peer_and_latched_topics_a_late_one() {
     assert_eq!(statics, [latched().tf_static]);
     assert_eq!(descriptions[0].data, "<robot name=\"test\"/>");
 
-    // Its frame readers gone (a subscriber node that exits), the frames are unread again.
-    drop((clock, joint_states, tf));
-    peer.wait(deadline, || (!armsim.handle.frames_read()).then_some(()));
-    drop((tf_static, description));
+    drop((clock, joint_states, tf, tf_static, description));
     drop(peer);
     let Armsim {
         handle, inbound, ..

@@ -440,8 +440,7 @@ impl Ros2Bridge {
         let view = SessionView::of(&io.session, &io.clock);
         self.services.tick(&view);
         self.apply_actions(io);
-        // The schedule moves on whether or not anyone reads; a frame nobody reads is not made.
-        if self.schedule.due(io.clock.steps, io.clock.episode) && self.node.frames_read() {
+        if self.schedule.due(io.clock.steps, io.clock.episode) {
             self.frames
                 .push(frames::frame(&io.sim.view(), io.clock.steps));
         }

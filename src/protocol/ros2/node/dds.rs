@@ -54,9 +54,6 @@ pub(super) struct Dds {
     command_topics: HashSet<String>,
     to_ecs: ToEcs,
     tickets: Tickets,
-    /// The writers of the frames the bridge writes, and the remote readers matched with each.
-    frame_writers: [GUID; 3],
-    frame_readers: HashSet<(GUID, GUID)>,
 }
 
 impl Dds {
@@ -120,11 +117,6 @@ impl Dds {
             joint_states: maker.outlet(JOINT_STATES_TOPIC, &qos::JOINT_STATES)?,
             tf: maker.outlet(TF_TOPIC, &qos::TF)?,
         };
-        let frame_writers = [
-            frame_outlets.clock.publisher.guid(),
-            frame_outlets.joint_states.publisher.guid(),
-            frame_outlets.tf.publisher.guid(),
-        ];
         let latches = Latches {
             _tf_static: maker.publisher(TF_STATIC_TOPIC, &qos::LATCHED)?,
             _robot_description: match config.latched.robot_description {
@@ -221,8 +213,6 @@ impl Dds {
                 counters,
             },
             tickets: Tickets::default(),
-            frame_writers,
-            frame_readers: HashSet::new(),
         };
         Ok((dds, frame_outlets))
     }
@@ -375,25 +365,9 @@ impl Dds {
                         self.announce(prefix, |g| g.prefix == dpd.guid.prefix);
                     }
                 }
-                DomainParticipantStatusEvent::RemoteReaderMatched {
-                    local_writer,
-                    remote_reader,
-                } => {
-                    if self.frame_writers.contains(&local_writer) {
-                        self.frame_readers.insert((local_writer, remote_reader));
-                        self.count_frame_readers();
-                    }
-                }
-                DomainParticipantStatusEvent::ReaderLost { guid, .. } => {
-                    self.frame_readers.retain(|(_, reader)| *reader != guid);
-                    self.count_frame_readers();
-                }
                 DomainParticipantStatusEvent::ParticipantLost { id, reason } => {
                     let mut prefix = [0; 12];
                     prefix.copy_from_slice(&id.as_ref()[..12]);
-                    self.frame_readers
-                        .retain(|(_, reader)| prefix_bytes(*reader) != prefix);
-                    self.count_frame_readers();
                     if let Some(msg) = self.peers.lost(prefix) {
                         info!("ros2: peer {} left ({reason:?})", short(&prefix));
                         self.to_ecs.send("peer", msg);
@@ -416,14 +390,6 @@ impl Dds {
                 _ => {}
             }
         }
-    }
-
-    /// Tells the bridge whether anyone reads the frames ([`super::Ros2Handle::frames_read`]).
-    fn count_frame_readers(&self) {
-        self.to_ecs
-            .counters
-            .frame_readers
-            .store(self.frame_readers.len(), Ordering::Relaxed);
     }
 
     /// A remote endpoint appeared: its participant's `PeerUp`, if that is still due.

@@ -143,13 +143,6 @@ impl Ros2Handle {
         counters.published.fetch_add(n, Ordering::Relaxed);
     }
 
-    /// Whether any remote reader is matched with `/clock`, `joint_states` or `/tf`. Volatile
-    /// writers give a later reader nothing written before it matched, so while this is false a
-    /// frame would reach no one, and the bridge does not make it.
-    pub fn frames_read(&self) -> bool {
-        self.counters.frame_readers.load(Ordering::Relaxed) > 0
-    }
-
     /// The answer to the request of `ticket`.
     pub fn reply(&self, ticket: Ticket, response: ServiceResponse) {
         if self

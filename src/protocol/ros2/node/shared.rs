@@ -3,7 +3,7 @@
 //! (`dds`, `endpoints`, `images`) all build on it without importing each other's module.
 
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, AtomicUsize};
+use std::sync::atomic::AtomicU64;
 
 use crossbeam_channel::Receiver;
 use ros2_client::Message;
@@ -66,9 +66,6 @@ pub(super) struct Counters {
     pub(super) write_errors: AtomicU64,
     pub(super) undecodable: AtomicU64,
     pub(super) images: AtomicU64,
-    /// Remote readers matched with the `/clock`, `joint_states` and `/tf` writers (a reader of
-    /// two of them counts twice); kept by the DDS thread from discovery.
-    pub(super) frame_readers: AtomicUsize,
 }
 
 /// A ROS 2 message as ros2-client wants it: `Message` is ros2-client's trait and the types
