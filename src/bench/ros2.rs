@@ -430,7 +430,7 @@ impl Drop for PeerProcess {
 }
 
 /// Runs the app until the subscriber says `word` (it does at its first sample of a topic it
-/// has just subscribed to), then half a second more to settle.
+/// has just subscribed to), then three seconds more, so that discovery has settled.
 fn run_until(
     app: &mut bevy::app::App,
     peer: &mut PeerProcess,
@@ -456,7 +456,7 @@ fn run_until(
         }
         headless::run(app, StopAfter::Wall(Duration::from_millis(100)));
     }
-    headless::run(app, StopAfter::Wall(Duration::from_millis(500)));
+    headless::run(app, StopAfter::Wall(Duration::from_millis(3000)));
     Ok(())
 }
 
