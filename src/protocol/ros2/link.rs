@@ -6,7 +6,7 @@
 //! DDS → ECS is one bounded channel of [`Inbound`]; the DDS thread rings the `SimWaker` after
 //! each send, so a paused headless run wakes for a service request. ECS → DDS is one channel
 //! of [`Outbound`] (replies, shutdown) plus a mio waker. A [`Frame`] goes straight into the
-//! DDS writers' bounded queues (`node::Ros2Handle::send_frame`): RustDDS's own thread owns
+//! DDS writers' bounded queues (`node::Ros2Handle::send_frames`): RustDDS's own thread owns
 //! the sockets, so a hop through the DDS thread would only add a wake-up per frame.
 
 use std::net::SocketAddr;
