@@ -306,8 +306,8 @@ fn wait_for_next_frame(world: &World) {
     let deadline = match clock.mode {
         ClockMode::Fast if !gate.is_gated() && !clock.is_paused() => return,
         _ if gate.is_gated() => now + IDLE_FRAME,
-        // Paced by frames: wake when the frame's step is due, not before (a cap at
-        // `IDLE_FRAME` would cut a 3-step batch into two wake-ups).
+        // Paced by frames: wake when the batch's last frame step is due, not before (a cap
+        // at `IDLE_FRAME` would cut a batch into two wake-ups).
         _ if paced.is_some() => clock.next_step_due().map_or(now + IDLE_FRAME, |due| {
             (due + lag).min(now + PACED_MAX_SLEEP)
         }),

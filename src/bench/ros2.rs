@@ -184,7 +184,7 @@ pub fn run(
         return Ok(None);
     };
     check_isolated(&outer.to_string_lossy())?;
-    measure_both(scene, rate_hz, wall).map(Some)
+    measure_runs(scene, rate_hz, wall).map(Some)
 }
 
 /// This process's network namespace (`net:[4026531840]`).
@@ -468,7 +468,8 @@ fn measure_plain(scene: &Arc<Scene>, wall: Duration) -> PhaseReport {
     measure(&mut app, wall)
 }
 
-fn measure_both(scene: Arc<Scene>, rate_hz: u32, wall: Duration) -> Result<Ros2Report, BenchError> {
+/// The five runs of the bench, in order (see the module's doc).
+fn measure_runs(scene: Arc<Scene>, rate_hz: u32, wall: Duration) -> Result<Ros2Report, BenchError> {
     if wall.is_zero() {
         return Err(BenchError::NoSteps);
     }
