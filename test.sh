@@ -1,14 +1,14 @@
 #!/usr/bin/env bash
 # The one test command (see README): every Rust test, then the browser page's tests (web/), then
-# the Python package's tests (python/). Each suite prints how long it took; the first failing
-# suite stops the run with its exit code.
+# the Python package's tests (python/). Each suite prints the load average it starts under and
+# how long it took; the first failing suite stops the run with its exit code.
 set -euo pipefail
 cd "$(dirname "$0")"
 
 suite() {
   local name=$1
   shift
-  echo "test.sh: $name"
+  echo "test.sh: $name (load average $(cut -d' ' -f1-3 /proc/loadavg))"
   local start=$SECONDS
   "$@"
   echo "test.sh: $name took $((SECONDS - start)) s"

@@ -7,12 +7,12 @@ mod common;
 
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpStream};
-use std::sync::Arc;
+use std::sync::{Arc, mpsc};
 use std::time::{Duration, Instant};
 
 use armsim::headless::finish_setup;
 use armsim::protocol::sexp::framing::{FrameDecoder, encode_frame};
-use armsim::protocol::sexp::plugin::{self, SexpOptions};
+use armsim::protocol::sexp::plugin::{self, MonitorPort, SexpOptions};
 use armsim::protocol::sexp::{Sexp, parse_all};
 use armsim::sim::ClockMode;
 use armsim::state::{CameraFrame, CameraImages};
@@ -228,7 +228,12 @@ fn a_512_image_with_depth_comes_back_whole() {
         rgb: rgb.clone().into(),
         depth: Some(depth.clone().into()),
     }));
-    serve(Some(images), move |monitor| {
+    let (mut app, monitor) = monitor_app(Some(images));
+    // The client tells the frames' thread how many messages it has sent, and waits for the go
+    // once the simulation has taken them all (see `drive_until_taken`).
+    let (sent, taken) = (mpsc::channel::<u64>(), mpsc::channel::<()>());
+    let (sent_tx, sent_rx, taken_tx, taken_rx) = (sent.0, sent.1, taken.0, taken.1);
+    let client = std::thread::spawn(move || {
         let mut m = Monitor::open(monitor);
         let one = m.ask("(getCamera front)", "camera");
         // The pose and stamp are the image's.
@@ -260,8 +265,11 @@ fn a_512_image_with_depth_comes_back_whole() {
 
         // A client that asks for 40 images (about 100 MB) in one message without reading gets
         // a few, and the rest are refused until it has read them; the connection goes on.
+        // Read nothing until the simulation has answered the whole message (not a wall-clock
+        // pause, which a loaded machine can outlast): what it refuses is decided then.
         m.send(&"(getCamera front)".repeat(40));
-        std::thread::sleep(std::time::Duration::from_millis(1500));
+        sent_tx.send(4).unwrap();
+        taken_rx.recv().expect("the frames' thread answers");
         let (mut images, mut refused) = (0, 0);
         while images + refused < 40 {
             for e in m.recv() {
@@ -283,4 +291,41 @@ fn a_512_image_with_depth_comes_back_whole() {
         let again = m.ask("(getCamera front)", "camera");
         assert_eq!(atom(&again, "step"), "16");
     });
+    drive_until_taken(&mut app, client, sent_rx, taken_tx);
+}
+
+/// [`drive`] for a client that reports the count of messages it has sent on `sent` and then
+/// waits on `taken`: once the monitor port has counted that many messages in (it counts each as
+/// the frame's system takes it, and answers it in the same system), `taken` gets the go.
+fn drive_until_taken<T>(
+    app: &mut App,
+    client: std::thread::JoinHandle<T>,
+    sent: mpsc::Receiver<u64>,
+    taken: mpsc::Sender<()>,
+) -> T {
+    use std::sync::atomic::Ordering;
+    let messages_in = |app: &App| -> u64 {
+        app.world()
+            .resource::<MonitorPort>()
+            .conns
+            .values()
+            .map(|c| c.counters.msgs_in.load(Ordering::Relaxed))
+            .sum()
+    };
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let mut waiting = None;
+    while !client.is_finished() {
+        assert!(Instant::now() < deadline, "client did not finish in time");
+        app.update();
+        waiting = sent.try_recv().ok().or(waiting);
+        if waiting.is_some_and(|n| messages_in(app) >= n) {
+            waiting = None;
+            let _ = taken.send(());
+        }
+        std::thread::sleep(Duration::from_micros(500));
+    }
+    match client.join() {
+        Ok(v) => v,
+        Err(e) => std::panic::resume_unwind(e),
+    }
 }

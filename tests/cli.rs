@@ -154,6 +154,9 @@ fn spawn_logging(
 
 #[test]
 fn out_of_descriptors_the_accept_loop_backs_off_and_logs_once_a_second() {
+    // "Once a second" is a rule of wall time, and 4 s of sim time in real time take longer on a
+    // loaded machine: the bound is counted in the run's own wall time.
+    let started = std::time::Instant::now();
     let (child, line, rest) = spawn_logging(
         "ulimit -n 128",
         &["--headless", "--duration", "4", "--realtime"],
@@ -170,15 +173,18 @@ fn out_of_descriptors_the_accept_loop_backs_off_and_logs_once_a_second() {
         .filter_map(|_| std::net::TcpStream::connect(addr).ok())
         .collect();
     let out = child.wait_with_output().expect("armsim exits");
+    let wall = started.elapsed().as_secs_f64();
     drop(held);
     let log = rest.join().unwrap();
     let failures = log
         .iter()
         .filter(|l| l.contains("accept failed") || l.contains("cannot serve"))
         .count();
+    // One line at the first failure, then at most one per second after it, until the exit.
+    let most = wall.ceil() as usize + 1;
     assert!(
-        (1..=8).contains(&failures),
-        "{failures} failed-accept lines in 4 s (want one a second at most)"
+        (1..=most).contains(&failures),
+        "{failures} failed-accept lines in a run of {wall:.1} s (want one a second at most)"
     );
     assert!(out.status.success(), "{}", log.join("\n"));
 }

@@ -119,16 +119,17 @@ fn the_default_scenes_cameras_show_what_they_look_at_tagged_with_the_step() {
     };
     let front0 = first_of("front", &mut app);
     let wrist0 = first_of("wrist", &mut app);
-    // Let the scene settle into its first images' state (pipelines compiled, cubes at rest).
-    std::thread::sleep(Duration::from_secs(3));
+    // Images from three seconds of sim time after the first ones: the scene has settled into
+    // its first images' state (pipelines compiled, cubes at rest). Counted in steps, not in
+    // wall time, which a loaded machine stretches.
     let mut later = |camera: &str, before: &Tag| {
         let mut tag = None;
         wait_for(
-            &format!("a later {camera} image"),
+            &format!("a {camera} image 3 s of sim time later"),
             Duration::from_secs(60),
             || {
                 alive(&mut app, &log);
-                tag = read_tag(&snapshots, camera).filter(|t| t.step > before.step);
+                tag = read_tag(&snapshots, camera).filter(|t| t.step >= before.step + 3 * 240);
                 tag.is_some()
             },
         );

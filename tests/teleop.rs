@@ -26,17 +26,21 @@ fn connect_start_and_reach_targets_within_a_centimetre() {
         let started = c.event("STARTED");
         assert_eq!(started["payload"]["sim_state"], "RUNNING");
         let mut errors = Vec::new();
+        // Two seconds of sim time per target, counted in the state frames' steps: a loaded
+        // machine runs the simulation slower than the wall clock.
         for target in [[0.5, 0.1, 1.2], [0.4, -0.2, 1.15], [0.55, 0.0, 1.1]] {
-            let t0 = Instant::now();
+            let from = step_of(&c.state());
             let mut reached_in = None;
-            while t0.elapsed() < Duration::from_secs(2) {
+            loop {
                 c.control(target, 0, true);
-                if t0.elapsed().as_millis() % 500 < 20 {
-                    c.heartbeat();
-                }
+                c.keep_alive();
                 let s = c.state();
+                let steps = step_of(&s) - from;
                 if dist(ee(&s), target) < 0.01 {
-                    reached_in = Some(t0.elapsed());
+                    reached_in = Some(steps);
+                    break;
+                }
+                if steps >= 2 * 240 {
                     break;
                 }
             }
@@ -48,7 +52,7 @@ fn connect_start_and_reach_targets_within_a_centimetre() {
     for (target, err, reached_in) in reached {
         assert!(
             reached_in.is_some(),
-            "{target:?} not reached within 2 s (error {err:.4} m)"
+            "{target:?} not reached within 2 s of sim time (error {err:.4} m)"
         );
     }
 }
@@ -64,7 +68,7 @@ fn pause_freezes_and_reset_restores_the_scene() {
         let paused = c.event("PAUSED");
         assert_eq!(paused["payload"]["sim_state"], "PAUSED");
         let a = c.state_after(&paused);
-        c.stream([0.6, -0.2, 1.3], 0, true, 0.4, true);
+        c.stream_while_paused([0.6, -0.2, 1.3], true, 0.4);
         let b = c.state();
         assert_eq!(b["payload"]["sim_state"], "PAUSED");
         assert_eq!(
@@ -118,8 +122,7 @@ fn sessions_are_fresh_and_forged_ids_are_ignored() {
         let alert = c.alert("SESSION_MISMATCH");
         assert_eq!(alert["session_id"], real.as_str());
         c.session = real;
-        std::thread::sleep(Duration::from_millis(300));
-        let after = ee(&c.state());
+        let after = ee(&c.state_after_sim(0.3));
         assert!(dist(before, after) < 0.005, "forged frames moved the arm");
         c.ui("DISCONNECT");
         c.event("DISCONNECTED");
@@ -153,8 +156,7 @@ fn heartbeat_loss_holds_the_arm_until_the_clutch_is_engaged_again() {
             held["payload"]["sim_state"], "RUNNING",
             "the sim keeps running"
         );
-        std::thread::sleep(Duration::from_millis(200));
-        let a = ee(&c.state());
+        let a = ee(&c.state_after_sim(0.2));
         c.stream([0.35, -0.25, 1.3], 0, true, 0.5, false);
         let b = ee(&c.state());
         assert!(dist(a, b) < 0.01, "held arm moved {} m", dist(a, b));
@@ -221,7 +223,8 @@ fn workspace_and_table_limits_clamp_with_alerts() {
 
 #[test]
 fn state_frames_at_60_hz_with_monotonic_seq() {
-    let (frames, seqs, secs) = serve(default_scene(), move |addr| {
+    let (mut app, addr) = teleop_app(default_scene());
+    let client = std::thread::spawn(move || {
         let mut c = Client::connected(addr);
         c.state();
         let t0 = Instant::now();
@@ -235,12 +238,26 @@ fn state_frames_at_60_hz_with_monotonic_seq() {
         let seqs: Vec<u64> = c.log.iter().map(|v| v["seq"].as_u64().unwrap()).collect();
         (frames, seqs, secs)
     });
-    // The limiter never sends faster than 60 Hz; how close to 60 it gets depends on how fast
-    // this (debug, possibly loaded) machine runs frames, so only a stream that keeps flowing is
-    // asserted below it. `armsim bench teleop` measures the rate itself.
+    // The frames the app ran meanwhile: the server sends a state frame on a frame that finds
+    // 1/60 s gone since the last, so how close to 60 Hz it comes is bounded by how fast this
+    // (debug, possibly loaded) machine runs frames. That rate, measured beside it, is the
+    // baseline; `armsim bench teleop` measures the rate itself.
+    let t0 = Instant::now();
+    let mut updates = 0u64;
+    while !client.is_finished() {
+        assert!(t0.elapsed() < Duration::from_secs(60), "the client hangs");
+        app.update();
+        updates += 1;
+        std::thread::sleep(Duration::from_micros(300));
+    }
+    let app_rate = updates as f64 / t0.elapsed().as_secs_f64();
+    let (frames, seqs, secs) = client.join().expect("the client");
     let rate = frames as f64 / secs;
     assert!(rate <= 63.0, "{rate:.1} state frames/s: faster than 60 Hz");
-    assert!(rate >= 30.0, "{rate:.1} state frames/s: the stream stalls");
+    assert!(
+        rate >= 0.5 * app_rate.min(60.0),
+        "{rate:.1} state frames/s while the app ran {app_rate:.1} frames/s: the stream stalls"
+    );
     for w in seqs.windows(2) {
         assert_eq!(
             w[1],
@@ -277,8 +294,7 @@ fn observers_watch_but_cannot_control() {
             obs.control([0.6, -0.3, 1.3], 0, true);
         }
         obs.alert("NOT_CONTROLLER");
-        std::thread::sleep(Duration::from_millis(300));
-        let after = ee(&obs.state());
+        let after = ee(&obs.state_after_sim(0.3));
         assert!(dist(before, after) < 0.005, "an observer moved the arm");
     });
 }

@@ -63,8 +63,15 @@ class Session:
                     return e
         raise SystemExit(f"no {event} from the server within 5 s")
 
-    def move(self, target, grip=0, secs=2.0):
-        end = time.time() + secs
+    def move(self, target, grip=0, secs=2.0, sim_secs=None, timeout=60.0):
+        """Streams control frames holding the hand at `target` (and heartbeats) for `secs` of
+        wall time, as a person would; or, with `sim_secs`, until the state frames show that
+        much sim time gone by since the move began, however fast the server runs (what a test
+        that needs so much motion recorded waits for), failing after `timeout` wall seconds."""
+        end = time.time() + (secs if sim_secs is None else timeout)
+        # Counted from the first state frame that arrives during the move (the one drained
+        # before it may be old), as (episode, sim time): a reset restarts the sim time at 0.
+        stale, since = self.state, None
         last_hb = 0.0
         while time.time() < end:
             self.send("control_frame", {
@@ -76,6 +83,16 @@ class Session:
                 last_hb = time.time()
                 self.send("heartbeat", {"t_origin_ms": int(time.time() * 1000)})
             self.drain(timeout=1 / 60)
+            if sim_secs is None or self.state is None or self.state is stale:
+                continue
+            ext = self.state["extensions"]
+            if since is None or ext["episode"] != since[0]:
+                since = (ext["episode"], ext["sim_time_s"])
+            elif ext["sim_time_s"] - since[1] >= sim_secs:
+                break
+        else:
+            if sim_secs is not None:
+                raise TimeoutError(f"under {sim_secs} s of sim time in {timeout} s of moving to {target}")
         ee = self.state["ee_pos_m"] if self.state else None
         print(f"target {target} -> end effector {[round(v, 3) for v in ee]}"
               f" alerts {self.state['alerts'] if self.state else []}")

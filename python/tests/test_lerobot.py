@@ -68,8 +68,11 @@ def test_a_teleop_session_becomes_two_episodes(armsim_exe, tmp_path):
             for _ in range(2):
                 s.send("ui_cmd", {"command": "START"})
                 s.wait("STARTED")
+                # 1.5 s of sim time per target, by the state frames' clock: a loaded machine
+                # runs below real time, and wall seconds would record less than the episode
+                # needs.
                 for target in ([0.5, 0.1, 1.2], [0.4, -0.2, 1.15]):
-                    s.move(target, secs=1.5)
+                    s.move(target, sim_secs=1.5)
                 s.send("ui_cmd", {"command": "RESET"})
                 s.wait("RESET_DONE")
             s.send("ui_cmd", {"command": "DISCONNECT"})
@@ -81,8 +84,8 @@ def test_a_teleop_session_becomes_two_episodes(armsim_exe, tmp_path):
     assert code == 0 and "LeRobot dataset written" in text, (code, text[-3000:])
     summary = check_dataset(out)
     assert summary["episodes"] == 2, summary
-    # 3 s of wall-clock hand motion each: about 90 rows at 30 fps in real time; a busy machine
-    # (software rendering on 2 cores) may run slower, but never below the 1 s an episode needs.
+    # 3 s of sim time of hand motion each: 90 rows at 30 fps, plus the start and reset round
+    # trips; never below the 1 s an episode needs.
     assert all(30 <= n <= 200 for n in summary["episode_lengths"]), summary["episode_lengths"]
     assert sorted(summary["video_keys"]) == ["observation.images.front", "observation.images.wrist"]
     # Every data file (one per episode).

@@ -55,6 +55,18 @@ pub struct Client {
     pub session: String,
     /// Every message received, in order.
     pub log: Vec<Value>,
+    /// When this session last sent a heartbeat (see [`Client::keep_alive`]).
+    last_heartbeat: Option<Instant>,
+}
+
+/// How often a streaming client sends a heartbeat, in wall time: the heartbeat watchdog is a
+/// wall-clock rule, and the shortest timeout a test sets is 400 ms. Counted in frames instead,
+/// a loaded machine's slower frames stretched the gaps past it.
+const HEARTBEAT_EVERY: Duration = Duration::from_millis(50);
+
+/// Steps of `secs` of sim time (240 Hz).
+fn steps_of(secs: f64) -> u64 {
+    (secs * 240.0).round() as u64
 }
 
 impl Client {
@@ -68,6 +80,7 @@ impl Client {
             seq: 0,
             session: String::new(),
             log: Vec::new(),
+            last_heartbeat: None,
         }
     }
 
@@ -216,9 +229,24 @@ impl Client {
 
     pub fn heartbeat(&mut self) {
         self.send("heartbeat", json!({ "t_origin_ms": 1_700_000_000_123u64 }));
+        self.last_heartbeat = Some(Instant::now());
     }
 
-    /// Streams control frames at ~60 Hz (with heartbeats) for `secs`; returns the last state.
+    /// A heartbeat if none went for [`HEARTBEAT_EVERY`] of wall time.
+    pub fn keep_alive(&mut self) {
+        if self
+            .last_heartbeat
+            .is_none_or(|t| t.elapsed() >= HEARTBEAT_EVERY)
+        {
+            self.heartbeat();
+        }
+    }
+
+    /// Streams control frames, one per state frame read (with heartbeats, if `heartbeats`),
+    /// until a state frame stamped `secs` of sim time after the first one read arrives; returns
+    /// that state. Paced by the simulation, not by the wall clock: on a loaded machine a
+    /// real-time run falls behind real time, and a wall-clock stream then covered too little
+    /// motion for the arm to arrive.
     pub fn stream(
         &mut self,
         target: [f64; 3],
@@ -227,18 +255,40 @@ impl Client {
         secs: f64,
         heartbeats: bool,
     ) -> Value {
+        let mut until = None;
+        loop {
+            self.control(target, grip, clutch);
+            if heartbeats {
+                self.keep_alive();
+            }
+            let s = self.state();
+            let step = step_of(&s);
+            if step >= *until.get_or_insert(step + steps_of(secs)) {
+                return s;
+            }
+        }
+    }
+
+    /// Streams control frames (with heartbeats) for `secs` of wall time while the simulation is
+    /// paused, when no step comes to pace [`Client::stream`]; returns the last state.
+    pub fn stream_while_paused(&mut self, target: [f64; 3], clutch: bool, secs: f64) -> Value {
         let end = Instant::now() + Duration::from_secs_f64(secs);
         let mut last = Value::Null;
-        let mut n = 0;
         while Instant::now() < end {
-            self.control(target, grip, clutch);
-            if heartbeats && n % 10 == 0 {
-                self.heartbeat();
-            }
-            n += 1;
+            self.control(target, 0, clutch);
+            self.keep_alive();
             last = self.state();
         }
         last
+    }
+
+    /// Reads state frames until one stamped `secs` of sim time after the first one read; returns
+    /// it. For a check that nothing moved: the simulation must have run that long.
+    pub fn state_after_sim(&mut self, secs: f64) -> Value {
+        let first = step_of(&self.state());
+        self.until("a state frame later in sim time", |v| {
+            v["msg_type"] == "state_frame" && step_of(v) >= first + steps_of(secs)
+        })
     }
 }
 
@@ -286,7 +336,7 @@ pub fn last_seq(state: &Value) -> u64 {
 }
 
 impl Client {
-    /// Streams control frames (a heartbeat every tenth) until a state frame stamped at
+    /// Streams control frames (with heartbeats) until a state frame stamped at
     /// `until_step` or later arrives; returns every state frame seen. Paced by the state frames,
     /// not by the wall clock.
     pub fn stream_until_step(
@@ -296,11 +346,9 @@ impl Client {
         until_step: u64,
     ) -> Vec<Value> {
         let mut frames = Vec::new();
-        for n in 0.. {
+        loop {
             self.control(target, 0, clutch);
-            if n % 10 == 0 {
-                self.heartbeat();
-            }
+            self.keep_alive();
             let s = self.state();
             let done = step_of(&s) >= until_step;
             frames.push(s);
