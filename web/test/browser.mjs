@@ -29,6 +29,14 @@ const chromePath = process.env.CHROMIUM ?? '/usr/bin/chromium';
 const outDir = process.env.ARMSIM_WEB_OUT ?? path.join(root, 'web/test-results');
 const KEY = 'browser-test-key';
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+// Waits until the page `p` holds a state frame stamped `secs` of sim time after the one it holds
+// now (240 steps a second). What the arm does is waited for in sim time, never in wall time: on a
+// loaded machine the real-time run falls behind the wall clock.
+const simSleep = async (p, secs) => {
+  const from = await p.evaluate(() => window.armsim.client.state.extensions.step);
+  await p.waitForFunction((until) => window.armsim.client.state.extensions.step >= until,
+    from + Math.round(secs * 240), { timeout: 60000 });
+};
 const t0 = Date.now();
 const log = (...a) => console.log(`[${((Date.now() - t0) / 1000).toFixed(1)} s]`, ...a);
 
@@ -123,7 +131,7 @@ try {
 
   await page.evaluate(() => window.__device.controllers.right.updateButtonValue('squeeze', 1));
   await page.waitForFunction(() => window.armsim.control.clutch, null, { timeout: 5000 });
-  await sleep(500);
+  await simSleep(page, 0.5);
   const before = await ee();
   const start = await page.evaluate(() => window.__device.controllers.right.position.toArray?.() ?? [
     window.__device.controllers.right.position.x, window.__device.controllers.right.position.y,
@@ -135,7 +143,7 @@ try {
       [start[0] + (moveXr[0] * i) / 20, start[1] + (moveXr[1] * i) / 20, start[2] + (moveXr[2] * i) / 20]);
     await sleep(25);
   }
-  await sleep(2500);
+  await simSleep(page, 2.5);
   const after = await ee();
   assert.ok(await page.evaluate(() => window.armsim.control.clutch), 'the clutch held through the move');
   const expected = transformVector(frames(info.t_sim_from_vp_anchor).t, xrToAnchor(moveXr));
@@ -175,7 +183,7 @@ try {
   // (Space held as the clutch).
   await page.close();
   await observer.waitForFunction(() => window.armsim.client.holder() === 'nobody', null, { timeout: 10000 });
-  await sleep(1000);
+  await simSleep(observer, 1.0);
   assert.equal(await observer.evaluate(() => window.armsim.client.role), 'observer', 'a watching page was handed the arm');
   await observer.check('#teleop');
   await observer.waitForFunction(() => window.armsim.client.role === 'controller', null, { timeout: 10000 });
@@ -192,7 +200,7 @@ try {
     await observer.mouse.move(cx + i * 4, cy);
     await sleep(60);
   }
-  await sleep(2000);
+  await simSleep(observer, 2.0);
   const deskAfter = await observer.evaluate(() => window.armsim.client.state.ee_pos_m);
   await observer.keyboard.up('Space');
   const deskMoved = Math.hypot(...deskAfter.map((v, i) => v - deskBefore[i]));
