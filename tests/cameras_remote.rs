@@ -268,6 +268,7 @@ fn a_512_image_with_depth_comes_back_whole() {
         // Read nothing until the simulation has answered the whole message (not a wall-clock
         // pause, which a loaded machine can outlast): what it refuses is decided then.
         m.send(&"(getCamera front)".repeat(40));
+        // Its fourth message: the three questions above, then this one.
         sent_tx.send(4).unwrap();
         taken_rx.recv().expect("the frames' thread answers");
         let (mut images, mut refused) = (0, 0);
