@@ -244,14 +244,10 @@ fn state_frames_at_60_hz_with_monotonic_seq() {
     // baseline; `armsim bench teleop` measures the rate itself.
     let t0 = Instant::now();
     let mut updates = 0u64;
-    while !client.is_finished() {
-        assert!(t0.elapsed() < Duration::from_secs(60), "the client hangs");
-        app.update();
-        updates += 1;
-        std::thread::sleep(Duration::from_micros(300));
-    }
+    let (frames, seqs, secs) = drive_with(&mut app, client, Duration::from_micros(300), |_| {
+        updates += 1
+    });
     let app_rate = updates as f64 / t0.elapsed().as_secs_f64();
-    let (frames, seqs, secs) = client.join().expect("the client");
     let rate = frames as f64 / secs;
     assert!(rate <= 63.0, "{rate:.1} state frames/s: faster than 60 Hz");
     assert!(

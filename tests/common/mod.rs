@@ -52,6 +52,17 @@ pub fn drive<T>(
     client: std::thread::JoinHandle<T>,
     pause: std::time::Duration,
 ) -> T {
+    drive_with(app, client, pause, |_| {})
+}
+
+/// [`drive`], calling `after_frame` on the app after each frame: for a test that watches the app
+/// (counts its frames, or tells the client once the app has taken its messages).
+pub fn drive_with<T>(
+    app: &mut App,
+    client: std::thread::JoinHandle<T>,
+    pause: std::time::Duration,
+    mut after_frame: impl FnMut(&mut App),
+) -> T {
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
     while !client.is_finished() {
         assert!(
@@ -61,6 +72,7 @@ pub fn drive<T>(
         if app.should_exit().is_none() {
             app.update();
         }
+        after_frame(app);
         if !pause.is_zero() {
             std::thread::sleep(pause);
         }
