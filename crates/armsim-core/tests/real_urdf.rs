@@ -176,15 +176,7 @@ fn panda_from_example_robot_data() {
     let (tcp_link, tcp) = m.frame("panda_hand_tcp").unwrap();
     assert_eq!(tcp_link, hand);
     assert!((tcp.translation.z - 0.1034).abs() < 1e-6);
-    assert_eq!(
-        m.mimics,
-        vec![Mimic {
-            joint: 8,
-            leader: 7,
-            multiplier: 1.0,
-            offset: 0.0
-        }]
-    );
+    assert_eq!(m.mimics, vec![Mimic::linear(8, 7, 1.0, 0.0)]);
     // DAE visuals and STL collisions; the finger's visual is shared by both fingers.
     let ext = |e: &str| {
         m.meshes

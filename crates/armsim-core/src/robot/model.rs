@@ -155,14 +155,74 @@ pub struct Servo {
     pub max_force: f32,
 }
 
-/// A joint that follows another one: `q = multiplier * q_leader + offset` (URDF `<mimic>`, MJCF
-/// joint equality). Used by the gripper so one command closes every finger.
+/// A joint that follows another one: `q = offset + multiplier·x + c₂x² + c₃x³ + c₄x⁴` with `x` the
+/// leader's position (URDF `<mimic>`, linear; MJCF `<equality><joint>`, its `polycoef`). Used by
+/// the gripper so one command closes every finger.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Mimic {
     pub joint: usize,
     pub leader: usize,
     pub multiplier: f32,
     pub offset: f32,
+    /// `polycoef`'s c₂, c₃, c₄ (zero for a URDF mimic).
+    pub higher: [f32; 3],
+    /// How the physics keeps the follower there. `Some`: a constraint between the two joints
+    /// (MuJoCo's joint equality), and the follower has no motor of its own; `None` (URDF): the
+    /// follower gets a copy of its leader's motor, aimed at the leader's target.
+    pub coupling: Option<Coupling>,
+}
+
+impl Mimic {
+    /// A linear follower, as URDF's `<mimic>` has it (no constraint).
+    pub fn linear(joint: usize, leader: usize, multiplier: f32, offset: f32) -> Self {
+        Self {
+            joint,
+            leader,
+            multiplier,
+            offset,
+            higher: [0.0; 3],
+            coupling: None,
+        }
+    }
+
+    /// The follower's position for the leader at `x`.
+    pub fn follow(&self, x: f32) -> f32 {
+        let [c2, c3, c4] = self.higher;
+        self.offset + x * (self.multiplier + x * (c2 + x * (c3 + x * c4)))
+    }
+
+    /// d(follower)/d(leader) at `x`.
+    pub fn slope(&self, x: f32) -> f32 {
+        let [c2, c3, c4] = self.higher;
+        self.multiplier + x * (2.0 * c2 + x * (3.0 * c3 + x * 4.0 * c4))
+    }
+}
+
+/// A joint equality's constraint as a spring-damper on its residual `r = q_follower −
+/// follow(q_leader)`, in force units: MuJoCo's soft constraint (`solref`, `solimp`) as the MJCF
+/// loader works it out (`mjcf::actuators::apply_couplings`).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Coupling {
+    pub stiffness: f32,
+    pub damping: f32,
+}
+
+/// An actuator on a fixed tendon (MJCF `general` or `position` with `tendon=`), as MuJoCo applies
+/// it: the tendon's length is `L = Σ coef·q` over its joints, its force `clamp(kp·(L* − L) −
+/// kv·L̇, ±max_force)`, and each joint gets `coef` times that force. The command of `leader` (the
+/// joint the tendon's other joints follow) sets `L*`: the tendon's length with the leader at its
+/// target and the followers where their mimic puts them.
+#[derive(Clone, Debug, PartialEq)]
+pub struct TendonServo {
+    pub name: String,
+    pub leader: usize,
+    /// `(joint, coefficient)`.
+    pub joints: Vec<(usize, f32)>,
+    /// On the tendon's length: N/m, N·s/m, N (or the rotational units of its joints).
+    pub servo: Servo,
+    /// The lengths the actuator's `ctrlrange` can ask for (`ctrl·gain/kp`), if it is limited: a
+    /// target outside is clamped, as MuJoCo clamps `ctrl`.
+    pub length_range: Option<(f32, f32)>,
 }
 
 /// A named frame fixed to a link (MJCF `<site>`, or a massless URDF link fused into its parent).
@@ -183,6 +243,8 @@ pub struct RobotModel {
     /// Actuated joints in the robot's canonical order (file order; protocols use this order).
     pub joints: Vec<Joint>,
     pub mimics: Vec<Mimic>,
+    /// Actuators on fixed tendons (the Panda's fingers), simulated with the file's force.
+    pub tendons: Vec<TendonServo>,
     /// Link carrying the end-effector point, and the point in that link's frame.
     pub ee_link: usize,
     pub ee_offset: Vec3,

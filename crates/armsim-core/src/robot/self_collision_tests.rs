@@ -236,6 +236,7 @@ fn bits_say_exactly_what_the_rule_says_on_random_trees() {
             links,
             joints: Vec::new(),
             mimics: Vec::new(),
+            tendons: Vec::new(),
             ee_link: 0,
             ee_offset: glam::Vec3::ZERO,
             sites: Vec::new(),

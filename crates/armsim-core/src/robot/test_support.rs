@@ -15,6 +15,7 @@ pub(crate) fn bare_model(name: &str, links: Vec<Link>) -> RobotModel {
         links,
         joints: Vec::new(),
         mimics: Vec::new(),
+        tendons: Vec::new(),
         ee_link: 0,
         ee_offset: Vec3::ZERO,
         sites: Vec::new(),
@@ -35,10 +36,5 @@ pub(crate) fn assert_joint_names(m: &RobotModel, name: &str, joints: &[&str]) {
 
 /// Joint `joint` following `leader`: `q = multiplier * q_leader + offset`.
 pub(crate) fn mimic(joint: usize, leader: usize, multiplier: f32, offset: f32) -> Mimic {
-    Mimic {
-        joint,
-        leader,
-        multiplier,
-        offset,
-    }
+    Mimic::linear(joint, leader, multiplier, offset)
 }

@@ -168,8 +168,11 @@ pub fn validate(model: &RobotModel) -> Result<(), RobotError> {
         if m.joint == m.leader {
             return Err(err("a joint cannot follow itself"));
         }
-        if !(m.multiplier.is_finite() && m.offset.is_finite()) {
-            return Err(err("multiplier and offset must be finite"));
+        if !(m.multiplier.is_finite()
+            && m.offset.is_finite()
+            && m.higher.iter().all(|c| c.is_finite()))
+        {
+            return Err(err("its coefficients must be finite"));
         }
         if !followers.insert(m.joint) {
             return Err(err("it follows more than one leader"));

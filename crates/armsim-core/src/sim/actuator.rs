@@ -40,6 +40,7 @@ use super::{Arm, JointHandle, VELOCITY_GAIN, coord_index, motor_axis};
 use crate::robot::{Joint, Servo};
 use crate::sim::command::JointCommand;
 use crate::sim::sets::SetsMut;
+use crate::sim::transmission::JointForce;
 
 /// A clamped servo's force comes from a spring this much softer than the servo, whose rest lies
 /// `max_force / stiffness` away: its pull changes by `stiffness · Δq` over a step, 1 % of the
@@ -55,6 +56,32 @@ pub(super) struct ImplicitDrive {
     /// Damping of the degree of freedom (may be below zero: the spring's own backward-Euler
     /// damping `stiffness·h` is added on top, and the sum is what acts).
     pub damping: f32,
+}
+
+impl ImplicitDrive {
+    /// This drive plus `extra` (a tendon's or a constraint's force, `sim::transmission`) at
+    /// joint position `q`: the two springs and dampings summed, over substeps of `h`. A force
+    /// with no stiffness at all is a spring of `1 %` of the force per unit, resting 100 units
+    /// away (constant over a step within a hundredth of a percent per millimetre moved).
+    fn with(self, extra: JointForce, q: f32, h: f32) -> ImplicitDrive {
+        // Both as f = k·(rest − q) − d_total·v, with d_total = damping + k·h.
+        let stiffness = self.stiffness + extra.stiffness;
+        let pull = self.stiffness * self.rest + extra.constant;
+        let damping = self.damping + extra.damping - extra.stiffness * h;
+        if stiffness > 0.0 {
+            return ImplicitDrive {
+                stiffness,
+                rest: pull / stiffness,
+                damping,
+            };
+        }
+        let soft = (0.01 * pull.abs()).max(1e-9);
+        ImplicitDrive {
+            stiffness: soft,
+            rest: q + pull / soft,
+            damping: damping - soft * h,
+        }
+    }
 }
 
 /// MuJoCo's position servo at joint position `q`, velocity `v`, over substeps of `h` seconds, with
@@ -88,8 +115,9 @@ pub(super) fn servo_drive(
 
 impl Arm {
     /// Drives joint `j` (at position `q`) as `cmd` says: the file's servo if it has one, else
-    /// the model's acceleration gains, within its effort bound. Efforts themselves are applied
-    /// as body forces by the world.
+    /// the model's acceleration gains, within its effort bound, plus `extra` (a tendon's or a
+    /// constraint's force). Efforts themselves are applied as body forces by the world.
+    #[allow(clippy::too_many_arguments)]
     pub(in crate::sim) fn drive(
         &self,
         physics: &mut SetsMut<'_>,
@@ -98,13 +126,14 @@ impl Arm {
         joint: &Joint,
         q: f32,
         cmd: JointCommand,
+        extra: Option<JointForce>,
     ) {
         match self.handles[j] {
             JointHandle::Multibody(h) => {
                 let Some((mb, id)) = physics.multibody_joints.get_mut(h) else {
                     return;
                 };
-                self.drive_multibody(mb, id, j, joint, q, cmd);
+                self.drive_multibody(mb, id, j, joint, q, cmd, extra);
             }
             JointHandle::Impulse(h) => {
                 // An impulse joint's acceleration-based motor would scale by the inertia of the
@@ -139,11 +168,49 @@ impl Arm {
                     // No motor: the passive damping alone, unbounded.
                     (JointCommand::Effort { .. }, _) => (q, 0.0, 0.0, 0.0, f32::MAX),
                 };
-                let damping = gain + d;
-                let velocity = if damping > 0.0 {
-                    velocity * gain / damping
-                } else {
-                    0.0
+                let (target, velocity, stiffness, damping, max_force) = match extra {
+                    None => {
+                        let damping = gain + d;
+                        let velocity = if damping > 0.0 {
+                            velocity * gain / damping
+                        } else {
+                            0.0
+                        };
+                        (target, velocity, stiffness, damping, max_force)
+                    }
+                    // A tendon's or a constraint's force joins the motor's as one force-based
+                    // motor: the motor's own bound first (past it, the motor is a constant
+                    // force), then f = S·(t − q) + G·(w − v) − d·v + (c − k·q − e·v). The
+                    // transmissions bound their own forces.
+                    Some(e) => {
+                        let v = super::impulse_velocity(
+                            physics.as_ref(),
+                            bodies,
+                            &self.frames[j],
+                            joint.kind,
+                        );
+                        let own = stiffness * (target - q) + gain * (velocity - v);
+                        let (s, g, c) = if own.abs() > max_force {
+                            (0.0, 0.0, own.clamp(-max_force, max_force))
+                        } else {
+                            (stiffness, gain, 0.0)
+                        };
+                        let pull = s * target + c + e.constant;
+                        let k = s + e.stiffness;
+                        let damping = g + d + e.damping;
+                        let (k, rest) = if k > 0.0 {
+                            (k, pull / k)
+                        } else {
+                            let soft = (0.01 * pull.abs()).max(1e-9);
+                            (soft, q + pull / soft)
+                        };
+                        let push = if damping > 0.0 {
+                            g * velocity / damping
+                        } else {
+                            0.0
+                        };
+                        (rest, push, k, damping, f32::MAX)
+                    }
                 };
                 let Some(ij) = physics.impulse_joints.get_mut(h, false) else {
                     return;
@@ -160,6 +227,7 @@ impl Arm {
     }
 
     /// One multibody joint: its spring, its degree of freedom's damping and its motor.
+    #[allow(clippy::too_many_arguments)]
     fn drive_multibody(
         &self,
         mb: &mut Multibody,
@@ -168,6 +236,7 @@ impl Arm {
         joint: &Joint,
         q: f32,
         cmd: JointCommand,
+        extra: Option<JointForce>,
     ) {
         let Some(dof) = mb.link(id).map(|l| l.assembly_id()) else {
             return;
@@ -183,6 +252,10 @@ impl Arm {
                 rest: 0.0,
                 damping: passive,
             },
+        };
+        let implicit = match extra {
+            Some(e) => implicit.with(e, q, self.substep_dt),
+            None => implicit,
         };
         mb.damping_mut()[dof] = implicit.damping;
         let Some(link) = mb.link_mut(id) else {

@@ -14,8 +14,8 @@
 
 use glam::{Quat, Vec3};
 use rapier3d::prelude::{
-    GenericJoint, GenericJointBuilder, Group, ImpulseJointHandle, InteractionGroups,
-    InteractionTestMode, JointAxesMask, JointAxis, MassProperties, MotorModel,
+    CoefficientCombineRule, GenericJoint, GenericJointBuilder, Group, ImpulseJointHandle,
+    InteractionGroups, InteractionTestMode, JointAxesMask, JointAxis, MassProperties, MotorModel,
     MultibodyJointHandle, PhysicsWorld, RigidBodyBuilder, RigidBodyHandle,
 };
 
@@ -557,6 +557,8 @@ fn spawn_links(
             for c in colliders_for(&geom.shape, &geom.pose, &robot.meshes) {
                 let mut c = c
                     .friction(geom.friction.unwrap_or(DEFAULT_FRICTION))
+                    // MuJoCo's rule for two geoms' sliding friction: the larger one.
+                    .friction_combine_rule(CoefficientCombineRule::Max)
                     .collision_groups(groups);
                 c = if link.inertial.is_some() {
                     // The link's explicit inertial wins; colliders contribute no mass.

@@ -56,11 +56,7 @@ pub fn gripper_commands(
     let (open, shut) = gripper_range(joint);
     let target = open + (shut - open) * closed.clamp(0.0, 1.0);
     std::iter::once((leader, target))
-        .chain(
-            robot
-                .followers(leader)
-                .map(|m| (m.joint, m.multiplier * target + m.offset)),
-        )
+        .chain(robot.followers(leader).map(|m| (m.joint, m.follow(target))))
         .map(|(j, target)| {
             (
                 j,

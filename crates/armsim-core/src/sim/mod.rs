@@ -1,5 +1,7 @@
 //! The physics of one scene without Bevy: `world` holds the Rapier world (table, objects, the
-//! robot as a multibody or as impulse joints, with joint motors, in `arm`) and `command` what each joint is told to do.
+//! robot as a multibody or as impulse joints, with joint motors, in `arm`), `command` what each
+//! joint is told to do, and `transmission` the forces that join joints (tendons, joint
+//! equalities).
 
 mod arm;
 mod colliders;
@@ -8,6 +10,7 @@ mod rapier_pose;
 mod sets;
 #[cfg(test)]
 mod tests;
+mod transmission;
 mod world;
 
 pub use arm::JointHandle;

@@ -20,6 +20,7 @@ use super::arm::{Arm, JointHandle, to_rapier};
 use super::colliders::collider_for;
 use super::command::{CommandError, JointCommand, set_checked};
 use super::sets::{Sets, SetsMut};
+use super::transmission;
 
 pub use crate::rate::{SIM_DT, SIM_HZ};
 
@@ -183,7 +184,8 @@ impl SimWorld {
             )));
         physics.colliders.insert_with_parent(
             ColliderBuilder::cuboid(table_half.x, table_half.y, table_half.z)
-                .friction(ext.physics.friction),
+                .friction(ext.physics.friction)
+                .friction_combine_rule(CoefficientCombineRule::Max),
             table,
             &mut physics.bodies,
         );
@@ -378,10 +380,25 @@ impl SimViewMut<'_> {
     /// Pushes the commands into the joint motors and, for effort commands, the link torques.
     fn apply_commands(&mut self) {
         let q = self.view().joint_positions();
+        // Tendons and joint equalities (`transmission`): forces that join joints.
+        let joined = if transmission::any(&self.model.robot) {
+            let v = self.view().joint_velocities();
+            transmission::forces(&self.model.robot, &q, &v, &self.model.commands)
+        } else {
+            Vec::new()
+        };
         let (m, physics) = (&mut *self.model, &mut self.physics);
         for (i, &cmd) in m.commands.iter().enumerate() {
             let joint = &m.robot.joints[i];
-            m.arm.drive(physics, &m.link_bodies, i, joint, q[i], cmd);
+            let t = joined.get(i).copied().flatten();
+            // A joint a tendon or a constraint moves has no motor of its own.
+            let cmd = match t {
+                Some(t) if t.replaces_command => JointCommand::Effort { torque: 0.0 },
+                _ => cmd,
+            };
+            let extra = t.map(|t| t.force);
+            m.arm
+                .drive(physics, &m.link_bodies, i, joint, q[i], cmd, extra);
         }
         // Efforts are external forces on the two links around the joint; Rapier keeps user
         // forces until reset, so they are rebuilt every step. Only when some were applied:
@@ -401,6 +418,14 @@ impl SimViewMut<'_> {
             let JointCommand::Effort { torque } = *cmd else {
                 continue;
             };
+            if joined
+                .get(i)
+                .copied()
+                .flatten()
+                .is_some_and(|t| t.replaces_command)
+            {
+                continue;
+            }
             let joint = &m.robot.joints[i];
             let child = m.link_bodies[joint.link];
             let Some(parent_link) = m.robot.links[joint.link].parent else {

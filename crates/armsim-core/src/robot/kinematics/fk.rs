@@ -4,13 +4,13 @@
 use super::*;
 
 /// Fills `q` up to one entry per joint: given entries are kept as they are; a missing entry is
-/// `multiplier · q_leader + offset` for a mimic follower and zero otherwise.
+/// where its mimic puts it for a follower and zero otherwise.
 pub fn complete_q(model: &RobotModel, q: &[f32]) -> Vec<f32> {
     let n = model.joints.len();
     let mut full: Vec<f32> = (0..n).map(|j| q.get(j).copied().unwrap_or(0.0)).collect();
     for m in &model.mimics {
         if m.joint >= q.len() && m.leader < n {
-            full[m.joint] = m.multiplier * full[m.leader] + m.offset;
+            full[m.joint] = m.follow(full[m.leader]);
         }
     }
     full
@@ -76,6 +76,8 @@ pub(super) struct JacobianAt<'a> {
     pub model: &'a RobotModel,
     pub poses: &'a [Pose],
     pub on_path: &'a [bool],
+    /// The joint positions `poses` are at (a follower's slope depends on its leader's).
+    pub q: &'a [f32],
 }
 
 impl JacobianAt<'_> {
@@ -102,11 +104,12 @@ impl JacobianAt<'_> {
     }
 
     /// `column` of joint `j` plus, for each joint that mimics it, that joint's column times its
-    /// multiplier: the motion of commanding `j` (followers move with their leader).
+    /// slope at `j`'s position: the motion of commanding `j` (followers move with their leader).
     pub(super) fn with_followers(&self, j: usize, column: impl Fn(usize) -> Vec3) -> Vec3 {
+        let x = self.q.get(j).copied().unwrap_or(0.0);
         self.model
             .followers(j)
-            .fold(column(j), |c, m| c + m.multiplier * column(m.joint))
+            .fold(column(j), |c, m| c + m.slope(x) * column(m.joint))
     }
 }
 
@@ -121,6 +124,7 @@ pub fn ee_jacobian(model: &RobotModel, q: &[f32], joints: &[usize]) -> Vec<Vec3>
         model,
         poses: &poses,
         on_path: &on_path,
+        q,
     };
     joints
         .iter()

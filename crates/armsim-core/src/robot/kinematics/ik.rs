@@ -340,6 +340,7 @@ pub(super) fn solve_dls(
             model,
             poses: &poses,
             on_path: &on_path,
+            q: &q,
         };
         for (c, &j) in columns.iter_mut().zip(&movable) {
             let p = at.column_with_followers(res.ee, j);
@@ -534,6 +535,6 @@ pub(super) fn pushes_through_limit(model: &RobotModel, j: usize, v: f32, dq: f32
 
 pub(super) fn sync_followers(model: &RobotModel, q: &mut [f32], leader: usize) {
     for m in model.followers(leader) {
-        q[m.joint] = m.multiplier * q[leader] + m.offset;
+        q[m.joint] = m.follow(q[leader]);
     }
 }

@@ -56,6 +56,7 @@ fn two_link() -> RobotModel {
             joint("j2", JointKind::Revolute, 2, Vec3::Z, Vec3::ZERO),
         ],
         mimics: vec![],
+        tendons: Vec::new(),
         ee_link: 2,
         ee_offset: Vec3::X,
         sites: vec![],
@@ -77,12 +78,7 @@ fn close(a: Vec3, b: Vec3) -> bool {
 
 /// Makes joint 1 follow joint 0: q1 = `multiplier` · q0 + `offset`.
 fn second_mimics_first(m: &mut RobotModel, multiplier: f32, offset: f32) {
-    m.mimics.push(Mimic {
-        joint: 1,
-        leader: 0,
-        multiplier,
-        offset,
-    });
+    m.mimics.push(Mimic::linear(1, 0, multiplier, offset));
 }
 
 /// `q` with joint `j` moved by +`h` and by -`h`: the two points of a central difference.
@@ -366,6 +362,7 @@ fn angular_columns_match_finite_differences_and_follow_mimics() {
             model: &m,
             poses: &poses,
             on_path: &on_path,
+            q: &q,
         };
         let col = at.angular_column_with_followers(j);
         assert!((fd - col).length() < 1e-2, "joint {j}: {fd} vs {col}");
@@ -379,6 +376,7 @@ fn angular_columns_match_finite_differences_and_follow_mimics() {
         model: &two,
         poses: &poses,
         on_path: &ee_path(&two),
+        q: &[0.2],
     }
     .angular_column_with_followers(0);
     assert!(close(col, 2.0 * Vec3::Z), "{col}");

@@ -1,14 +1,29 @@
-//! MJCF actuators and equalities: a position actuator on a joint becomes a [`Servo`] in force
-//! units (simulated as MuJoCo does: spring-damper clamped to its force range); the others
-//! (velocity, motor, a tendon's position actuator) become joint motors with gains scaled by
-//! effective inertia; `<equality><joint>` becomes a mimic that shares its leader's motor.
+//! MJCF actuators and equalities, as MuJoCo defines them:
+//! - a position actuator on a joint becomes a [`Servo`] in force units (a spring-damper clamped
+//!   to its force range);
+//! - a position actuator on a fixed tendon (the Panda's fingers) becomes a [`TendonServo`]: the
+//!   same servo on the tendon's length, its force shared out by the tendon's coefficients;
+//! - velocity and motor actuators become joint motors with gains scaled by effective inertia;
+//! - `<equality><joint>` becomes a mimic (its `polycoef`, up to the fourth power) held by a
+//!   [`Coupling`], MuJoCo's soft constraint from its `solref`, not by a motor of the follower's.
 
 use roxmltree::Node;
 
 use super::parser::{El, JointExtra, Parser};
+use crate::rate::SIM_DT;
 use crate::robot::error::RobotError;
 use crate::robot::inertia::effective_inertia;
-use crate::robot::model::{Actuator, ActuatorKind, Mimic, RobotModel, Servo};
+use crate::robot::model::{
+    Actuator, ActuatorKind, Coupling, Mimic, RobotModel, Servo, TendonServo,
+};
+
+/// MuJoCo's default `solref` of a constraint: time constant 0.02 s, damping ratio 1.
+const DEFAULT_SOLREF: [f32; 2] = [0.02, 1.0];
+/// MuJoCo's default `solimp` impedance at zero violation (`dmin`).
+const DEFAULT_DMIN: f32 = 0.9;
+/// The largest `h²·k/I` and `h·b/I` of a joint equality's coupling (`apply_couplings`).
+const MAX_COUPLING_STIFFNESS: f32 = 0.5;
+const MAX_COUPLING_DAMPING: f32 = 1.0;
 
 impl<'a, 'input> Parser<'a, 'input> {
     pub(super) fn joint_ref(
@@ -96,9 +111,13 @@ impl<'a, 'input> Parser<'a, 'input> {
             // The joint it drives, and how far that joint moves per unit of what the actuator
             // pulls (a tendon's length).
             let tendon = el.own("joint").is_none();
+            let gear = el.floats("gear", 1, 6)?.map_or(1.0, |g| g[0]);
             let (j, ratio) = match (el.own("joint"), el.own("tendon")) {
                 (Some(_), _) => (self.joint_ref(&el, "joint", &referrer)?, 1.0),
-                (None, Some(tendon)) => self.tendon_leader(tendon, &referrer, mimics)?,
+                (None, Some(tendon)) => {
+                    let (j, ratio) = self.tendon_leader(tendon, &referrer, mimics)?;
+                    (j, ratio * gear)
+                }
                 (None, None) => {
                     let t = ["site", "body", "jointinparent", "cranksite"]
                         .into_iter()
@@ -123,7 +142,6 @@ impl<'a, 'input> Parser<'a, 'input> {
                 Some(false) => None,
                 _ => el.pair("ctrlrange")?,
             };
-            let gear = el.floats("gear", 1, 6)?.map_or(1.0, |g| g[0]);
             let max_abs = |(lo, hi): (f32, f32)| lo.abs().max(hi.abs());
             let max_effort = forcerange.map(|r| max_abs(r) * ratio.abs()).or(match kind {
                 ActuatorKind::Motor => ctrlrange.map(|r| max_abs(r) * gear.abs()),
@@ -147,6 +165,48 @@ impl<'a, 'input> Parser<'a, 'input> {
                     },
                 ),
             };
+            // A position servo on a tendon is simulated on the tendon's length, with the file's
+            // gains and force range (`TendonServo`).
+            if let (Some(tendon), ActuatorKind::Position, Some(kp)) =
+                (el.own("tendon"), kind, kp.filter(|&k| k > 0.0))
+            {
+                // What one unit of ctrl asks of the length: gainprm[0] of a `general`, kp of a
+                // `position` (whose ctrl is the length itself).
+                let gain = match general_gains {
+                    Some(_) => el
+                        .floats("gainprm", 1, 10)?
+                        .and_then(|g| g.first().copied())
+                        .unwrap_or(1.0),
+                    None => kp,
+                };
+                let joints = self.tendons[tendon]
+                    .iter()
+                    .map(|&(j, coef)| (j, coef * gear))
+                    .collect();
+                let length_range = ctrlrange.map(|(lo, hi)| {
+                    let (a, b) = (lo * gain / kp, hi * gain / kp);
+                    (a.min(b), a.max(b))
+                });
+                if forcerange.is_some_and(|(lo, hi)| (lo + hi).abs() > 1e-6 * (hi - lo).abs()) {
+                    self.notes.push(format!(
+                        "{referrer}: its force range is not symmetric; armsim clamps the \
+                         tendon's force to ± its larger bound"
+                    ));
+                }
+                self.tendon_servos.push(TendonServo {
+                    name: el
+                        .own("name")
+                        .map_or_else(|| tendon.to_string(), str::to_string),
+                    leader: j,
+                    joints,
+                    servo: Servo {
+                        kp,
+                        kv: kv.unwrap_or(0.0).max(0.0),
+                        max_force: forcerange.map_or(f32::INFINITY, max_abs),
+                    },
+                    length_range,
+                });
+            }
             let squared = ratio * ratio;
             actuated[j] = Some(ActuatorSpec {
                 name: el
@@ -191,7 +251,7 @@ impl<'a, 'input> Parser<'a, 'input> {
         let mut ratio = 0.0;
         for &(j, coef) in &joints {
             let m = match follows(j, mimics) {
-                Some(m) if m.leader == leader => m.multiplier,
+                Some(m) if m.leader == leader => m.slope(0.0),
                 Some(_) => {
                     return Err(RobotError::Unsupported {
                         what: format!(
@@ -208,12 +268,9 @@ impl<'a, 'input> Parser<'a, 'input> {
                          one to one",
                         self.joints[j].name, self.joints[leader].name
                     ));
-                    mimics.push(Mimic {
-                        joint: j,
-                        leader,
-                        multiplier: 1.0,
-                        offset: 0.0,
-                    });
+                    // Kinematics only (where the joint is when the gripper is at a target): the
+                    // tendon's force moves each joint on its own, as in MuJoCo.
+                    mimics.push(Mimic::linear(j, leader, 1.0, 0.0));
                     1.0
                 }
             };
@@ -266,17 +323,36 @@ impl<'a, 'input> Parser<'a, 'input> {
                 ));
             }
             let leader = self.joint_ref(&el, "joint2", &referrer)?;
-            // Like MuJoCo, a short polycoef keeps the defaults (0 1 0 0 0) for the rest.
+            // Like MuJoCo, a short polycoef keeps the defaults (0 1 0 0 0) for the rest:
+            // joint1 = c0 + c1·joint2 + c2·joint2² + c3·joint2³ + c4·joint2⁴.
             let mut c = [0.0, 1.0, 0.0, 0.0, 0.0];
-            if let Some(given) = el.floats("polycoef", 1, 5)? {
+            if let Some(given) = el.own_floats("polycoef", 1, 5)? {
                 c[..given.len()].copy_from_slice(&given);
             }
-            if c.iter().skip(2).any(|&v| v != 0.0) {
-                let raw = el.get("polycoef").unwrap_or("");
+            // solref: (time constant, damping ratio), or (−stiffness, −damping) when negative.
+            let mut solref = DEFAULT_SOLREF;
+            if let Some(given) = el.own_floats("solref", 2, 2)? {
+                solref.copy_from_slice(&given);
+            }
+            if !(solref[0] != 0.0 && solref[1] != 0.0 && (solref[0] > 0.0) == (solref[1] > 0.0)) {
+                let raw = el.own("solref").unwrap_or("");
                 return Err(el.invalid(
-                    "polycoef",
+                    "solref",
                     raw,
-                    "only linear couplings (c0 + c1·joint2) are supported",
+                    "expected two positive values (time constant, damping ratio) or two \
+                     negative ones (−stiffness, −damping)",
+                ));
+            }
+            // solimp's dmin: the impedance while the violation is small, as an equality's is.
+            let dmin = match el.own_floats("solimp", 1, 5)? {
+                Some(v) => v[0],
+                None => DEFAULT_DMIN,
+            };
+            if !(dmin > 0.0 && dmin < 1.0) {
+                return Err(el.invalid(
+                    "solimp",
+                    el.own("solimp").unwrap_or(""),
+                    "its first value (dmin) must lie between 0 and 1",
                 ));
             }
             mimics.push(Mimic {
@@ -284,7 +360,11 @@ impl<'a, 'input> Parser<'a, 'input> {
                 leader,
                 offset: c[0],
                 multiplier: c[1],
+                higher: [c[2], c[3], c[4]],
+                // Set by `apply_couplings` once the inertia is known.
+                coupling: None,
             });
+            self.couplings.push((joint, [solref[0], solref[1], dmin]));
         }
         Ok(())
     }
@@ -349,7 +429,9 @@ pub(super) fn apply_actuators(
     }
     // A follower without an actuator of its own is driven through its leader's, so it gets the
     // leader's motor: otherwise the two jaws of a gripper close at different speeds and forces
-    // and shove the object sideways.
+    // and shove the object sideways. (A tendon's joints are moved by the tendon's force, and a
+    // follower held by a joint equality by its constraint; this is what their velocity commands
+    // use.)
     for m in model.mimics.clone() {
         if m.joint == m.leader || actuated[m.joint].is_some() {
             continue;
@@ -363,5 +445,54 @@ pub(super) fn apply_actuators(
         if !extra[m.joint].explicit_effort {
             follower.max_effort = leader.max_effort;
         }
+    }
+}
+
+/// Each joint equality's [`Coupling`]: MuJoCo's soft constraint on the residual `r = q₁ −
+/// poly(q₂)`. MuJoCo solves for the constraint force that gives the residual the acceleration
+/// `(1 − d)·a₀ − d·(b·ṙ + k·r)`, with `a₀` its acceleration without the constraint, `d` the
+/// impedance (`solimp`'s dmin at small violations), `b = 2/τ` and `k = 1/(τζ)²` (`solref` = τ,
+/// ζ; τ no shorter than two steps, MuJoCo's `refsafe`), or `k`, `b` themselves when `solref` is
+/// negative. That is a spring-damper of `d/(1 − d)·m·(k, b)` on the pair's effective inertia
+/// `m = 1/(1/I₁ + slope²/I₂)` (joint inertia plus armature, at the home pose): the same
+/// deflection under a steady load, and the same relaxation time.
+pub(super) fn apply_couplings(model: &mut RobotModel, couplings: &[(usize, [f32; 3])]) {
+    for &(joint, [a, b, d]) in couplings {
+        let Some(k) = model.mimics.iter().position(|m| m.joint == joint) else {
+            continue;
+        };
+        let m = &model.mimics[k];
+        let inertia = |j: usize| (effective_inertia(model, j) + model.joints[j].armature).max(1e-6);
+        let slope = m.slope(0.0);
+        let mass = 1.0 / (1.0 / inertia(m.joint) + slope * slope / inertia(m.leader));
+        let (stiffness, damping) = if a > 0.0 {
+            let tau = a.max(2.0 * SIM_DT as f32);
+            (1.0 / (tau * b).powi(2), 2.0 / tau)
+        } else {
+            (-a, -b)
+        };
+        let gain = d / (1.0 - d) * mass;
+        // The sim takes each joint's own share of the spring implicitly and the other joint's
+        // from the start of the step: stable while h²·k and h·b over the lighter joint's
+        // inertia stay small, so the coupling is capped there (a note says by how much).
+        let lighter = inertia(m.joint).min(inertia(m.leader));
+        let h = SIM_DT as f32;
+        let (stiff, damp) = (gain * stiffness, gain * damping);
+        let coupling = Coupling {
+            stiffness: stiff.min(MAX_COUPLING_STIFFNESS * lighter / (h * h)),
+            damping: damp.min(MAX_COUPLING_DAMPING * lighter / h),
+        };
+        if coupling.stiffness < stiff || coupling.damping < damp {
+            model.notes.push(format!(
+                "joint equality on `{}`: its constraint is simulated {:.1}× softer and {:.1}× \
+                 less damped than MuJoCo's (stable at the 240 Hz step); under a steady load \
+                 of 1 N its joints part by {:.2} mm",
+                model.joints[joint].name,
+                stiff / coupling.stiffness,
+                damp / coupling.damping,
+                1e3 / coupling.stiffness,
+            ));
+        }
+        model.mimics[k].coupling = Some(coupling);
     }
 }

@@ -433,7 +433,24 @@ impl<'a, 'input> Parser<'a, 'input> {
         } else {
             DEFAULT_RGBA
         };
-        let friction = el.floats("friction", 1, 3)?.map(|v| v[0]);
+        // Sliding friction only: Rapier's contacts have no torsional or rolling friction.
+        // `condim` 1 is MuJoCo's frictionless contact; 4 and 6 add what Rapier lacks.
+        let mut friction = el.floats("friction", 1, 3)?.map(|v| v[0]);
+        match el.f32("condim")?.map(|c| c as i32) {
+            None | Some(3) => {}
+            Some(1) => friction = Some(0.0),
+            Some(4) | Some(6) => {
+                self.ignored
+                    .insert("torsional and rolling friction (`condim` 4 and 6)".into());
+            }
+            Some(other) => {
+                return Err(el.invalid(
+                    "condim",
+                    &other.to_string(),
+                    "MuJoCo's contact dimensions are 1, 3, 4 or 6",
+                ));
+            }
+        }
         let mut density = el.f32("density")?;
         if let Some(mass) = el.f32("mass")? {
             density = Some(mass / shape_volume(&shape));

@@ -71,7 +71,7 @@ use crate::robot::model::{RobotModel, Shape};
 use crate::robot::self_collision::{self, Rule};
 use crate::robot::validate::validate;
 use crate::robot::xml::parse_xml;
-use actuators::{ActuatorSpec, apply_actuators};
+use actuators::{ActuatorSpec, apply_actuators, apply_couplings};
 pub(crate) use fuse::fuse_jointless;
 use parser::{Defaults, El, Parser};
 
@@ -129,6 +129,8 @@ pub fn parse_mjcf_file(
         sites: Vec::new(),
         cameras: Vec::new(),
         tendons: HashMap::new(),
+        tendon_servos: Vec::new(),
+        couplings: Vec::new(),
         ignored: BTreeSet::new(),
         notes: Vec::new(),
         excludes: Vec::new(),
@@ -260,6 +262,7 @@ impl<'a, 'input> Parser<'a, 'input> {
             links,
             joints: std::mem::take(&mut self.joints),
             mimics,
+            tendons: std::mem::take(&mut self.tendon_servos),
             ee_link,
             ee_offset,
             sites: std::mem::take(&mut self.sites),
@@ -270,6 +273,7 @@ impl<'a, 'input> Parser<'a, 'input> {
             self_collision: Default::default(),
         };
         apply_actuators(&mut model, &actuated, &self.extra);
+        apply_couplings(&mut model, &self.couplings);
         validate(&model)?;
         model.self_collision = self_collision::compute(&model, Rule::Mjcf, &self.excludes);
         Ok(model)

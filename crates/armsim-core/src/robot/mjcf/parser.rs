@@ -12,7 +12,7 @@ use roxmltree::{Document, Node};
 use crate::camera::spec::CameraSpec;
 use crate::robot::error::RobotError;
 use crate::robot::mesh::{LoadOptions, MeshTable};
-use crate::robot::model::{Joint, Link, Site};
+use crate::robot::model::{Joint, Link, Site, TendonServo};
 
 /// Default attribute values of one class: element tag → attribute → value.
 #[derive(Clone, Default, Debug)]
@@ -44,6 +44,11 @@ pub(super) struct Parser<'a, 'input> {
     pub(super) cameras: Vec<CameraSpec>,
     /// `<tendon><fixed>` name → its joints and coefficients.
     pub(super) tendons: HashMap<String, Vec<(usize, f32)>>,
+    /// Position actuators on tendons, as the file defines them.
+    pub(super) tendon_servos: Vec<TendonServo>,
+    /// Per joint equality, its follower, `solref` (time constant, damping ratio) and `solimp`'s
+    /// dmin, for the coupling built once the model's inertia is known.
+    pub(super) couplings: Vec<(usize, [f32; 3])>,
     /// Elements read and not simulated, listed once in the model's notes.
     pub(super) ignored: BTreeSet<String>,
     pub(super) notes: Vec<String>,

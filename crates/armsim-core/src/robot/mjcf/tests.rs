@@ -18,6 +18,11 @@ fn approx(a: f32, b: f32) -> bool {
     (a - b).abs() < 1e-5
 }
 
+/// Within 1e-5 of `b`, relative.
+fn near(a: f32, b: f32) -> bool {
+    (a - b).abs() <= 1e-5 * b.abs().max(1.0)
+}
+
 /// A base body with one child body holding `joint`, plus `extra` at top level.
 fn one_joint(joint: &str, extra: &str) -> String {
     format!(
@@ -75,7 +80,13 @@ fn arm6_loads_with_eight_joints() {
         (left.kp, left.kd, left.max_effort, left.max_velocity),
         "the mimicking finger moves like the driven one"
     );
-    assert_eq!(m.mimics, [mimic(7, 6, 1.0, 0.0)]);
+    let mut want = mimic(7, 6, 1.0, 0.0);
+    want.coupling = m.mimics[0].coupling;
+    assert!(
+        want.coupling.is_some(),
+        "the fingers are tied by MuJoCo's constraint"
+    );
+    assert_eq!(m.mimics, [want]);
     assert_eq!(m.links[m.ee_link].name, "wrist_3_link");
     // Finger pads grip.
     let pad = &m.links[m.joints[6].link].collisions[0];
@@ -230,7 +241,24 @@ fn actuators_gains_and_equality() {
     assert_eq!(spin.limits, None);
     assert_eq!(spin.max_effort, 20.0);
     assert_eq!(spin.actuator.as_ref().unwrap().kind, ActuatorKind::Motor);
-    assert_eq!(m.mimics, [mimic(1, 0, -1.0, 0.01)]);
+    // The equality is MuJoCo's soft constraint: solref 0.02 1 (k = 2500/s², b = 100/s) and
+    // solimp's dmin 0.9 on the pair's 0.25 kg give 9·0.25·(2500, 100). The damping is past
+    // what a 240 Hz step keeps stable on a 0.5 kg joint (1·0.5·240), and a note says so.
+    let coupling = m.mimics[0]
+        .coupling
+        .expect("a joint equality is a constraint");
+    assert!(near(coupling.stiffness, 5625.0), "{coupling:?}");
+    assert!(near(coupling.damping, 120.0), "{coupling:?}");
+    assert!(
+        m.notes
+            .iter()
+            .any(|n| n.contains("1.0× softer and 1.9× less damped")),
+        "{:?}",
+        m.notes
+    );
+    let mut want = mimic(1, 0, -1.0, 0.01);
+    want.coupling = Some(coupling);
+    assert_eq!(m.mimics, [want]);
     assert_eq!(m.ee_link, 1);
     assert_eq!(m.ee_offset, Vec3::new(0.0, 0.0, 0.1));
     // mass="2" on the sphere became a density.
@@ -372,8 +400,12 @@ fn error_unsupported_actuators_and_equalities() {
             "equality <tendon>",
         ),
         (
-            r#"<equality><joint joint1="j" joint2="j" polycoef="0 1 0.5"/></equality>"#,
-            "only linear couplings",
+            r#"<equality><joint joint1="j" joint2="j" solref="0.02 -1"/></equality>"#,
+            "expected two positive values",
+        ),
+        (
+            r#"<equality><joint joint1="j" joint2="j" solimp="1 0.99"/></equality>"#,
+            "dmin",
         ),
     ];
     for (extra, want) in refused {
@@ -619,4 +651,98 @@ fn a_position_actuator_with_kp_is_a_servo_in_the_files_units() {
     ))
     .unwrap();
     assert!(m.joints.iter().all(|j| j.servo.is_none()));
+}
+
+/// Two slide fingers on a fixed tendon with the Panda's actuator, and a nonlinear equality.
+const TENDON_FINGERS: &str = r#"<mujoco model="t">
+    <worldbody><body name="base">
+      <body name="l"><joint name="f1" type="slide" axis="0 1 0" range="0 0.04"/>
+        <inertial pos="0 0 0" mass="0.1" diaginertia="1e-5 1e-5 1e-5"/></body>
+      <body name="r"><joint name="f2" type="slide" axis="0 -1 0" range="0 0.04"/>
+        <inertial pos="0 0 0" mass="0.1" diaginertia="1e-5 1e-5 1e-5"/></body>
+    </body></worldbody>
+    <tendon><fixed name="split">
+      <joint joint="f1" coef="0.5"/><joint joint="f2" coef="0.5"/>
+    </fixed></tendon>
+    <equality><joint joint1="f2" joint2="f1" polycoef="0 1 0.5" solref="0.005 1"
+      solimp="0.95 0.99 0.001"/></equality>
+    <actuator><general name="grip" tendon="split" biastype="affine" forcerange="-100 100"
+      ctrlrange="0 255" gainprm="0.01568627451 0 0" biasprm="0 -100 -10"/></actuator>
+  </mujoco>"#;
+
+#[test]
+fn a_tendon_actuator_is_the_files_servo_on_the_tendons_length() {
+    let m = parse_mjcf(TENDON_FINGERS).unwrap();
+    let [t] = &m.tendons[..] else {
+        panic!("one tendon actuator: {:?}", m.tendons)
+    };
+    assert_eq!(t.name, "grip");
+    assert_eq!(t.leader, 0);
+    assert_eq!(t.joints, [(0, 0.5), (1, 0.5)]);
+    assert_eq!(
+        (t.servo.kp, t.servo.kv, t.servo.max_force),
+        (100.0, 10.0, 100.0)
+    );
+    // ctrl 0..255 asks for lengths 0..255·0.0157/100 = 0..0.04 m.
+    let (lo, hi) = t.length_range.unwrap();
+    assert!(approx(lo, 0.0) && approx(hi, 0.04), "{lo} {hi}");
+    assert_eq!(m.joints[0].actuator.as_ref().unwrap().name, "grip");
+    // polycoef "0 1 0.5": f2 = f1 + 0.5·f1², slope 1 + f1.
+    let mimic = &m.mimics[0];
+    assert_eq!((mimic.joint, mimic.leader), (1, 0));
+    assert!(approx(mimic.follow(0.02), 0.0202));
+    assert!(approx(mimic.slope(0.02), 1.02));
+    // solref 0.005 is shorter than two 240 Hz steps: τ = 1/120 s, as MuJoCo's refsafe has it.
+    // The pair's inertia is 0.05 kg, dmin 0.95: MuJoCo's is 19·0.05·(120², 240). That is past
+    // what the 240 Hz step keeps stable on a 0.1 kg finger, 0.5·0.1·240² and 1·0.1·240, and
+    // a note says so.
+    let c = mimic.coupling.unwrap();
+    assert!(near(c.stiffness, 0.5 * 0.1 * 240.0 * 240.0), "{c:?}");
+    assert!(near(c.damping, 0.1 * 240.0), "{c:?}");
+    let note = m
+        .notes
+        .iter()
+        .find(|n| n.contains("joint equality on `f2`"));
+    assert!(
+        note.is_some_and(|n| n.contains("4.7× softer") && n.contains("9.5× less damped")),
+        "{:?}",
+        m.notes
+    );
+}
+
+#[test]
+fn condim_is_sliding_friction_or_none() {
+    let geoms = |attrs: &str| {
+        format!(
+            r#"<mujoco model="t">
+                 <worldbody>
+                   <body name="base">
+                     <geom type="sphere" size="0.1" friction="0.7 0.01 0.001" {attrs}/>
+                   </body>
+                 </worldbody>
+               </mujoco>"#
+        )
+    };
+    let friction = |m: &RobotModel| m.links[0].collisions[0].friction;
+    // MuJoCo's default condim 3 is sliding friction: the first of the three coefficients.
+    let m = parse_mjcf(&geoms("")).unwrap();
+    assert_eq!(friction(&m), Some(0.7));
+    assert!(m.notes.is_empty(), "{:?}", m.notes);
+    // condim 1 is a frictionless contact.
+    assert_eq!(
+        friction(&parse_mjcf(&geoms(r#"condim="1""#)).unwrap()),
+        Some(0.0)
+    );
+    // 4 and 6 keep the sliding part, and a note says what is left out.
+    let m = parse_mjcf(&geoms(r#"condim="6""#)).unwrap();
+    assert_eq!(friction(&m), Some(0.7));
+    assert!(
+        m.notes
+            .iter()
+            .any(|n| n.contains("torsional and rolling friction")),
+        "{:?}",
+        m.notes
+    );
+    let e = parse_mjcf(&geoms(r#"condim="2""#)).unwrap_err().to_string();
+    assert!(e.contains("`condim`") && e.contains("1, 3, 4 or 6"), "{e}");
 }

@@ -347,12 +347,12 @@ fn build(
                     joint: m.joint.clone(),
                     referrer: format!("the mimic of joint `{}`", joint.name),
                 })?;
-        mimics.push(Mimic {
-            joint: follower,
+        mimics.push(Mimic::linear(
+            follower,
             leader,
-            multiplier: m.multiplier.unwrap_or(1.0) as f32,
-            offset: m.offset.unwrap_or(0.0) as f32,
-        });
+            m.multiplier.unwrap_or(1.0) as f32,
+            m.offset.unwrap_or(0.0) as f32,
+        ));
     }
 
     for t in &raw.transmissions {
@@ -467,6 +467,7 @@ fn build(
         links: fused.links,
         joints,
         mimics,
+        tendons: Vec::new(),
         ee_link: fused.ee_link,
         ee_offset: fused.ee_offset,
         sites: fused.sites,

@@ -115,7 +115,7 @@ impl Scene {
         // Indices are checked because `Scene`'s fields are public and may be edited after validation.
         for j in self.gripper_joints() {
             let value = match self.robot.mimics.iter().find(|m| m.joint == j) {
-                Some(m) => q.get(m.leader).map(|&lead| m.multiplier * lead + m.offset),
+                Some(m) => q.get(m.leader).map(|&lead| m.follow(lead)),
                 None => joints.get(j).map(gripper_open_position),
             };
             if let (Some(slot), Some(value)) = (q.get_mut(j), value) {
