@@ -246,6 +246,30 @@ impl Sim {
         Ok(out)
     }
 
+    /// The contact forces on object `name` at the end of the last step (N, world frame), from
+    /// the solver's impulses: `{"total": (3,), "from_robot": (3,), "robot_normal": float,
+    /// "robot_points": int}`: the sum over everything it touches, the part from the robot's
+    /// links, the sum of those contacts' normal-force magnitudes (a gripper's squeeze, counted
+    /// once per pad) and how many points press. KeyError for a name the scene lacks.
+    fn contacts<'py>(&self, py: Python<'py>, name: &str) -> PyResult<Bound<'py, PyDict>> {
+        let index = self
+            .app
+            .sim()
+            .object_index(name)
+            .ok_or_else(|| PyKeyError::new_err(format!("no object named {name:?}")))?;
+        let c = self
+            .app
+            .object_contacts(index)
+            .ok_or_else(|| PyKeyError::new_err(format!("no object named {name:?}")))?;
+        let out = PyDict::new(py);
+        let vec = |v: glam::Vec3| PyArray1::from_iter(py, v.to_array().map(f64::from));
+        out.set_item("total", vec(c.total))?;
+        out.set_item("from_robot", vec(c.from_robot))?;
+        out.set_item("robot_normal", f64::from(c.robot_normal))?;
+        out.set_item("robot_points", c.robot_points)?;
+        Ok(out)
+    }
+
     /// MetaSim's dict view of the world (spec 002 `DictEnvState`): objects and robots by name,
     /// `rot` w first, joint maps by name; `cameras` holds each scene camera's `CameraState`
     /// (`pos`, `quat_world` w first of the camera frame +X forward / +Z up, 3×3 `intrinsics`,

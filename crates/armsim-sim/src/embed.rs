@@ -19,8 +19,9 @@ use crate::referee::plugin::Referee;
 use crate::scene::Scene;
 use crate::session::{Session, SessionCommand, SessionState};
 use crate::sim::{
-    ClockMode, CommandError, JointCommand, JointTargets, SimClock, SimScene, SimView, SimViewMut,
-    begin_batch, end_batch, sim_view, step_in_batch, with_sim_mut,
+    ClockMode, CommandError, JointCommand, JointTargets, ObjectContacts, SimClock, SimScene,
+    SimView, SimViewMut, begin_batch, contacts_of_object, end_batch, sim_view, step_in_batch,
+    with_sim_mut,
 };
 use crate::trajectory::plugin::{Recording, finish_recording, start_recording};
 use crate::trajectory::{Recovery, TrajectoryError};
@@ -95,6 +96,11 @@ impl EmbeddedSim {
     /// The physics world (joint readings, poses, the state hash).
     pub fn sim(&self) -> SimView<'_> {
         sim_view(&self.world)
+    }
+
+    /// The contact forces on object `index` (scene order) at the end of the last step.
+    pub fn object_contacts(&self, index: usize) -> Option<ObjectContacts> {
+        contacts_of_object(&self.world, index)
     }
 
     /// Runs `f` on the physics world, to set a state from outside.

@@ -8,7 +8,9 @@ use bevy::prelude::*;
 use bevy_rapier3d::prelude::*;
 use bevy_rapier3d::rapier::prelude::PhysicsWorld;
 
-use armsim_core::sim::{Sets, SetsMut, SimModel, SimView, SimViewMut, SimWorld};
+use armsim_core::sim::{
+    ObjectContacts, Sets, SetsMut, SimModel, SimView, SimViewMut, SimWorld, object_contacts,
+};
 
 /// The running world but its Rapier sets, which bevy_rapier3d's context owns: the robot, the
 /// handles of its links, objects and table, the joints' commands. Read and write the whole
@@ -140,6 +142,22 @@ pub fn sim_view(world: &World) -> SimView<'_> {
         model: &world.resource::<Sim>().0,
         physics: sets(b, c, j),
     }
+}
+
+/// The contact forces on object `index` (scene order) at the end of the last step, from the
+/// solver's impulses in bevy_rapier's simulation context; `None` for an index the world lacks.
+pub fn contacts_of_object(world: &World, index: usize) -> Option<ObjectContacts> {
+    let context = world.resource::<PhysicsContext>().0;
+    let simulation = world
+        .entity(context)
+        .get::<RapierContextSimulation>()
+        .expect(NO_CONTEXT);
+    object_contacts(
+        &sim_view(world),
+        &simulation.narrow_phase,
+        &simulation.integration_parameters,
+        index,
+    )
 }
 
 /// Runs `f` on the world to write, from an exclusive system or a `&mut World`.

@@ -17,7 +17,9 @@ use std::time::Instant;
 use bevy::ecs::schedule::{ScheduleLabel, SingleThreadedExecutor};
 use bevy::prelude::*;
 
-pub use access::{PhysicsContext, Sim, SimMut, SimRef, install, sim_view, with_sim_mut};
+pub use access::{
+    PhysicsContext, Sim, SimMut, SimRef, contacts_of_object, install, sim_view, with_sim_mut,
+};
 /// The Bevy-free world and commands (`armsim_core::sim`), re-exported.
 pub use armsim_core::sim::*;
 pub use clock::{ClockMode, ClockSystems, SimClock, StepGate};
