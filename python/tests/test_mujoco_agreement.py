@@ -27,14 +27,6 @@ FREE_TOOL_RMS_M = 0.010
 SELF_CONTACT_GAP_RAD = 0.1
 
 
-@pytest.fixture(scope="module")
-def fixtures():
-    try:
-        return agreement.fixtures_root()
-    except agreement.FixturesMissing as e:
-        pytest.fail(str(e))
-
-
 @pytest.mark.parametrize("arm", sorted(agreement.ARMS))
 def test_both_sides_start_in_the_same_state(arm, fixtures, tmp_path):
     """The harness itself: same joints, same home, same tool point, and each actuator's ctrl is

@@ -19,20 +19,11 @@ import pytest
 from conftest import ROOT
 
 sys.path.insert(0, str(ROOT / "benches"))
-import mujoco_agreement as agreement  # noqa: E402
 import mujoco_grasp as grasp  # noqa: E402
 
 GRIP_TOLERANCE = 0.05
 MAX_CREEP_UM_S = 10.0
 BALANCE_TOLERANCE = 0.05
-
-
-@pytest.fixture(scope="module")
-def fixtures():
-    try:
-        return agreement.fixtures_root()
-    except agreement.FixturesMissing as e:
-        pytest.fail(str(e))
 
 
 @pytest.fixture(scope="module")
