@@ -344,13 +344,13 @@ impl SimModel {
         self.objects.iter().position(|o| o.name == name)
     }
 
-    /// Every body's role, in a stable order (table, objects, links).
     /// What rigid body `handle` stands for, if it is one of this world's.
     pub fn role_of(&self, handle: RigidBodyHandle) -> Option<BodyRole> {
         self.bodies()
             .find_map(|(role, h)| (h == handle).then_some(role))
     }
 
+    /// Every body's role, in a stable order (table, objects, links).
     pub fn bodies(&self) -> impl Iterator<Item = (BodyRole, RigidBodyHandle)> + '_ {
         std::iter::once((BodyRole::Table, self.table))
             .chain(
