@@ -58,28 +58,30 @@ pub(super) struct ImplicitDrive {
     pub damping: f32,
 }
 
+/// The spring (stiffness, rest) whose force at joint position `q` is `pull − stiffness·q`. A
+/// force with no stiffness at all becomes a spring of `1 %` of the force per unit, resting 100
+/// units away (constant over a step within a hundredth of a percent per millimetre moved).
+fn spring_of(pull: f32, stiffness: f32, q: f32) -> (f32, f32) {
+    if stiffness > 0.0 {
+        return (stiffness, pull / stiffness);
+    }
+    let soft = (0.01 * pull.abs()).max(1e-9);
+    (soft, q + pull / soft)
+}
+
 impl ImplicitDrive {
     /// This drive plus `extra` (a tendon's or a constraint's force, `sim::transmission`) at
-    /// joint position `q`: the two springs and dampings summed, over substeps of `h`. A force
-    /// with no stiffness at all is a spring of `1 %` of the force per unit, resting 100 units
-    /// away (constant over a step within a hundredth of a percent per millimetre moved).
+    /// joint position `q`: the two springs and dampings summed, over substeps of `h`.
     fn with(self, extra: JointForce, q: f32, h: f32) -> ImplicitDrive {
-        // Both as f = k·(rest − q) − d_total·v, with d_total = damping + k·h.
-        let stiffness = self.stiffness + extra.stiffness;
+        // Both as f = k·(rest − q) − d_total·v, with `damping` = d_total − k·h.
         let pull = self.stiffness * self.rest + extra.constant;
-        let damping = self.damping + extra.damping - extra.stiffness * h;
-        if stiffness > 0.0 {
-            return ImplicitDrive {
-                stiffness,
-                rest: pull / stiffness,
-                damping,
-            };
-        }
-        let soft = (0.01 * pull.abs()).max(1e-9);
+        let total = self.stiffness + extra.stiffness;
+        let (stiffness, rest) = spring_of(pull, total, q);
         ImplicitDrive {
-            stiffness: soft,
-            rest: q + pull / soft,
-            damping: damping - soft * h,
+            stiffness,
+            rest,
+            // The soft spring's own k·h (zero when the springs are stiff already).
+            damping: self.damping + extra.damping - extra.stiffness * h - (stiffness - total) * h,
         }
     }
 }
@@ -195,15 +197,8 @@ impl Arm {
                         } else {
                             (stiffness, gain, 0.0)
                         };
-                        let pull = s * target + c + e.constant;
-                        let k = s + e.stiffness;
+                        let (k, rest) = spring_of(s * target + c + e.constant, s + e.stiffness, q);
                         let damping = g + d + e.damping;
-                        let (k, rest) = if k > 0.0 {
-                            (k, pull / k)
-                        } else {
-                            let soft = (0.01 * pull.abs()).max(1e-9);
-                            (soft, q + pull / soft)
-                        };
                         let push = if damping > 0.0 {
                             g * velocity / damping
                         } else {
