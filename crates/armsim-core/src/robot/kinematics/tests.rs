@@ -59,6 +59,7 @@ fn two_link() -> RobotModel {
         tendons: Vec::new(),
         ee_link: 2,
         ee_offset: Vec3::X,
+        ee_axis: None,
         sites: vec![],
         meshes: vec![],
         home: None,

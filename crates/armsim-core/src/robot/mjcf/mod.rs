@@ -265,6 +265,7 @@ impl<'a, 'input> Parser<'a, 'input> {
             tendons: std::mem::take(&mut self.tendon_servos),
             ee_link,
             ee_offset,
+            ee_axis: None,
             sites: std::mem::take(&mut self.sites),
             meshes,
             home,

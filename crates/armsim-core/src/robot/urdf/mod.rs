@@ -470,6 +470,7 @@ fn build(
         tendons: Vec::new(),
         ee_link: fused.ee_link,
         ee_offset: fused.ee_offset,
+        ee_axis: None,
         sites: fused.sites,
         meshes,
         home: None,

@@ -176,6 +176,7 @@ pub fn parse_scene_with(
             {
                 robot.ee_link = link;
                 robot.ee_offset = pose.transform_point(Vec3::from_array(tool.offset_m));
+                robot.ee_axis = tool.axis.map(|a| pose.rotation * Vec3::from_array(a));
             }
             // Computed at load; the scene may turn it off.
             if config.extensions.armsim.robot.self_collision == Some(false) {

@@ -706,9 +706,16 @@ pub(super) fn parse_robot_ext(c: &mut Checker, v: &Value, p: &str) -> Option<Rob
         let frame = c.req(m, p, "frame", Checker::string);
         let frame = c.non_empty(frame, &key(p, "frame"));
         let offset = c.opt(m, p, "offset_m", Checker::f32_array::<3>);
+        let axis = c.opt(m, p, "axis", Checker::f32_array::<3>);
+        if let Some(a) = axis
+            && a.iter().map(|v| v * v).sum::<f32>() < 1e-12
+        {
+            c.err(&key(p, "axis"), "must be a non-zero direction");
+        }
         Some(ToolConfig {
             frame: frame?,
             offset_m: offset.unwrap_or([0.0; 3]),
+            axis,
         })
     });
     if let Some(names) = m.get("collide_geoms") {

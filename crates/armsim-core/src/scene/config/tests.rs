@@ -2,6 +2,7 @@
 //! shipped scenes.
 
 use super::*;
+use crate::robot::kinematics::tool_axis;
 use crate::robot::model::Shape;
 use serde_json::json;
 
@@ -100,7 +101,7 @@ fn robot_extensions_survive_a_write_back() {
     let mut v = default_value();
     v["extensions"]["armsim"]["robot"] = json!({
         "package_paths": {"franka_description": "meshes/franka", "so": "../so"},
-        "tool": {"frame": "upper_arm_link", "offset_m": [0.0, 0.0, 0.1]},
+        "tool": {"frame": "upper_arm_link", "offset_m": [0.0, 0.0, 0.1], "axis": [1.0, 0.0, 0.0]},
         "gripper_positions": {"open": 0.035, "closed": 0.001},
         "collide_geoms": ["forearm", "wrist_1"]
     });
@@ -627,8 +628,30 @@ fn robot_extensions_tool_package_paths_contact_hz_and_an_optional_gripper() {
     let (link, _) = scene.robot.frame("wrist_3_link").unwrap();
     assert_eq!(scene.robot.ee_link, link);
     assert_eq!(scene.robot.ee_offset, Vec3::new(0.0, 0.0, 0.2));
+    assert_eq!(scene.robot.ee_axis, None);
+    assert_eq!(
+        tool_axis(&scene.robot),
+        Vec3::Z,
+        "from the link origin to the tool point"
+    );
     assert!(scene.config.robot.gripper.is_none() && scene.gripper_joints().is_empty());
     assert_eq!(scene.home_q_full().len(), scene.robot.joints.len());
+}
+
+#[test]
+fn a_tool_axis_is_the_direction_teleop_points_down() {
+    // Given in the tool's frame, any length; the IK gets it in the tool link's frame.
+    let mut v = default_value();
+    v["extensions"]["armsim"]["robot"]["tool"] =
+        json!({"frame": "wrist_3_link", "offset_m": [0.0, 0.0, 0.2], "axis": [0.0, 2.0, 0.0]});
+    let scene = parse_value(&v).unwrap_or_else(|e| panic!("{e}"));
+    let (_, pose) = scene.robot.frame("wrist_3_link").unwrap();
+    let expected = pose.rotation * Vec3::Y;
+    assert!(tool_axis(&scene.robot).abs_diff_eq(expected, 1e-6));
+    // A zero axis points nowhere: an error naming the key.
+    v["extensions"]["armsim"]["robot"]["tool"]["axis"] = json!([0.0, 0.0, 0.0]);
+    let e = parse_value(&v).unwrap_err();
+    assert_has(&e, "$.extensions.armsim.robot.tool.axis", "non-zero");
 }
 
 #[test]

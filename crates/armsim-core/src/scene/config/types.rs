@@ -101,8 +101,10 @@ pub struct RobotExt {
     /// `package_paths`: `{"NAME": "DIR"}`, DIR relative to the scene file. `--package-path`
     /// entries come first.
     pub package_paths: Vec<(String, PathBuf)>,
-    /// `tool`: `{"frame": "site or link", "offset_m": [x, y, z]}`, the point teleop IK drives;
-    /// without it, the robot file's own (see the loaders).
+    /// `tool`: `{"frame": "site or link", "offset_m": [x, y, z], "axis": [x, y, z]}`, the point
+    /// teleop IK drives and, optionally, the direction out of the tool (both in `frame`), which
+    /// teleop points down; without it, the robot file's own point (see the loaders) and the
+    /// axis `robot::kinematics::tool_axis` derives.
     pub tool: Option<ToolConfig>,
     /// `gripper_positions`: `{"open": q, "closed": q}`, where the gripper actuator's joint opens
     /// and closes (rad or m), for a jaw the usual convention gets wrong (the SO-101's opens
@@ -126,6 +128,9 @@ pub struct GripperPositions {
 pub struct ToolConfig {
     pub frame: String,
     pub offset_m: [f32; 3],
+    /// A non-zero direction in `frame` (any length).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub axis: Option<[f32; 3]>,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize)]
