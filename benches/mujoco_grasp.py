@@ -90,6 +90,7 @@ class Hand:
     table_friction: float = None  # the table's friction (`mu` when None)
     close_s: float = 0.0  # the jaw's target goes from open to closed over this long (0: at once)
     closing_s: float = 1.0  # how long the hand stays at the grasp with the jaw closing
+    tool_axis: tuple = None  # the scene's `tool.axis` here (the scene's own when None)
 
 
 PANDA = Hand(
@@ -106,14 +107,17 @@ PANDA = Hand(
 # μ below that angle is squeezed out, in physics as in both simulators.) The block is 40 mm
 # across the pads, which the file makes parallel 40 mm apart (jaw at 0.46 rad), so they close
 # flat on its faces, and 20 mm wide and high, so that only the pads (14 mm high) touch it, not
-# the jaws' hulls above them; the jaw opens to 1.0 rad to clear it and its target closes over
+# the jaws' hulls above them. The tool axis is the jaw's (−Z of `gripper`), so that teleop's IK
+# brings the pads down vertical (the scene's default axis, from the link to the tool point, is
+# 8° off it, and tilted pads wedge the block). The jaw opens to 1.0 rad to clear it and its
+# target closes over
 # 0.5 s, as an operator's leader arm does (the weak jaw then takes about a second to close). It sits 2 mm off the fixed pad, turned as the pads are (`place`).
 SO101 = Hand(
     name="so101", label="SO-101", arm=agreement.SO101, cube=(0.04, 0.02, 0.02), mu=1.0,
     creep_mass=0.08, lift=0.06, swing=0.05, grasp_z=0.01,
     fingers=("gripper", "moving_jaw_so101_v1"), pads=("fixed_jaw_pad", "moving_jaw_pad"),
     jaw_force=0.3, over=(0.25, 0.0, 0.113), open=1.0, table_friction=0.8, close_s=0.5,
-    closing_s=2.0)
+    closing_s=2.0, tool_axis=(0.0, 0.0, -1.0))
 
 HANDS = {h.name: h for h in (PANDA, SO101)}
 
@@ -167,6 +171,8 @@ def base_scene(hand, fixtures, workdir):
         hand.mu if hand.table_friction is None else hand.table_friction)
     if hand.open is not None:
         scene["extensions"]["armsim"]["robot"]["gripper_positions"]["open"] = hand.open
+    if hand.tool_axis is not None:
+        scene["extensions"]["armsim"]["robot"]["tool"]["axis"] = list(hand.tool_axis)
     return scene
 
 

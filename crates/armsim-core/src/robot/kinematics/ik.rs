@@ -60,7 +60,7 @@ pub struct AxisTarget {
 /// the direction in which the link's origin leads on from its parent; +Z if both are zero. For
 /// arm6 this is +Z of `wrist_3_link` (the `ee` site sits 0.107 m along it), for gripper4 +Z of
 /// `ee`. That assumes a tool built along its axis, as both grippers are; the SO-101's tool point
-/// sits 14 mm off its jaw's axis, so its scene gives the axis (−Z of `gripper`).
+/// sits 14 mm off its jaw's axis (−Z of `gripper`), 8° off the derived one.
 pub fn tool_axis(model: &RobotModel) -> Vec3 {
     if let Some(axis) = model.ee_axis.and_then(Vec3::try_normalize) {
         return axis;
