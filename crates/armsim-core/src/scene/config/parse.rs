@@ -710,7 +710,7 @@ pub(super) fn parse_robot_ext(c: &mut Checker, v: &Value, p: &str) -> Option<Rob
         if let Some(a) = axis
             && a.iter().map(|v| v * v).sum::<f32>() < 1e-12
         {
-            c.err(&key(p, "axis"), "must be a non-zero direction");
+            c.err(key(p, "axis"), "must be a non-zero direction");
         }
         Some(ToolConfig {
             frame: frame?,
