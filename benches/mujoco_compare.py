@@ -102,8 +102,8 @@ def scene_with_cubes(scene_path, n, robot_file=None):
     return sc
 
 
-def run_armsim(binary, scene_file, steps):
-    cmd = [binary, "bench", "--scene", scene_file, "--steps", str(steps)]
+def run_armsim(binary, scene_file, steps, motion="rest"):
+    cmd = [binary, "bench", "--scene", scene_file, "--steps", str(steps), "--motion", motion]
     print("$ " + " ".join(cmd), flush=True)
     out = subprocess.run(cmd, capture_output=True, text=True, check=True).stdout
     ecs = float(re.search(r"ECS step path\s*:\s*([\d.]+) steps/s", out).group(1))
@@ -145,12 +145,59 @@ def mujoco_model(sc, own_actuators):
     return model, home
 
 
-def run_mujoco(sc, steps, own_actuators=False, sleep=False):
+# `armsim bench --motion sines` (src/bench/mod.rs, `sine_targets`): arm joint i about home at
+# amplitude 0.2 rad (2 cm for a slide), 0.23 + 0.06·i Hz, clamped 10 mrad (1 mm) inside its
+# range; the gripper holds home.
+SINE_AMPLITUDE = {"hinge": 0.2, "slide": 0.02}
+
+
+def sine_ctrl(model, sc, steps):
+    """The sines of `armsim bench --motion sines` on MuJoCo's model: (joint name without the
+    "arm_" prefix, actuator, (steps,) ctrl, (steps,) joint targets) per arm joint, in the
+    scene's arm-joint order."""
     import mujoco
+    import numpy as np
+
+    gripper = sc["robot"].get("gripper", {}).get("actuator_name")
+    moved = set()
+    if gripper:
+        a = model.actuator("arm_" + gripper)
+        if a.trntype[0] == mujoco.mjtTrn.mjTRN_TENDON:
+            adr, num = model.tendon_adr[a.trnid[0]], model.tendon_num[a.trnid[0]]
+            moved = {int(model.wrap_objid[w]) for w in range(adr, adr + num)}
+        else:
+            moved = {int(a.trnid[0])}
+    kinds = {int(mujoco.mjtJoint.mjJNT_HINGE): "hinge", int(mujoco.mjtJoint.mjJNT_SLIDE): "slide"}
+    arm = [j for j in range(model.njnt) if int(model.jnt_type[j]) in kinds and j not in moved
+           and model.joint(j).name.startswith("arm_")]
+    home = sc["robot"]["home_q"]
+    if len(home) != len(arm):
+        raise ValueError(f"{len(arm)} arm joints in MuJoCo's model, home_q has {len(home)}")
+    by_joint = {int(model.actuator_trnid[a, 0]): a for a in range(model.nu)
+                if model.actuator_trntype[a] == mujoco.mjtTrn.mjTRN_JOINT}
+    t = np.arange(1, steps + 1) / 240.0
+    out = []
+    for i, j in enumerate(arm):
+        kind = kinds[int(model.jnt_type[j])]
+        q = home[i] + SINE_AMPLITUDE[kind] * np.sin(2 * np.pi * (0.23 + 0.06 * i) * t)
+        if model.jnt_limited[j]:
+            inset = 0.01 if kind == "hinge" else 0.001
+            lo, hi = model.jnt_range[j]
+            q = np.clip(q, lo + inset, hi - inset)
+        a = by_joint[j]
+        scale = -model.actuator_biasprm[a, 1] / model.actuator_gainprm[a, 0]
+        out.append((model.joint(j).name[len("arm_"):], a, q * scale, q))
+    return out
+
+
+def run_mujoco(sc, steps, own_actuators=False, sleep=False, motion="rest"):
+    import mujoco
+    import numpy as np
 
     model, home = mujoco_model(sc, own_actuators)
     if sleep:
         model.opt.enableflags |= int(mujoco.mjtEnableBit.mjENBL_SLEEP)
+    sines = sine_ctrl(model, sc, steps) if motion == "sines" else []
     times = []
     for _ in range(ROUNDS):
         data = mujoco.MjData(model)
@@ -164,9 +211,18 @@ def run_mujoco(sc, steps, own_actuators=False, sleep=False):
         else:
             data.qpos[: len(home)] = home
             data.ctrl[: len(home)] = home
+        ctrl = np.tile(data.ctrl, (steps, 1))
+        for _, a, values, _ in sines:
+            ctrl[:, a] = values
         t0 = time.perf_counter()
-        for _ in range(steps):
-            mujoco.mj_step(model, data)
+        if sines:
+            # A new ctrl every step (its copy is timed, as armsim's command is).
+            for k in range(steps):
+                data.ctrl[:] = ctrl[k]
+                mujoco.mj_step(model, data)
+        else:
+            for _ in range(steps):
+                mujoco.mj_step(model, data)
         times.append(time.perf_counter() - t0)
     return steps / statistics.median(times), model.nv
 
@@ -208,21 +264,27 @@ def compare_load(binary, tmp, scene, robot):
     return ours, theirs
 
 
-def compare_steps(binary, tmp, name, scene, robot, cubes, steps):
-    """Rows (robot, cubes, sleep, armsim ECS, bare Rapier, MuJoCo) for one scene."""
+def compare_steps(binary, tmp, name, scene, robot, cubes, steps, motions=("rest",)):
+    """Rows (robot, cubes, motion, sleep, armsim ECS, bare Rapier, MuJoCo) for one scene."""
     rows = []
-    for n in cubes:
-        sc = scene_with_cubes(scene, n, robot)
-        path = os.path.join(tmp, f"scene_{name}_{n}.json")
-        json.dump(sc, open(path, "w"), indent=1)
-        ecs, bare = run_armsim(binary, path, steps)
-        # With a handful of cubes nothing sleeps for long: the sleep rows are the crowded ones.
-        for sleep in ([False, True] if n >= 10 else [False]):
-            mj, nv = run_mujoco(sc, steps, own_actuators=robot is not None, sleep=sleep)
-            rows.append((name, n, sleep, ecs, bare, mj))
-            print(f"  {name}, {n} cubes{', MuJoCo sleep on' if sleep else ''}: armsim ECS {ecs:.0f} steps/s, "
-                  f"bare Rapier {bare:.0f}, MuJoCo {mj:.0f} (nv {nv}): armsim / MuJoCo = {ecs / mj:.2f}x",
-                  flush=True)
+    for motion in motions:
+        for n in cubes:
+            sc = scene_with_cubes(scene, n, robot)
+            path = os.path.join(tmp, f"scene_{name}_{n}.json")
+            json.dump(sc, open(path, "w"), indent=1)
+            ecs, bare = run_armsim(binary, path, steps, motion)
+            # At rest, with a handful of cubes nothing sleeps for long: the sleep rows are the
+            # crowded ones. Moving, both at every count: MuJoCo's sleep flag sleeps its resting
+            # cubes and keeps the driven arm awake, as armsim does, like for like.
+            sleeps = [False, True] if n >= 10 or motion != "rest" else [False]
+            for sleep in sleeps:
+                mj, nv = run_mujoco(sc, steps, own_actuators=robot is not None, sleep=sleep,
+                                    motion=motion)
+                rows.append((name, n, motion, sleep, ecs, bare, mj))
+                print(f"  {name}, {n} cubes, arm {motion}{', MuJoCo sleep on' if sleep else ''}: "
+                      f"armsim ECS {ecs:.0f} steps/s, bare Rapier {bare:.0f}, MuJoCo {mj:.0f} "
+                      f"(nv {nv}): armsim / MuJoCo = {ecs / mj:.2f}x, bare / MuJoCo = "
+                      f"{bare / mj:.2f}x", flush=True)
     return rows
 
 
@@ -236,6 +298,8 @@ def main():
     ap.add_argument("--scene", help="one scene instead of the robots' (its own robot unless --robot)")
     ap.add_argument("--cubes", type=int, nargs="+", default=[3, 10, 50])
     ap.add_argument("--steps", type=int, default=4800)
+    ap.add_argument("--motion", nargs="+", choices=["rest", "sines"], default=["rest", "sines"],
+                    help="the arm at rest (home held) and/or following sines about home")
     ap.add_argument("--armsim", help="armsim binary (default: target/release/armsim, built if missing)")
     ap.add_argument("--robot", help="a real robot's MJCF file, in place of the scene's robot (with --scene)")
     args = ap.parse_args()
@@ -260,16 +324,19 @@ def main():
             print(f"\n{name}: {scene}" + (f" with {robot}" if robot else ""), flush=True)
             if robot:
                 loads.append((name, *compare_load(binary, tmp, scene, robot)))
-            rows += compare_steps(binary, tmp, name, scene, robot, args.cubes, args.steps)
+            rows += compare_steps(binary, tmp, name, scene, robot, args.cubes, args.steps,
+                                  args.motion)
     if loads:
         print("\n| robot | armsim load ms | MuJoCo load ms | armsim / MuJoCo |")
         print("|---|---:|---:|---:|")
         for name, ours, theirs in loads:
             print(f"| {name} | {ours:.1f} | {theirs:.1f} | {ours / theirs:.2f}x |")
-    print("\n| robot | cubes | MuJoCo sleep | armsim ECS steps/s | bare Rapier | MuJoCo | armsim / MuJoCo |")
-    print("|---|---:|:---:|---:|---:|---:|---:|")
-    for name, n, sleep, ecs, bare, mj in rows:
-        print(f"| {name} | {n} | {'on' if sleep else 'off'} | {ecs:.0f} | {bare:.0f} | {mj:.0f} | {ecs / mj:.2f}x |")
+    print("\n| robot | cubes | arm | MuJoCo sleep | armsim ECS steps/s | bare Rapier | MuJoCo | "
+          "armsim / MuJoCo (ECS · bare) |")
+    print("|---|---:|:---:|:---:|---:|---:|---:|---:|")
+    for name, n, motion, sleep, ecs, bare, mj in rows:
+        print(f"| {name} | {n} | {motion} | {'on' if sleep else 'off'} | {ecs:.0f} | {bare:.0f} | "
+              f"{mj:.0f} | {ecs / mj:.2f}× · {bare / mj:.2f}× |")
 
 
 if __name__ == "__main__":

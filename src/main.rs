@@ -290,6 +290,9 @@ enum Command {
         /// `agent` (default 5000); samples for `teleop` (default 600).
         #[arg(long, value_name = "N")]
         steps: Option<u64>,
+        /// `step`: the arm at rest, or following sines about home (a new target every step).
+        #[arg(long, value_enum, default_value_t = bench::Motion::Rest)]
+        motion: bench::Motion,
         /// `quality`: the settings to compare, each `N[+E][xP][/JOINTS]`: solver_iterations,
         /// then arm_extra_iterations, pgs_iterations and arm_joints (multibody, hybrid or
         /// impulse), the scene's own where left out, e.g. `3+0x2/hybrid`; default: the scene's
@@ -451,6 +454,7 @@ fn run() -> anyhow::Result<ExitCode> {
     if let Some(Command::Bench {
         kind,
         steps,
+        motion,
         seconds,
         iterations,
         observers,
@@ -479,8 +483,8 @@ fn run() -> anyhow::Result<ExitCode> {
                 println!("{report}");
             }
             BenchKind::Step => {
-                let report =
-                    bench::run(scene, steps.unwrap_or(24_000)).context("benchmark failed")?;
+                let report = bench::run(scene, steps.unwrap_or(24_000), motion)
+                    .context("benchmark failed")?;
                 println!("{report}");
             }
             BenchKind::Lockstep => {

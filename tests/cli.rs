@@ -216,7 +216,12 @@ fn a_recording_that_cannot_be_written_makes_the_exit_an_error() {
 fn benchmarks_run_from_the_command() {
     // Tiny runs: the figures mean nothing here, only that each benchmark runs to its report.
     let step = run_ok(&["bench", "step", "--steps", "24"]);
-    assert!(step.contains("ECS / bare"), "{step}");
+    assert!(
+        step.contains("ECS / bare") && step.contains("arm at rest"),
+        "{step}"
+    );
+    let moving = run_ok(&["bench", "step", "--steps", "24", "--motion", "sines"]);
+    assert!(moving.contains("arm moving (sines)"), "{moving}");
     let lockstep = run_ok(&[
         "bench",
         "lockstep",

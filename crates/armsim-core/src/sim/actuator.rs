@@ -37,10 +37,14 @@
 use rapier3d::prelude::{MotorModel, Multibody, RigidBodyHandle};
 
 use super::{Arm, JointHandle, VELOCITY_GAIN, coord_index, motor_axis};
+use crate::rate::SIM_DT;
 use crate::robot::{Joint, Servo};
 use crate::sim::command::JointCommand;
 use crate::sim::sets::SetsMut;
 use crate::sim::transmission::JointForce;
+
+/// How close (rad or m) to a limit a joint keeps its limit row even at rest.
+const LIMIT_MARGIN: f32 = 1e-3;
 
 /// A clamped servo's force comes from a spring this much softer than the servo, whose rest lies
 /// `max_force / stiffness` away: its pull changes by `stiffness · Δq` over a step, 1 % of the
@@ -260,22 +264,44 @@ impl Arm {
             .set_spring(coord_index(joint.kind), implicit.stiffness, implicit.rest);
         let data = &mut link.joint.data;
         let axis = motor_axis(joint.kind);
-        match (cmd, joint.servo) {
+        // The motor's velocity target, which Rapier clamps to what reaches a limit in a step.
+        let motor_velocity = match (cmd, joint.servo) {
             // The motor is the joint's dry friction: a rigid velocity target of zero with its
-            // force bounded by frictionloss (zero takes it out of the solve).
+            // force bounded by frictionloss. Without frictionloss its force bounds are zero and
+            // it could never push: no motor, so Rapier builds no row for it.
             (JointCommand::Position { .. }, Some(_)) | (JointCommand::Effort { .. }, _) => {
-                data.set_motor(axis, q, 0.0, 0.0, 0.0);
-                data.set_motor_max_force(axis, joint.frictionloss);
+                if joint.frictionloss > 0.0 {
+                    data.set_motor(axis, q, 0.0, 0.0, 0.0);
+                    data.set_motor_max_force(axis, joint.frictionloss);
+                } else {
+                    data.motor_axes.remove(axis.into());
+                }
+                0.0
             }
             // The multibody's acceleration-based motor: a rigid velocity target
             // `velocity − kp/(h·kp + kd)·(q − target)` bounded by the effort limit.
             (JointCommand::Position { target, velocity }, None) => {
                 data.set_motor(axis, target, velocity, joint.kp, joint.kd);
                 data.set_motor_max_force(axis, joint.max_effort);
+                velocity
             }
             (JointCommand::Velocity { target }, _) => {
                 data.set_motor(axis, q, target, 0.0, VELOCITY_GAIN);
                 data.set_motor_max_force(axis, joint.max_effort);
+                target
+            }
+        };
+        // Rapier's limit row pushes only once q is past the limit (its force bounds are zero
+        // inside the range), but it is built, solved against the mass matrix and iterated
+        // every step all the same. So it is kept only where the joint could reach a limit
+        // within this step (twice what its velocity and the motor's target cover, and a
+        // margin): everywhere else leaving it out changes nothing but the cost.
+        if let Some((lo, hi)) = joint.limits {
+            let reach = 2.0 * (v.abs() + motor_velocity.abs()) * SIM_DT as f32 + LIMIT_MARGIN;
+            if q - lo > reach && hi - q > reach {
+                data.limit_axes.remove(axis.into());
+            } else {
+                data.set_limits(axis, [lo, hi]);
             }
         }
     }
@@ -308,5 +334,67 @@ mod tests {
         let d = servo_drive(servo, 0.5, 0.0, 0.0, 0.0, 0.6, h);
         assert!((d.stiffness * (d.rest - 0.0) - 3.35).abs() < 1e-4);
         assert!((d.damping + d.stiffness * h - 0.6).abs() < 1e-6);
+    }
+
+    /// (limit row, motor row) of robot joint `j` as Rapier will build them next step.
+    fn rows(world: &crate::sim::SimWorld, j: usize) -> (bool, bool) {
+        let JointHandle::Multibody(h) = world.model.arm().handles[j] else {
+            panic!("joint {j} is not on the multibody");
+        };
+        let (mb, id) = world.physics.multibody_joints.get(h).unwrap();
+        let data = &mb.link(id).unwrap().joint.data;
+        let axis = motor_axis(world.model.robot.joints[j].kind).into();
+        (
+            data.limit_axes.contains(axis),
+            data.motor_axes.contains(axis),
+        )
+    }
+
+    #[test]
+    fn rows_that_cannot_push_are_left_out_and_limits_still_hold() {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../../assets/scenes/default_scene.json");
+        let scene = crate::scene::load_scene(&path).unwrap_or_else(|e| panic!("{e}"));
+        let mut world = crate::sim::SimWorld::new(&scene);
+        world.step();
+        let robot = &world.model.robot;
+        // At home every arm joint is well inside its range: no limit row; its servo pushes.
+        for j in scene.arm_joints() {
+            assert!(robot.joints[j].limits.is_some());
+            assert_eq!(rows(&world, j), (false, true), "{}", robot.joints[j].name);
+        }
+        // arm6's fingers are driven by the grip tendon and have no dry friction: no motor.
+        for j in scene.gripper_joints() {
+            assert_eq!(robot.joints[j].frictionloss, 0.0);
+            assert!(!rows(&world, j).1, "{}", robot.joints[j].name);
+        }
+        // Driven past its upper limit, the wrist's roll gets its limit row back and stops there.
+        let roll = robot.joint_index("wrist_3").unwrap();
+        let (_, hi) = robot.joints[roll].limits.unwrap();
+        let cmd = JointCommand::Position {
+            target: hi + 0.5,
+            velocity: 0.0,
+        };
+        world.model.set_command(roll, cmd).unwrap();
+        let mut worst = f32::MIN;
+        for _ in 0..960 {
+            world.step();
+            worst = worst.max(world.view().joint_positions()[roll]);
+        }
+        let end = world.view().joint_positions()[roll];
+        assert!(rows(&world, roll).0, "at the limit, the row is built");
+        // Rapier's limit acts once the joint is past it, so the arriving joint overshoots by
+        // about a step's travel (47 mrad here, the same with the row built every step), then
+        // comes back to the limit.
+        assert!(
+            worst < hi + 0.05,
+            "the joint went {:.4} rad past its limit",
+            worst - hi
+        );
+        assert!(
+            (end - hi).abs() < 0.005,
+            "the joint rests {:.4} rad off its limit",
+            end - hi
+        );
     }
 }

@@ -266,6 +266,12 @@ impl SimWorld {
 }
 
 impl SimModel {
+    /// The arm's joints in Rapier, for tests of what Rapier builds from them.
+    #[cfg(test)]
+    pub(super) fn arm(&self) -> &Arm {
+        &self.arm
+    }
+
     /// After a step: what the robot's joints keep between steps is brought up to date (the
     /// model's own bookkeeping; the sets are not touched).
     pub fn finish_step(&mut self) {
