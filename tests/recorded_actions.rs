@@ -78,7 +78,7 @@ fn an_agents_pd_target_is_the_recorded_action() {
     .expect("binds");
     finish_setup(&mut app);
     armsim::lerobot::plugin(&mut app);
-    armsim::lerobot::start(app.world_mut(), &root, 30).expect("recording starts");
+    armsim::lerobot::start(app.world_mut(), &root, 30, None).expect("recording starts");
     traj::start_recording(app.world_mut(), &trajectory, 8).expect("trajectory starts");
     let agent: SocketAddr = agent.unwrap();
     // 2 s (120 cycles of 4 steps) of the pan joint told to go to 30° by a PD effector, which

@@ -39,7 +39,8 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use armsim_lerobot::{
-    BackgroundWriter, CameraSpec, DatasetSpec, Finished, SharedImage, WriterEvent,
+    BackgroundWriter, CameraSpec, DatasetSpec, Finished, LeRobotRobot, Schema, SharedImage,
+    WriterEvent,
 };
 use bevy::app::AppExit;
 use bevy::prelude::*;
@@ -51,8 +52,10 @@ use crate::sim::{SIM_HZ, SimClock, SimRef, SimStep, SimSystems};
 use crate::state::CameraFrame;
 use crate::ui::camera_frames::CameraFrameReady;
 
-/// The dataset rate unless `--lerobot-fps` says otherwise: LeRobot's recorder's.
-pub const DEFAULT_FPS: u32 = 30;
+pub mod replay;
+mod schema;
+
+pub use schema::{DEFAULT_FPS, LeRobotDefaults, schema_for, steps_per_frame};
 
 /// What waits, in order, for the rows' camera images: an episode's start and end travel in the
 /// same queue as its rows, so the rows of an episode that just ended still get the images of
@@ -83,6 +86,8 @@ const MAX_PENDING_ROWS: usize = 300;
 struct Active {
     /// Encodes and writes on a thread of its own, so the frame only queues rows and images.
     writer: BackgroundWriter,
+    /// How the joints become `observation.state` and `action`: names, order, units.
+    schema: Schema,
     /// Why each ended episode ended, until the writer thread reports it saved.
     ending: VecDeque<String>,
     root: PathBuf,
@@ -138,24 +143,18 @@ pub enum LeRobotCommand {
     Stop,
 }
 
-/// The steps per dataset frame at `fps`, or why that rate cannot be recorded.
-pub fn steps_per_frame(fps: u32) -> Result<u64, String> {
-    let hz = SIM_HZ as u32;
-    if fps == 0 || !hz.is_multiple_of(fps) {
-        return Err(format!(
-            "a LeRobot dataset's rate must divide the {hz} Hz step rate (30, 60, 40, 24, 20, …), \
-             not {fps}"
-        ));
-    }
-    Ok(u64::from(hz / fps))
-}
-
 /// Starts recording into `root` (which must not hold a dataset yet) at `fps`. The scene's cameras
 /// are recorded when the app renders them (it has the cameras' `CameraFrameReady`: the window, or
 /// `offscreen::headless_render_app`); an app without a renderer records joints only, and the
 /// log says so.
-pub fn start(world: &mut World, root: &Path, fps: u32) -> Result<(), String> {
+pub fn start(
+    world: &mut World,
+    root: &Path,
+    fps: u32,
+    robot: Option<LeRobotRobot>,
+) -> Result<(), String> {
     let every = steps_per_frame(fps)?;
+    let schema = schema_for(&world.resource::<crate::sim::SimScene>().0, robot)?;
     let rendering = world.contains_resource::<Messages<CameraFrameReady>>();
     let scene_cameras = world.resource::<crate::sim::SimScene>().0.cameras();
     let cameras: Vec<CameraSpec> = if rendering {
@@ -182,21 +181,34 @@ pub fn start(world: &mut World, root: &Path, fps: u32) -> Result<(), String> {
             c.name, c.rate_hz, c.rate_hz
         ));
     }
-    let sim = crate::sim::sim_view(world);
-    let robot = &sim.robot;
     let spec = DatasetSpec {
         fps,
-        robot_type: robot.name.clone(),
-        joint_names: robot.joints.iter().map(|j| j.name.clone()).collect(),
+        robot_type: schema.robot_type().to_string(),
+        joint_names: schema.names(),
         cameras: cameras.clone(),
     };
     let created_root = !root.exists();
     let writer = BackgroundWriter::create(root, spec).map_err(|e| e.to_string())?;
     let cursor = world.resource::<Referee>().last_seq();
+    let units = match schema.robot() {
+        Some(r) => format!(
+            "{r}'s schema: {} in degrees, {} 0–100 from closed to open",
+            r.motors()
+                .iter()
+                .filter(|m| **m != r.gripper())
+                .copied()
+                .collect::<Vec<_>>()
+                .join(", "),
+            r.gripper()
+        ),
+        None => "the file's joints in its units (radians, metres)".to_string(),
+    };
     info!(
-        "recording a LeRobot v3.0 dataset into {} at {fps} fps ({} joints; cameras: {})",
+        "recording a LeRobot v3.0 dataset into {} at {fps} fps, robot type {} ({} joints, \
+         {units}; cameras: {})",
         root.display(),
-        robot.joints.len(),
+        schema.robot_type(),
+        schema.names().len(),
         if cameras.is_empty() {
             "none, so no images".to_string()
         } else {
@@ -207,8 +219,12 @@ pub fn start(world: &mut World, root: &Path, fps: u32) -> Result<(), String> {
                 .join(", ")
         }
     );
+    for note in schema.notes() {
+        info!("LeRobot schema: {note}");
+    }
     world.resource_mut::<LeRobotRecording>().active = Some(Active {
         writer,
+        schema,
         ending: VecDeque::new(),
         root: root.to_path_buf(),
         every,
@@ -468,6 +484,11 @@ fn report(ending: &mut VecDeque<String>, events: Vec<WriterEvent>) -> Option<Str
                 let why = ending.pop_front().unwrap_or_default();
                 info!("LeRobot episode ended ({why}): {summary}");
             }
+            // The writer already left nothing of it; the next episode takes its index.
+            WriterEvent::EpisodeDropped { message, .. } => {
+                ending.pop_front();
+                error!("LeRobot: {message}");
+            }
             WriterEvent::Failed(e) => failure = Some(e),
         }
     }
@@ -511,10 +532,10 @@ fn record_step(
         && clock.steps.is_multiple_of(active.every)
     {
         let view = sim.view();
-        let state = view.joint_positions();
+        let state = active.schema.to_dataset(&view.joint_positions());
         // The position each joint is told to reach: a position command's target, or the aim
         // its source gave a velocity or torque (an agent's PD target, integrated velocities).
-        let action = view.action_positions();
+        let action = active.schema.to_dataset(&view.action_positions());
         let row = Row {
             episode: clock.episode,
             step: clock.steps,
@@ -650,7 +671,8 @@ fn handle_commands(world: &mut World) {
                 if world.resource::<LeRobotRecording>().is_active() {
                     continue;
                 }
-                if let Err(e) = start(world, &root, DEFAULT_FPS) {
+                let defaults = *world.resource::<LeRobotDefaults>();
+                if let Err(e) = start(world, &root, defaults.fps, defaults.robot) {
                     error!(
                         "cannot record a LeRobot dataset into {}: {e}",
                         root.display()
@@ -707,6 +729,7 @@ pub fn plugin(app: &mut App) {
         );
     }
     app.init_resource::<LeRobotRecording>()
+        .init_resource::<LeRobotDefaults>()
         .add_message::<LeRobotCommand>()
         .add_systems(
             Update,

@@ -39,6 +39,9 @@ enum Job {
 pub enum WriterEvent {
     /// An episode went to disk.
     EpisodeSaved(EpisodeSummary),
+    /// An episode whose videos did not match its rows was dropped whole (the error says which
+    /// and why); the writer goes on with the next.
+    EpisodeDropped { message: String, frames: u64 },
     /// The first failure; the thread skips every job after it.
     Failed(String),
 }
@@ -149,9 +152,17 @@ impl BackgroundWriter {
         self.send(Job::Discard);
     }
 
-    /// What the thread reported since the last call.
-    pub fn poll(&self) -> Vec<WriterEvent> {
-        self.events.try_iter().collect()
+    /// What the thread reported since the last call. A dropped episode no longer counts in
+    /// [`episodes`](Self::episodes) and [`frames`](Self::frames).
+    pub fn poll(&mut self) -> Vec<WriterEvent> {
+        let events: Vec<WriterEvent> = self.events.try_iter().collect();
+        for event in &events {
+            if let WriterEvent::EpisodeDropped { frames, .. } = event {
+                self.episodes = self.episodes.saturating_sub(1);
+                self.frames = self.frames.saturating_sub(*frames);
+            }
+        }
+        events
     }
 
     /// Waits for every queued job, then finishes the dataset (see [`DatasetWriter::finish`]).
@@ -237,9 +248,13 @@ fn run(mut writer: DatasetWriter, jobs: Receiver<Job>, events: Sender<WriterEven
             }
         };
         if let Err(e) = done {
-            let msg = e.to_string();
-            let _ = events.send(WriterEvent::Failed(msg.clone()));
-            failure = Some(msg);
+            let message = e.to_string();
+            if let LeRobotError::EpisodeDropped { frames, .. } = e {
+                let _ = events.send(WriterEvent::EpisodeDropped { message, frames });
+            } else {
+                let _ = events.send(WriterEvent::Failed(message.clone()));
+                failure = Some(message);
+            }
         }
     }
     (writer.finish(), failure)

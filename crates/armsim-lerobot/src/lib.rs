@@ -79,6 +79,9 @@ mod atomic;
 mod background;
 mod data;
 mod meta;
+mod mp4;
+mod read;
+mod robots;
 mod spec;
 mod stats;
 mod video;
@@ -90,6 +93,8 @@ mod tests;
 use std::path::PathBuf;
 
 pub use background::{BackgroundWriter, Finished, QUEUE, SharedImage, WriterEvent};
+pub use read::{RecordedEpisode, read_episode};
+pub use robots::{FileJoint, LEROBOT_ROBOTS, LeRobotRobot, Schema};
 pub use spec::{CameraSpec, DatasetSpec, VideoOptions};
 pub use writer::{DatasetSummary, DatasetWriter, EpisodeSummary, IMAGE_STATS_EVERY};
 
@@ -160,6 +165,16 @@ pub enum LeRobotError {
         #[source]
         source: std::io::Error,
     },
+    #[error(
+        "episode {episode} ({frames} rows) is dropped: its video does not match its rows: {message}"
+    )]
+    EpisodeDropped {
+        episode: u64,
+        frames: u64,
+        message: String,
+    },
+    #[error("{path} is not a dataset armsim can read: {message}")]
+    InvalidDataset { path: PathBuf, message: String },
     #[error("parquet error on {path}: {message}")]
     Parquet { path: PathBuf, message: String },
 }

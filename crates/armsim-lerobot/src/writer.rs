@@ -20,9 +20,10 @@ use std::path::{Path, PathBuf};
 use crate::atomic::{Staged, sync_dir};
 use crate::data::{EpisodeFrames, EpisodeRow, stage_episode_data, write_episodes, write_tasks};
 use crate::meta::{Obj, info, ordered_stats, write_json};
+use crate::mp4;
 use crate::spec::{DatasetSpec, VideoOptions};
 use crate::stats::{FeatureStats, ImageStats, StatKind, aggregate, vector_stats};
-use crate::video::CameraVideo;
+use crate::video::{CameraVideo, EpisodeVideo};
 use crate::{LeRobotError, chunk_file, data_file_path, episodes_file_path};
 
 /// Image statistics sample every this many frames of an episode (from its first frame).
@@ -93,6 +94,15 @@ impl std::fmt::Display for DatasetSummary {
             self.meta_bytes
         )
     }
+}
+
+/// An episode's checked mp4s, one per camera.
+struct EpisodeVideos {
+    places: Vec<EpisodeVideo>,
+    /// Relative to the root, with their sizes.
+    files: Vec<(PathBuf, u64)>,
+    /// Encoded bytes.
+    bytes: u64,
 }
 
 struct OpenEpisode {
@@ -307,6 +317,8 @@ impl DatasetWriter {
         }
         match self.save_episode(open, length) {
             Ok(summary) => Ok(Some(summary)),
+            // Dropped whole, with nothing of it on disk: the writer goes on.
+            Err(e @ LeRobotError::EpisodeDropped { .. }) => Err(e),
             // The files on disk may no longer match the bookkeeping: refuse everything after.
             Err(e) => Err(self.fail(e)),
         }
@@ -318,6 +330,13 @@ impl DatasetWriter {
         open: OpenEpisode,
         length: u64,
     ) -> Result<EpisodeSummary, LeRobotError> {
+        let episode_index = self.episodes.len() as u64;
+        // Videos first: a finished mp4 that no metadata names yet is harmless to every loader.
+        let EpisodeVideos {
+            places: videos,
+            files: video_files,
+            bytes: video_bytes,
+        } = self.commit_videos(episode_index, length)?;
         let task_index = match self.task_index.get(&open.task) {
             Some(&i) => i,
             None => {
@@ -327,19 +346,9 @@ impl DatasetWriter {
                 i
             }
         };
-        let episode_index = self.episodes.len() as u64;
         let from = self.frames;
         let stats = self.episode_stats(&open, episode_index, from, task_index);
-
-        // Videos first: a finished mp4 that no metadata names yet is harmless to every loader.
-        let mut videos = Vec::with_capacity(self.cameras.len());
-        let mut video_bytes = 0;
-        for cam in &mut self.cameras {
-            video_bytes += cam.pending_bytes();
-            let v = cam.commit_episode(episode_index)?;
-            self.video_files.push((v.rel, v.bytes));
-            videos.push(v.video);
-        }
+        self.video_files.extend(video_files);
         // The data file is staged, not yet in place: LeRobot loads every parquet under `data/`,
         // so it must appear together with the metadata that names its episode.
         let (chunk, file) = chunk_file(episode_index);
@@ -467,6 +476,54 @@ impl DatasetWriter {
                 write_json(&root.join(&info_path), &info)?,
             ),
         ])
+    }
+
+    /// Writes each camera's mp4 of the episode and checks it as written: exactly `length` frames,
+    /// their timestamps `k / fps`. A video that disagrees drops the whole episode: its mp4s are
+    /// removed (no metadata names them yet) and the error names the episode and the camera.
+    fn commit_videos(
+        &mut self,
+        episode_index: u64,
+        length: u64,
+    ) -> Result<EpisodeVideos, LeRobotError> {
+        let mut videos = Vec::with_capacity(self.cameras.len());
+        let mut files: Vec<(PathBuf, u64)> = Vec::with_capacity(self.cameras.len());
+        let mut bytes = 0;
+        for k in 0..self.cameras.len() {
+            let cam = &mut self.cameras[k];
+            bytes += cam.pending_bytes();
+            let v = cam.commit_episode(episode_index)?;
+            let checked = mp4::check_frames(&self.root.join(&v.rel), length, self.spec.fps);
+            files.push((v.rel, v.bytes));
+            if let Err(message) = checked {
+                let camera = self.cameras[k].key.clone();
+                for cam in &mut self.cameras {
+                    cam.discard_pending();
+                }
+                for (rel, _) in &files {
+                    let path = self.root.join(rel);
+                    std::fs::remove_file(&path).map_err(|e| LeRobotError::io(&path, e))?;
+                }
+                return Err(LeRobotError::EpisodeDropped {
+                    episode: episode_index,
+                    frames: length,
+                    message: format!("{camera}: {message}"),
+                });
+            }
+            videos.push(v.video);
+        }
+        Ok(EpisodeVideos {
+            places: videos,
+            files,
+            bytes,
+        })
+    }
+
+    /// Camera `k` loses the open episode's last encoded frame (see
+    /// `CameraVideo::lose_a_frame_for_test`).
+    #[cfg(test)]
+    pub(crate) fn lose_a_frame_for_test(&mut self, k: usize) {
+        self.cameras[k].lose_a_frame_for_test();
     }
 
     /// Drops the open episode, if any: its rows, its statistics and its encoded video frames

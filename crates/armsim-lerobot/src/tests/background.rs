@@ -76,6 +76,7 @@ fn writes_the_same_dataset_as_the_synchronous_writer() {
         .map(|e| match e {
             WriterEvent::EpisodeSaved(s) => s.length,
             WriterEvent::Failed(f) => panic!("failed: {f}"),
+            WriterEvent::EpisodeDropped { message, .. } => panic!("dropped: {message}"),
         })
         .collect();
     assert_eq!(saved, vec![40, 25]);

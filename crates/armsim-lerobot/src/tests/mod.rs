@@ -6,6 +6,7 @@
 mod background;
 mod bad_input;
 mod bench;
+mod counts;
 mod crash;
 mod dataset;
 mod episode_stats;

@@ -21,7 +21,7 @@ pub struct Track {
 }
 
 fn be32(b: &[u8], at: usize) -> u32 {
-    u32::from_be_bytes(b[at..at + 4].try_into().unwrap())
+    crate::mp4::be32(b, at).unwrap_or_else(|| panic!("short box: no u32 at {at}"))
 }
 
 fn be16(b: &[u8], at: usize) -> u16 {
@@ -46,7 +46,7 @@ fn boxes(b: &[u8]) -> Vec<([u8; 4], &[u8])> {
 }
 
 fn child<'a>(b: &'a [u8], typ: &[u8; 4]) -> Option<&'a [u8]> {
-    boxes(b).into_iter().find(|(t, _)| t == typ).map(|(_, p)| p)
+    crate::mp4::child(b, typ)
 }
 
 fn path<'a>(b: &'a [u8], types: &[&[u8; 4]]) -> &'a [u8] {

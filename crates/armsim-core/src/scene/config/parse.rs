@@ -674,6 +674,12 @@ pub(super) fn parse_armsim(c: &mut Checker, v: &Value, p: &str) -> Option<Armsim
 
     let robot = c.opt(m, p, "robot", parse_robot_ext);
     let cameras = c.opt(m, p, "cameras", parse_cameras);
+    let lerobot_robot = c
+        .opt(m, p, "lerobot", |c, v, p| {
+            let m = c.loose_object(v, p)?;
+            Some(c.opt(m, p, "robot", Checker::string))
+        })
+        .flatten();
 
     (c.errors.len() == before).then(|| ArmsimExtensions {
         table_size_m: size.unwrap_or(defaults.table_size_m),
@@ -684,6 +690,7 @@ pub(super) fn parse_armsim(c: &mut Checker, v: &Value, p: &str) -> Option<Armsim
         controller_grace_s: grace.unwrap_or(defaults.controller_grace_s),
         robot: robot.unwrap_or_default(),
         cameras: cameras.unwrap_or_default(),
+        lerobot_robot,
         raw: m.clone(),
     })
 }

@@ -133,6 +133,26 @@ fn extensions_are_free_and_kept() {
 }
 
 #[test]
+fn a_lerobot_robot_type_survives_a_write_back_with_its_neighbours() {
+    let mut v = default_value();
+    v["extensions"]["armsim"]["lerobot"] = json!({"robot": "so101_follower", "note": 1});
+    let scene = parse_value(&v).unwrap_or_else(|e| panic!("{e}"));
+    let ext = &scene.config.extensions.armsim;
+    assert_eq!(ext.lerobot_robot.as_deref(), Some("so101_follower"));
+    let text = scene.config.to_json_pretty();
+    let again = parse_scene(&text, &scenes_dir()).unwrap_or_else(|e| panic!("{e}\n{text}"));
+    assert_eq!(again.config, scene.config, "{text}");
+    assert!(text.contains("\"note\": 1"), "{text}");
+    v["extensions"]["armsim"]["lerobot"]["robot"] = json!(101);
+    let errors = parse_value(&v).expect_err("a number is no robot type");
+    assert_has(
+        &errors,
+        "extensions.armsim.lerobot.robot",
+        "expected a string",
+    );
+}
+
+#[test]
 fn pretty_output_keeps_number_arrays_on_one_line() {
     let text = default_scene().config.to_json_pretty();
     assert!(text.contains("\"pos_m\": [0.5, -0.12, 1.025]"), "{text}");

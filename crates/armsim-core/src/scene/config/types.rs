@@ -308,12 +308,17 @@ pub struct ArmsimExtensions {
     /// `extensions.armsim.cameras`: the scene's simulated cameras, in file order (see
     /// `Scene::cameras` for these and the robot file's own).
     pub cameras: Vec<CameraSpec>,
+    /// `extensions.armsim.lerobot.robot`: the LeRobot robot type whose schema a LeRobot
+    /// dataset follows (`so101_follower`, `so100_follower`; the recorder checks the name and
+    /// the fit); `None`: the file's joints as they are, in radians. `--lerobot-robot` wins.
+    pub lerobot_robot: Option<String>,
     /// `extensions.armsim` as read, typed keys included; unknown keys survive a write-back.
     pub raw: Map<String, Value>,
 }
 
 impl ArmsimExtensions {
-    const TYPED: [&'static str; 8] = [
+    const TYPED: [&'static str; 9] = [
+        "lerobot",
         "robot",
         "cameras",
         "table_size_m",
@@ -339,6 +344,7 @@ impl Default for ArmsimExtensions {
             controller_grace_s: Self::DEFAULT_CONTROLLER_GRACE_S,
             robot: RobotExt::default(),
             cameras: Vec::new(),
+            lerobot_robot: None,
             raw: Map::new(),
         }
     }
@@ -540,6 +546,18 @@ impl Serialize for ArmsimExtensions {
         if !self.cameras.is_empty() {
             let cameras: Vec<_> = self.cameras.iter().map(CameraJson).collect();
             m.serialize_entry("cameras", &cameras)?;
+        }
+        // `lerobot` as read, its typed `robot` from the field.
+        let mut lerobot = match self.raw.get("lerobot") {
+            Some(Value::Object(o)) => o.clone(),
+            _ => Map::new(),
+        };
+        match &self.lerobot_robot {
+            Some(robot) => lerobot.insert("robot".into(), Value::from(robot.as_str())),
+            None => lerobot.remove("robot"),
+        };
+        if !lerobot.is_empty() {
+            m.serialize_entry("lerobot", &lerobot)?;
         }
         m.end()
     }
