@@ -22,7 +22,7 @@ pub struct LeRobotArgs {
     pub lerobot_fps: u32,
 
     /// The dataset as LeRobot's own recorder writes it for this robot: so101_follower or
-    /// so100_follower (robot_type the robot's, its motors shoulder_pan.pos … gripper.pos, the
+    /// so100_follower (LeRobot 0.6's names), or so_follower (LeRobot 0.4's, for both) (robot_type the robot's, its motors shoulder_pan.pos … gripper.pos, the
     /// body joints in degrees, the gripper 0–100 from closed to open over the file's range).
     /// The robot file's joints must be the robot's motors, checked at start. Default: the
     /// scene's extensions.armsim.lerobot.robot, else the file's joints in radians under the

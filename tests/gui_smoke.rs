@@ -402,3 +402,77 @@ fn window_draws_a_body_the_user_spawned() {
     )
     .unwrap();
 }
+
+/// The record keys in a real window: on gripper4 (no cameras, so joints only) recording with
+/// `--record-lerobot --start`, N ends and keeps the episode, Esc stops recording and writes the
+/// dataset, both through X key events. Each episode waits for 1.5 s of sim time, read off the
+/// monitor port, so a slow software renderer cannot make it shorter than the second kept.
+#[test]
+fn window_keys_end_an_episode_and_stop_the_recording() {
+    for tool in ["Xvfb", "xdotool"] {
+        require(tool);
+    }
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    let artifacts = root.join("target/gui-artifacts");
+    std::fs::create_dir_all(&artifacts).unwrap();
+    let shot = artifacts.join("record_keys.png");
+    let _ = std::fs::remove_file(&shot);
+    let dataset = std::env::temp_dir().join(format!("armsim-gui-keys-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dataset);
+    let (_xvfb, display) = start_xvfb();
+    let monitor_port = std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .map(|a| a.port())
+        .expect("a free port");
+    let mut armsim = Command::new(env!("CARGO_BIN_EXE_armsim"));
+    armsim
+        .args([
+            "--render-profile",
+            "lite",
+            "--scene",
+            "assets/scenes/gripper4.json",
+        ])
+        .args([
+            "--no-teleop",
+            "--agent-port",
+            "0",
+            "--start",
+            "--record-lerobot",
+        ])
+        .arg(&dataset)
+        .arg("--monitor-port")
+        .arg(monitor_port.to_string());
+    let (mut app, log) = launch(armsim, &display, &root, &shot);
+    let mut monitor = common::sexp::Peer::open(([127, 0, 0, 1], monitor_port).into());
+    monitor
+        .s
+        .set_read_timeout(Some(Duration::from_secs(60)))
+        .unwrap();
+    let id = window_id(&display);
+    let t0 = monitor.until_sim_time(0.0);
+    monitor.until_sim_time(t0 + 1.5);
+    press_key(&display, &id, "n");
+    wait_for("N to end the episode", Duration::from_secs(60), || {
+        alive(&mut app, &log);
+        log.lock()
+            .unwrap()
+            .contains("LeRobot episode ended (ended on request)")
+    });
+    let t1 = monitor.until_sim_time(0.0);
+    monitor.until_sim_time(t1 + 1.5);
+    press_key(&display, &id, "Escape");
+    wait_for("Esc to stop the recording", Duration::from_secs(60), || {
+        alive(&mut app, &log);
+        log.lock().unwrap().contains("LeRobot dataset written")
+    });
+    let text = log.lock().unwrap().clone();
+    std::fs::write(artifacts.join("record_keys.log"), text.as_bytes()).unwrap();
+    assert!(text.contains("keys: the open episode of"), "{text}");
+    let info: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(dataset.join("meta/info.json")).expect("info.json"),
+    )
+    .unwrap();
+    assert_eq!(info["total_episodes"], 2, "{info}");
+    drop(app);
+    let _ = std::fs::remove_dir_all(&dataset);
+}

@@ -52,9 +52,11 @@ use crate::sim::{SIM_HZ, SimClock, SimRef, SimStep, SimSystems};
 use crate::state::CameraFrame;
 use crate::ui::camera_frames::CameraFrameReady;
 
+mod control;
 pub mod replay;
 mod schema;
 
+pub use control::DatasetRequests;
 pub use schema::{DEFAULT_FPS, LeRobotDefaults, schema_for, steps_per_frame};
 
 /// What waits, in order, for the rows' camera images: an episode's start and end travel in the
@@ -111,6 +113,8 @@ struct Active {
     rows: u64,
     /// armsim created `root` (it did not exist): a recording of nothing removes it.
     created_root: bool,
+    /// The last episode the writer saved (`episode N: M frames (why)`).
+    last_saved: Option<String>,
 }
 
 /// The LeRobot recording, if one runs, and how the last one ended.
@@ -134,12 +138,29 @@ impl LeRobotRecording {
             .as_ref()
             .map(|a| (a.root.as_path(), a.writer.episodes(), a.writer.frames()))
     }
+
+    /// The open episode's rows so far (`None`: no episode is open), and the last episode the
+    /// writer saved, for the panel.
+    pub fn episode_status(&self) -> Option<(Option<u64>, Option<&str>)> {
+        self.active.as_ref().map(|a| {
+            let open = a
+                .episode_open
+                .then(|| a.writer.open_episode_frames().unwrap_or(0) + a.pending_rows as u64);
+            (open, a.last_saved.as_deref())
+        })
+    }
 }
 
-/// What the panel asks of the recorder.
+/// What the panel, the keys and the protocols ask of the recorder (`control::DatasetRequests`).
 #[derive(Message, Clone, Debug)]
 pub enum LeRobotCommand {
-    Start { root: PathBuf },
+    Start {
+        root: PathBuf,
+    },
+    /// End the open episode now and keep it (if it is a second or longer).
+    EndEpisode,
+    /// Discard the open episode and reset the scene, to record it again from the start.
+    Rerecord,
     Stop,
 }
 
@@ -238,6 +259,7 @@ pub fn start(
         stale_images: 0,
         rows: 0,
         created_root,
+        last_saved: None,
     });
     Ok(())
 }
@@ -350,7 +372,7 @@ impl Active {
             failure,
             events,
         } = self.writer.finish();
-        report(&mut self.ending, events);
+        report(&mut self.ending, &mut self.last_saved, events);
         let error = error.map(str::to_string).or(failure);
         let saved = result.as_ref().map_or(queued, |s| s.episodes);
         if saved == 0 {
@@ -476,13 +498,21 @@ impl Active {
 
 /// Logs what the writer thread saved, with why each episode ended (`ending`, oldest first); its
 /// failure, if it reported one.
-fn report(ending: &mut VecDeque<String>, events: Vec<WriterEvent>) -> Option<String> {
+fn report(
+    ending: &mut VecDeque<String>,
+    last_saved: &mut Option<String>,
+    events: Vec<WriterEvent>,
+) -> Option<String> {
     let mut failure = None;
     for event in events {
         match event {
             WriterEvent::EpisodeSaved(summary) => {
                 let why = ending.pop_front().unwrap_or_default();
                 info!("LeRobot episode ended ({why}): {summary}");
+                *last_saved = Some(format!(
+                    "episode {}: {} frames ({why})",
+                    summary.episode_index, summary.length
+                ));
             }
             // The writer already left nothing of it; the next episode takes its index.
             WriterEvent::EpisodeDropped { message, .. } => {
@@ -532,10 +562,10 @@ fn record_step(
         && clock.steps.is_multiple_of(active.every)
     {
         let view = sim.view();
-        let state = active.schema.to_dataset(&view.joint_positions());
+        let state = active.schema.row_of(&view.joint_positions());
         // The position each joint is told to reach: a position command's target, or the aim
         // its source gave a velocity or torque (an agent's PD target, integrated velocities).
-        let action = active.schema.to_dataset(&view.action_positions());
+        let action = active.schema.row_of(&view.action_positions());
         let row = Row {
             episode: clock.episode,
             step: clock.steps,
@@ -613,7 +643,7 @@ fn poll_writer(mut rec: ResMut<LeRobotRecording>) {
     if events.is_empty() {
         return;
     }
-    if let Some(e) = report(&mut active.ending, events) {
+    if let Some(e) = report(&mut active.ending, &mut active.last_saved, events) {
         stop_on_error(&mut rec, &format!("the dataset writer failed: {e}"));
     }
 }
@@ -682,6 +712,26 @@ fn handle_commands(world: &mut World) {
             }
             LeRobotCommand::Stop => {
                 finish(world);
+            }
+            LeRobotCommand::EndEpisode => {
+                if let Some(active) = world.resource_mut::<LeRobotRecording>().active.as_mut() {
+                    let open = active.episode_open;
+                    active.end_episode("ended on request");
+                    if !open {
+                        info!("LeRobot: no episode is open to end (the session is not running)");
+                    }
+                }
+            }
+            LeRobotCommand::Rerecord => {
+                let mut rec = world.resource_mut::<LeRobotRecording>();
+                let Some(active) = rec.active.as_mut() else {
+                    continue;
+                };
+                let dropped = active.drop_open_episode();
+                info!(
+                    "LeRobot: re-record: the open episode ({dropped} row(s)) is discarded; the scene resets"
+                );
+                world.write_message(crate::session::SessionCommand::Reset);
             }
         }
     }

@@ -107,7 +107,7 @@ pub fn start(world: &mut World, options: &ReplayOptions) -> Result<(), String> {
     let targets: Vec<Vec<f32>> = recorded
         .actions
         .iter()
-        .map(|a| schema.from_dataset(a))
+        .map(|a| schema.joints_of(a))
         .collect();
     if let Some((k, _)) = targets
         .iter()
@@ -118,7 +118,7 @@ pub fn start(world: &mut World, options: &ReplayOptions) -> Result<(), String> {
             "action row {k} holds a value that is not a finite number"
         ));
     }
-    let start = schema.from_dataset(&recorded.states[0]);
+    let start = schema.joints_of(&recorded.states[0]);
     if start.iter().any(|v| !v.is_finite()) {
         return Err("the first observation.state holds a value that is not a finite number".into());
     }
@@ -303,7 +303,7 @@ fn compare(
         return;
     }
     let frame = replay.frame();
-    let now = replay.schema.to_dataset(&sim.view().joint_positions());
+    let now = replay.schema.row_of(&sim.view().joint_positions());
     let r = &mut *replay;
     for (k, j) in r.joints.iter_mut().enumerate() {
         let d = (now[k] - r.states[frame][k]).abs();

@@ -5,7 +5,7 @@
 //! lives in `armsim_core::protocol` and is re-exported in each protocol's module here, so
 //! `protocol::lockstep::codec` names the same thing in both crates.
 
-pub use armsim_core::protocol::tick;
+pub use armsim_core::protocol::{dataset, tick};
 
 pub mod lockstep;
 pub mod net;

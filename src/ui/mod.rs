@@ -13,6 +13,7 @@ pub mod cameras;
 mod gizmos;
 mod headset;
 mod history;
+mod lerobot_panel;
 mod panel;
 pub mod render;
 mod visuals;
@@ -191,8 +192,29 @@ fn update_title(
     }
 }
 
-/// Space pause/run, Right arrow one step, Backspace reset: MuJoCo's viewer keys.
-fn keyboard_shortcuts(keys: Res<ButtonInput<KeyCode>>, mut session: MessageWriter<SessionCommand>) {
+/// Space pause/run, Right arrow one step, Backspace reset: MuJoCo's viewer keys. While a
+/// LeRobot dataset records: N ends the episode (LeRobot's →, which steps here), Left arrow
+/// re-records it, Esc stops recording, as LeRobot's record keys do.
+fn keyboard_shortcuts(
+    keys: Res<ButtonInput<KeyCode>>,
+    mut session: MessageWriter<SessionCommand>,
+    mut dataset: crate::lerobot::DatasetRequests,
+) {
+    use crate::protocol::dataset::DatasetControl;
+    if dataset.recording() {
+        for (key, control) in [
+            (KeyCode::KeyN, DatasetControl::EndEpisode),
+            (KeyCode::ArrowLeft, DatasetControl::Rerecord),
+            (KeyCode::Escape, DatasetControl::Stop),
+        ] {
+            if keys.just_pressed(key) {
+                match dataset.request(control) {
+                    Ok(what) => info!("keys: {what}"),
+                    Err(why) => warn!("keys: {why}"),
+                }
+            }
+        }
+    }
     if keys.just_pressed(KeyCode::Space) {
         session.write(SessionCommand::TogglePause);
     }

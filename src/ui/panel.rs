@@ -159,7 +159,16 @@ fn draw_panel(
                         .default_open(false)
                         .show(ui, |ui| {
                             trajectory_section(ui, &mut traj, &mut state);
-                            lerobot_section(ui, &mut traj, &sv.scene.0.config.scene_id);
+                            if let (Some(rec), Some(requests)) =
+                                (&traj.lerobot, traj.lerobot_requests.as_mut())
+                            {
+                                super::lerobot_panel::lerobot_section(
+                                    ui,
+                                    rec,
+                                    requests,
+                                    &sv.scene.0.config.scene_id,
+                                );
+                            }
                         });
                     egui::CollapsingHeader::new("Alerts")
                         .default_open(true)
@@ -678,46 +687,6 @@ fn alerts_section(ui: &mut egui::Ui, wv: &WorldView) {
             "{:>8.2} s {:<8} {} {}",
             e.sim_time, e.source, e.code, e.text
         ));
-    }
-}
-
-/// Record LeRobot / Stop: a LeRobot v3.0 dataset of the session (`crate::lerobot`) into a new
-/// folder in the working directory.
-fn lerobot_section(ui: &mut egui::Ui, traj: &mut Trajectories, scene_id: &str) {
-    let (Some(rec), Some(requests)) = (&traj.lerobot, traj.lerobot_requests.as_mut()) else {
-        return;
-    };
-    ui.separator();
-    match rec.progress() {
-        Some((root, episodes, frames)) => {
-            ui.label(format!(
-                "LeRobot dataset {}: {episodes} episodes, {frames} frames",
-                root.display()
-            ));
-            if ui.button("Stop LeRobot").clicked() {
-                requests.write(crate::lerobot::LeRobotCommand::Stop);
-            }
-        }
-        None => {
-            if ui
-                .button("Record LeRobot")
-                .on_hover_text("a LeRobot v3.0 dataset: joints and the scene's cameras")
-                .clicked()
-            {
-                requests.write(crate::lerobot::LeRobotCommand::Start {
-                    root: crate::lerobot::default_root(scene_id),
-                });
-            }
-        }
-    }
-    match &rec.last {
-        Some(Ok(s)) => {
-            ui.small(format!("wrote {s}"));
-        }
-        Some(Err(e)) => {
-            ui.colored_label(state_colour(SessionState::Error), e);
-        }
-        None => {}
     }
 }
 

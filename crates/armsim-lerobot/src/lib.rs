@@ -59,7 +59,10 @@
 //!
 //! Each camera is encoded with OpenH264 as its frames arrive (constant QP 26, no frame skipping,
 //! BT.601 limited range, yuv420p, no B-frames) and muxed with muxide at exactly `frame / fps`
-//! (90 kHz media timescale, so `fps` must divide 90 000). Every episode starts on an IDR frame, and
+//! (muxide's 90 kHz media timescale, so `fps` must divide 90 000), then the track's timescale
+//! is set to the one FFmpeg gives the rate (15 360 at 30 fps), as LeRobot's own videos have:
+//! LeRobot's merge joins episodes' mp4s with FFmpeg's concat demuxer, which keeps the first
+//! file's time base for every packet. Every episode starts on an IDR frame, and
 //! within an episode a keyframe is forced every [`VideoOptions::keyframe_interval`] frames so that
 //! PyAV/torchcodec seeks stay short. An episode's encoded frames are held back until
 //! [`DatasetWriter::end_episode`], which is what makes [`DatasetWriter::discard_episode`] clean.

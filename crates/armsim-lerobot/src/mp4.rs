@@ -2,6 +2,7 @@
 //! samples its video track holds, and their times. The writer checks every episode's videos
 //! against its rows with this before any metadata names them.
 
+use std::ops::Range;
 use std::path::Path;
 
 /// The video track's sample count and sample durations (`stsz`, `stts`), in its media
@@ -100,11 +101,17 @@ pub(crate) fn be32(bytes: &[u8], at: usize) -> Option<u32> {
 
 /// The payload of the first box of type `kind` among `bytes`' boxes.
 pub(crate) fn child<'a>(bytes: &'a [u8], kind: &[u8; 4]) -> Option<&'a [u8]> {
-    let mut at = 0;
-    while at + 8 <= bytes.len() {
+    child_at(bytes, 0..bytes.len(), kind).map(|r| &bytes[r])
+}
+
+/// Where the payload of the first box of type `kind` among the boxes in `bytes[within]` is.
+fn child_at(bytes: &[u8], within: Range<usize>, kind: &[u8; 4]) -> Option<Range<usize>> {
+    let end = within.end.min(bytes.len());
+    let mut at = within.start;
+    while at + 8 <= end {
         let size32 = be32(bytes, at)? as usize;
         let (header, size) = match size32 {
-            0 => (8, bytes.len() - at),
+            0 => (8, end - at),
             1 => {
                 let b = bytes.get(at + 8..at + 16)?;
                 let size = u64::from_be_bytes(b.try_into().ok()?);
@@ -112,13 +119,80 @@ pub(crate) fn child<'a>(bytes: &'a [u8], kind: &[u8; 4]) -> Option<&'a [u8]> {
             }
             n => (8, n),
         };
-        if size < header || at + size > bytes.len() {
+        if size < header || at + size > end {
             return None;
         }
         if &bytes[at + 4..at + 8] == kind {
-            return Some(&bytes[at + header..at + size]);
+            return Some(at + header..at + size);
         }
         at += size;
     }
     None
+}
+
+/// Where the payload of the box at `path` (from the top level down) is.
+fn path_at(bytes: &[u8], path: &[&[u8; 4]]) -> Option<Range<usize>> {
+    path.iter()
+        .try_fold(0..bytes.len(), |within, kind| child_at(bytes, within, kind))
+}
+
+/// The media timescale FFmpeg's mp4 muxer gives a video track at `fps`: the rate doubled until it
+/// is at least 10 000 (15 360 at 30 fps).
+pub(crate) fn ffmpeg_timescale(fps: u32) -> u32 {
+    let mut t = fps.max(1);
+    while t < 10_000 {
+        t *= 2;
+    }
+    t
+}
+
+fn put32(bytes: &mut [u8], at: usize, v: u32) {
+    bytes[at..at + 4].copy_from_slice(&v.to_be_bytes());
+}
+
+/// Rescales the first track's media timescale to `to` in place: `mdhd`'s timescale and
+/// duration, and `stts`'s sample durations (each rounded to the nearest tick; exact when `to`
+/// is a multiple of the rate, as [`ffmpeg_timescale`]'s is, and the old one too). Every field
+/// keeps its size, so no box moves. Gives an error for a file it cannot read, or one with
+/// composition offsets (`ctts`) or an edit list, which it does not rescale.
+pub(crate) fn set_timescale(bytes: &mut [u8], to: u32) -> Result<(), String> {
+    let mdia = path_at(bytes, &[b"moov", b"trak", b"mdia"]).ok_or("no moov/trak/mdia box")?;
+    let mdhd = child_at(bytes, mdia.clone(), b"mdhd").ok_or("no mdhd box")?;
+    let stbl = child_at(bytes, mdia.clone(), b"minf")
+        .and_then(|minf| child_at(bytes, minf, b"stbl"))
+        .ok_or("no stbl box")?;
+    if child_at(bytes, stbl.clone(), b"ctts").is_some()
+        || path_at(bytes, &[b"moov", b"trak", b"edts"]).is_some()
+    {
+        return Err("composition offsets or an edit list: not rescaled".into());
+    }
+    let stts = child_at(bytes, stbl, b"stts").ok_or("no stts box")?;
+    let v1 = bytes.get(mdhd.start) == Some(&1);
+    let at = mdhd.start + if v1 { 20 } else { 12 };
+    let from = be32(bytes, at).ok_or("short mdhd box")?;
+    if from == 0 {
+        return Err("mdhd's timescale is 0".into());
+    }
+    let scale = |v: u64| (v * u64::from(to) + u64::from(from) / 2) / u64::from(from);
+    put32(bytes, at, to);
+    if v1 {
+        let d = bytes.get(at + 4..at + 12).ok_or("short mdhd box")?;
+        let duration = u64::from_be_bytes(d.try_into().map_err(|_| "short mdhd box")?);
+        bytes[at + 4..at + 12].copy_from_slice(&scale(duration).to_be_bytes());
+    } else {
+        let duration = be32(bytes, at + 4).ok_or("short mdhd box")?;
+        let scaled = u32::try_from(scale(u64::from(duration))).map_err(|_| "duration too long")?;
+        put32(bytes, at + 4, scaled);
+    }
+    let entries = be32(bytes, stts.start + 4).ok_or("short stts box")? as usize;
+    for k in 0..entries {
+        let at = stts.start + 12 + 8 * k;
+        if at + 4 > stts.end {
+            return Err("short stts box".into());
+        }
+        let delta = be32(bytes, at).ok_or("short stts box")?;
+        let scaled = u32::try_from(scale(u64::from(delta))).map_err(|_| "delta too long")?;
+        put32(bytes, at, scaled);
+    }
+    Ok(())
 }

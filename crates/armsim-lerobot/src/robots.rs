@@ -109,7 +109,7 @@ enum Unit {
 }
 
 impl Unit {
-    fn to_dataset(self, q: f32) -> f32 {
+    fn encode(self, q: f32) -> f32 {
         match self {
             Unit::Native => q,
             Unit::Degrees => q.to_degrees(),
@@ -117,7 +117,7 @@ impl Unit {
         }
     }
 
-    fn from_dataset(self, v: f32) -> f32 {
+    fn decode(self, v: f32) -> f32 {
         match self {
             Unit::Native => v,
             Unit::Degrees => v.to_radians(),
@@ -277,20 +277,20 @@ impl Schema {
     }
 
     /// The file's joint positions (file order) as a dataset row (dataset order and units).
-    pub fn to_dataset(&self, q: &[f32]) -> Vec<f32> {
+    pub fn row_of(&self, q: &[f32]) -> Vec<f32> {
         self.entries
             .iter()
-            .map(|&(_, j, unit)| unit.to_dataset(q.get(j).copied().unwrap_or(f32::NAN)))
+            .map(|&(_, j, unit)| unit.encode(q.get(j).copied().unwrap_or(f32::NAN)))
             .collect()
     }
 
     /// A dataset row back in file order and units; a joint the row does not hold is NaN (every
     /// schema here holds every joint).
-    pub fn from_dataset(&self, row: &[f32]) -> Vec<f32> {
+    pub fn joints_of(&self, row: &[f32]) -> Vec<f32> {
         let mut q = vec![f32::NAN; self.joints];
         for (k, &(_, j, unit)) in self.entries.iter().enumerate() {
             if let Some(&v) = row.get(k) {
-                q[j] = unit.from_dataset(v);
+                q[j] = unit.decode(v);
             }
         }
         q
@@ -340,13 +340,13 @@ mod tests {
         assert_eq!(s.robot_type(), "so101_follower");
         assert_eq!(s.names(), SO_MOTORS.map(String::from).to_vec());
         let q = [0.5, -0.25, 1.0, 0.0, -1.5, -0.174_533];
-        let row = s.to_dataset(&q);
+        let row = s.row_of(&q);
         assert!((row[0] - 28.647_89).abs() < 1e-3, "{row:?}");
         assert!((row[4] + 85.943_67).abs() < 1e-3, "{row:?}");
         assert!(row[5].abs() < 1e-4, "closed is 0: {row:?}");
-        let open = s.to_dataset(&[0.0, 0.0, 0.0, 0.0, 0.0, 1.745_329_2]);
+        let open = s.row_of(&[0.0, 0.0, 0.0, 0.0, 0.0, 1.745_329_2]);
         assert!((open[5] - 100.0).abs() < 1e-3, "open is 100: {open:?}");
-        let back = s.from_dataset(&row);
+        let back = s.joints_of(&row);
         for (a, b) in q.iter().zip(&back) {
             assert!((a - b).abs() < 1e-5, "{q:?} -> {row:?} -> {back:?}");
         }
@@ -365,9 +365,9 @@ mod tests {
         let mut q = [0.0; 6];
         q[5] = 1.0; // shoulder_pan
         q[0] = 1.745_329_2; // gripper open
-        let row = s.to_dataset(&q);
+        let row = s.row_of(&q);
         assert!((row[0] - 57.295_78).abs() < 1e-3 && (row[5] - 100.0).abs() < 1e-3);
-        assert!((s.from_dataset(&row)[5] - 1.0).abs() < 1e-6);
+        assert!((s.joints_of(&row)[5] - 1.0).abs() < 1e-6);
     }
 
     #[test]
@@ -404,7 +404,7 @@ mod tests {
     #[test]
     fn a_gripper_closed_at_its_upper_end_reads_0_there() {
         let s = Schema::for_robot(LeRobotRobot::So101Follower, &so101(), Some(1.7)).unwrap();
-        let row = s.to_dataset(&[0.0, 0.0, 0.0, 0.0, 0.0, 1.745_329_2]);
+        let row = s.row_of(&[0.0, 0.0, 0.0, 0.0, 0.0, 1.745_329_2]);
         assert!(row[5].abs() < 1e-3, "{row:?}");
     }
 
@@ -414,8 +414,8 @@ mod tests {
         let s = Schema::native("arm6", &names);
         assert_eq!(s.robot_type(), "arm6");
         assert_eq!(s.robot(), None);
-        assert_eq!(s.to_dataset(&[0.1, 0.2]), vec![0.1, 0.2]);
-        assert_eq!(s.from_dataset(&[0.1, 0.2]), vec![0.1, 0.2]);
+        assert_eq!(s.row_of(&[0.1, 0.2]), vec![0.1, 0.2]);
+        assert_eq!(s.joints_of(&[0.1, 0.2]), vec![0.1, 0.2]);
         assert!((s.threshold_of(5.0)[0] - 0.087_266).abs() < 1e-5);
     }
 }

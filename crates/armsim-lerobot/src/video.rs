@@ -10,7 +10,6 @@
 //! it as it reads its own multi-episode files: `videos/<key>/chunk_index`/`file_index` per episode,
 //! `from_timestamp` 0.
 
-use std::io::BufWriter;
 use std::path::{Path, PathBuf};
 
 use muxide::api::{MuxerBuilder, VideoCodec};
@@ -20,9 +19,9 @@ use openh264::encoder::{
 };
 use openh264::formats::{RgbSliceU8, YUVBuffer};
 
-use crate::atomic::{Staged, create_tmp, sync_dir};
+use crate::atomic::{Staged, sync_dir};
 use crate::spec::CameraSpec;
-use crate::{LeRobotError, chunk_file, video_file_path};
+use crate::{LeRobotError, chunk_file, mp4, video_file_path};
 
 /// Where one episode sits in a camera's video files.
 #[derive(Debug, Clone, PartialEq)]
@@ -176,8 +175,7 @@ impl CameraVideo {
             path: path.clone(),
             message: e.to_string(),
         };
-        let out = create_tmp(&path)?;
-        let mut muxer = MuxerBuilder::new(BufWriter::new(out))
+        let mut muxer = MuxerBuilder::new(Vec::new())
             .video(VideoCodec::H264, self.width, self.height, self.fps as f64)
             .build()
             .map_err(|e| mux_err(&e))?;
@@ -190,12 +188,11 @@ impl CameraVideo {
                 .map_err(|e| mux_err(&e))?;
         }
         muxer.finish_in_place().map_err(|e| mux_err(&e))?;
-        let mut writer = muxer.into_writer();
-        std::io::Write::flush(&mut writer).map_err(|e| LeRobotError::io(&path, e))?;
-        let file = writer
-            .into_inner()
-            .map_err(|e| LeRobotError::io(&path, e.into_error()))?;
-        let bytes = Staged::from_file(&path, file)?.commit()?;
+        let mut mp4 = muxer.into_writer();
+        // FFmpeg's time base for the rate, not muxide's 90 kHz: LeRobot joins episodes' videos
+        // with FFmpeg's concat demuxer, which keeps the first file's time base for every packet.
+        mp4::set_timescale(&mut mp4, mp4::ffmpeg_timescale(self.fps)).map_err(|e| mux_err(&e))?;
+        let bytes = Staged::write(&path, &mp4)?.commit()?;
         if let Some(dir) = path.parent() {
             sync_dir(dir)?;
         }

@@ -111,7 +111,11 @@ fn monitor_events(
     clock: Res<SimClock>,
     mut session_cmds: MessageWriter<SessionCommand>,
     mut exit: MessageWriter<AppExit>,
-    (scene, mut images): (Res<SimScene>, Option<ResMut<CameraImages>>),
+    (scene, mut images, mut dataset): (
+        Res<SimScene>,
+        Option<ResMut<CameraImages>>,
+        crate::lerobot::DatasetRequests,
+    ),
 ) {
     let port = &mut *port;
     for conn in registry.take_kicks(Protocol::Monitor) {
@@ -218,6 +222,7 @@ fn monitor_events(
                                     &clock,
                                     &mut session_cmds,
                                     &mut exit,
+                                    &mut dataset,
                                 )
                             }
                         }
@@ -262,6 +267,7 @@ fn run_monitor_command(
     clock: &SimClock,
     session_cmds: &mut MessageWriter<SessionCommand>,
     exit: &mut MessageWriter<AppExit>,
+    dataset: &mut crate::lerobot::DatasetRequests,
 ) -> Result<(), String> {
     match cmd {
         MonitorCommand::Start => {
@@ -304,6 +310,10 @@ fn run_monitor_command(
         MonitorCommand::KillSim => {
             info!("monitor: (killsim): shutting down");
             exit.write(AppExit::Success);
+        }
+        MonitorCommand::Dataset(control) => {
+            let what = dataset.request(control)?;
+            info!("monitor: (lerobot {}): {what}", control.word());
         }
     }
     Ok(())

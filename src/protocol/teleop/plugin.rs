@@ -26,6 +26,7 @@ use super::server;
 use super::sessions::{Action, Ctx, Input, Sessions, SessionsConfig, alert_ext};
 pub use super::sessions::{Role, seen_state, view};
 use super::wire::{ServerEvent, SharedSimState, TeleopConfig, ToClient};
+use crate::protocol::dataset::DatasetControl;
 use crate::protocol::registry::{self, ArmOf, BridgeIo, ConnKey, Connections, Protocol};
 use crate::protocol::tick::{LatestCommand, ProtocolTick, SampleOutcome, Transport};
 use crate::referee::plugin::Referee;
@@ -112,6 +113,8 @@ pub struct TeleopServer {
     /// The clock when the events being sent happened: with the state
     /// frames' own stamp, a client can tell a frame from before an event from one after it.
     stamp: Stamp,
+    /// Controllers' requests to the LeRobot recorder, answered by `answer_dataset_requests`.
+    dataset_requests: Vec<(u64, DatasetControl)>,
 }
 
 impl TeleopServer {
@@ -230,6 +233,7 @@ fn apply(server: &mut TeleopServer, fx: &mut BridgeIo) {
                 fx.log.push(t, PROTOCOL, code, text);
             }
             Action::Note(text) => info!("teleop: {text}"),
+            Action::Dataset { conn, control } => server.dataset_requests.push((conn, control)),
         }
     }
     for (conn, msgs) in outgoing {
@@ -325,12 +329,44 @@ pub fn add(app: &mut App, options: TeleopOptions) -> io::Result<SocketAddr> {
         step_flags: LimitFlags::default(),
         referee_cursor: 0,
         stamp: Stamp::default(),
+        dataset_requests: Vec::new(),
     })
-    .add_systems(First, handle_events.before(SessionSystems))
+    .add_systems(
+        First,
+        (handle_events, answer_dataset_requests)
+            .chain()
+            .before(SessionSystems),
+    )
     .add_systems(Update, (session_events, watchdog, referee_events))
     .add_systems(SimStep, adapt.in_set(SimSystems::Adapt))
     .add_systems(Last, (publish_state, mirror_roles));
     Ok(addr)
+}
+
+/// Controllers' `LEROBOT_*` ui_cmds to the recorder, each answered: its event
+/// (`EPISODE_ENDED`, `EPISODE_DISCARDED`, `RECORDING_STOPPED`) with what happens, or an ALERT
+/// `NOT_RECORDING` with why nothing can.
+fn answer_dataset_requests(
+    mut server: ResMut<TeleopServer>,
+    mut fx: BridgeIo,
+    mut dataset: crate::lerobot::DatasetRequests,
+) {
+    if server.dataset_requests.is_empty() {
+        return;
+    }
+    let server = &mut *server;
+    let state = fx.session.state();
+    for (conn, control) in std::mem::take(&mut server.dataset_requests) {
+        match dataset.request(control) {
+            Ok(what) => {
+                let mut ext = Map::new();
+                ext.insert("lerobot".into(), json!(what));
+                server.sessions.event(conn, control.event(), state, ext);
+            }
+            Err(why) => server.sessions.alert(conn, state, "NOT_RECORDING", &why),
+        }
+    }
+    apply(server, &mut fx);
 }
 
 /// The connection threads' events through the sessions' machine, then its actions.

@@ -24,6 +24,7 @@ use std::time::{Duration, Instant};
 use serde_json::{Map, Value, json};
 
 use super::envelope::{ControlFrame, RoleRequest, SimEventPayload, UiCommand};
+use crate::protocol::dataset::DatasetControl;
 use crate::session::{SessionCommand, SessionEvent, SessionState};
 
 /// A session's role.
@@ -150,6 +151,9 @@ pub enum Action {
     Log { code: &'static str, text: String },
     /// For the log only.
     Note(String),
+    /// The controller asks the LeRobot recorder for `control`; the bridge answers the session
+    /// (`control.event()`, or an ALERT when nothing records).
+    Dataset { conn: u64, control: DatasetControl },
 }
 
 /// What one call needs from outside (the registry's context of every connection machine).
@@ -482,6 +486,10 @@ impl Sessions {
             self.alert(conn, state, "NOT_CONTROLLER", &message);
             return;
         }
+        if let Some(control) = command.dataset_control() {
+            self.actions.push_back(Action::Dataset { conn, control });
+            return;
+        }
         // A command that changes nothing still gets its answer, so a client never waits.
         let (wanted, event) = match command {
             UiCommand::Start => (SessionCommand::Start, "STARTED"),
@@ -490,7 +498,10 @@ impl Sessions {
             UiCommand::Connect
             | UiCommand::Disconnect
             | UiCommand::RequestControl
-            | UiCommand::ReleaseControl => return,
+            | UiCommand::ReleaseControl
+            | UiCommand::LerobotEndEpisode
+            | UiCommand::LerobotRerecord
+            | UiCommand::LerobotStop => return,
         };
         let started = c.started;
         if command == UiCommand::Start && state == SessionState::Error {

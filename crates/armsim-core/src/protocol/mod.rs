@@ -2,6 +2,7 @@
 //! codec. Bytes in, messages out, no sockets and no clocks; the app's servers and ECS bridges
 //! live in the `armsim` crate.
 
+pub mod dataset;
 pub mod lockstep;
 pub mod ros2;
 pub mod sexp;

@@ -70,19 +70,24 @@ fn the_frame_check_reads_the_files_counts_and_times() {
     let t = track_timing(&mp4).unwrap();
     assert_eq!(
         (t.timescale, t.samples, t.durations.len()),
-        (90_000, 20, 20)
+        (15_360, 20, 20)
     );
     assert!(
-        t.durations[..19].iter().all(|&d| d == 3000),
+        t.durations[..19].iter().all(|&d| d == 512),
         "{:?}",
         t.durations
     );
     check_frames(&mp4, 20, 30).unwrap();
-    let e = check_frames(&mp4, 21, 30).unwrap_err();
-    assert!(e.ends_with("holds 20 video frame(s) for 21 row(s)"), "{e}");
     let e = check_frames(&mp4, 20, 25).unwrap_err();
     assert!(
-        e.contains("frame 1 starts 3000 tick(s) after frame 0, not 3600"),
+        e.contains("timescale 15360 has no whole tick count per frame at 25 fps"),
+        "{e}"
+    );
+    let e = check_frames(&mp4, 21, 30).unwrap_err();
+    assert!(e.ends_with("holds 20 video frame(s) for 21 row(s)"), "{e}");
+    let e = check_frames(&mp4, 20, 60).unwrap_err();
+    assert!(
+        e.contains("frame 1 starts 512 tick(s) after frame 0, not 256"),
         "{e}"
     );
     std::fs::remove_dir_all(&root).unwrap();
@@ -121,4 +126,14 @@ fn an_episode_reads_back_as_written() {
         .to_string();
     assert!(err.contains("info.json"), "{err}");
     std::fs::remove_dir_all(&root).unwrap();
+}
+
+#[test]
+fn ffmpegs_time_base_for_a_rate_is_the_rate_doubled_past_10000() {
+    use crate::mp4::ffmpeg_timescale;
+    assert_eq!(ffmpeg_timescale(30), 15_360);
+    assert_eq!(ffmpeg_timescale(60), 15_360);
+    assert_eq!(ffmpeg_timescale(25), 12_800);
+    assert_eq!(ffmpeg_timescale(24), 12_288);
+    assert_eq!(ffmpeg_timescale(10_000), 10_000);
 }

@@ -369,10 +369,11 @@ fn check_video(root: &Path, cam: usize) {
             !track.has_edit_list,
             "pts must start at 0 without an edit list"
         );
-        // Constant frame rate: every frame lasts exactly 1/30 s.
-        assert_eq!(track.timescale, 90_000);
+        // Constant frame rate: every frame lasts exactly 1/30 s, in FFmpeg's time base for
+        // 30 fps (what LeRobot's own videos have, so its merge can join them).
+        assert_eq!(track.timescale, 15_360);
         assert!(
-            track.durations.iter().all(|&d| d == 3000),
+            track.durations.iter().all(|&d| d == 512),
             "{:?}",
             track.durations
         );

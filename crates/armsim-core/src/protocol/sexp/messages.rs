@@ -6,6 +6,7 @@
 use glam::{Quat, Vec3};
 
 use super::Sexp;
+use crate::protocol::dataset::DatasetControl;
 use crate::referee::LoggedEvent;
 use crate::referee::PlayMode;
 use crate::robot::RobotModel;
@@ -266,6 +267,8 @@ pub enum MonitorCommand {
         vel: Option<Vec3>,
     },
     KillSim,
+    /// `(lerobot end|rerecord|stop)`: armsim's, for the LeRobot dataset being recorded.
+    Dataset(DatasetControl),
 }
 
 fn vec3_of(e: &Sexp) -> Result<Vec3, String> {
@@ -310,6 +313,19 @@ pub fn parse_monitor_command(e: &Sexp) -> Result<MonitorCommand, String> {
             )),
         },
         "killsim" => no_args(MonitorCommand::KillSim),
+        "lerobot" => {
+            let words: Vec<&str> = DatasetControl::ALL.iter().map(|c| c.word()).collect();
+            match e.args() {
+                [word] => word
+                    .as_atom()
+                    .and_then(DatasetControl::parse)
+                    .map(MonitorCommand::Dataset)
+                    .ok_or_else(|| {
+                        format!("(lerobot {word}): expected one of {}", words.join(", "))
+                    }),
+                _ => Err(format!("(lerobot …) takes one of {}", words.join(", "))),
+            }
+        }
         "step" => match e.args() {
             [] => Ok(MonitorCommand::Step(1)),
             [n] => match n.as_u64() {
@@ -359,7 +375,7 @@ pub fn parse_monitor_command(e: &Sexp) -> Result<MonitorCommand, String> {
             })
         }
         other => Err(format!(
-            "unknown command {other:?}; known: start, pause, step, reset, kickOff, playMode, cube, killsim"
+            "unknown command {other:?}; known: start, pause, step, reset, kickOff, playMode, cube, killsim, lerobot"
         )),
     }
 }
@@ -398,6 +414,22 @@ mod tests {
         ] {
             let err = parse_monitor_command(&one(text)).unwrap_err();
             assert!(err.contains("Left or Right"), "{text}: {err}");
+        }
+    }
+
+    #[test]
+    fn lerobot_takes_end_rerecord_or_stop() {
+        assert_eq!(
+            parse_monitor_command(&one("(lerobot end)")),
+            Ok(MonitorCommand::Dataset(DatasetControl::EndEpisode))
+        );
+        assert_eq!(
+            parse_monitor_command(&one("(lerobot rerecord)")),
+            Ok(MonitorCommand::Dataset(DatasetControl::Rerecord))
+        );
+        for text in ["(lerobot)", "(lerobot next)", "(lerobot end now)"] {
+            let err = parse_monitor_command(&one(text)).unwrap_err();
+            assert!(err.contains("end, rerecord, stop"), "{text}: {err}");
         }
     }
 

@@ -6,14 +6,18 @@
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
+use crate::protocol::dataset::DatasetControl;
+
 /// The only schema version revA speaks.
 pub const SCHEMA_VERSION: &str = "1.0.0-revA";
 
 /// Messages over this size are refused with an alert; the connection stays usable.
 pub const DEFAULT_MAX_MESSAGE: usize = 64 * 1024;
 
-/// `ui_cmd.payload.command`: revA's five, and armsim's two extensions that ask for or give up
-/// the arm on an open session (`REQUEST_CONTROL`, `RELEASE_CONTROL`). Any other name is refused.
+/// `ui_cmd.payload.command`: revA's five, armsim's two extensions that ask for or give up the
+/// arm on an open session (`REQUEST_CONTROL`, `RELEASE_CONTROL`), and its three for the LeRobot
+/// dataset being recorded (`LEROBOT_END_EPISODE`, `LEROBOT_RERECORD`, `LEROBOT_STOP`). Any other
+/// name is refused.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "SCREAMING_SNAKE_CASE")]
 pub enum UiCommand {
@@ -26,6 +30,24 @@ pub enum UiCommand {
     RequestControl,
     /// armsim extension: give the arm up and only watch (as `extensions.role: "observer"`).
     ReleaseControl,
+    /// armsim extension, the controller's: end the LeRobot dataset's open episode and keep it.
+    LerobotEndEpisode,
+    /// armsim extension, the controller's: discard the open episode and reset the scene.
+    LerobotRerecord,
+    /// armsim extension, the controller's: stop recording and finish the dataset.
+    LerobotStop,
+}
+
+impl UiCommand {
+    /// The LeRobot recorder's request this command is, if it is one.
+    pub fn dataset_control(self) -> Option<DatasetControl> {
+        match self {
+            UiCommand::LerobotEndEpisode => Some(DatasetControl::EndEpisode),
+            UiCommand::LerobotRerecord => Some(DatasetControl::Rerecord),
+            UiCommand::LerobotStop => Some(DatasetControl::Stop),
+            _ => None,
+        }
+    }
 }
 
 /// The role a client asks for in a `ui_cmd`'s `extensions.role` (armsim extension): on CONNECT,
@@ -602,10 +624,18 @@ mod tests {
             ("REQUEST_CONTROL", UiCommand::RequestControl),
             ("RELEASE_CONTROL", UiCommand::ReleaseControl),
             ("DISCONNECT", UiCommand::Disconnect),
+            ("LEROBOT_END_EPISODE", UiCommand::LerobotEndEpisode),
+            ("LEROBOT_RERECORD", UiCommand::LerobotRerecord),
+            ("LEROBOT_STOP", UiCommand::LerobotStop),
         ] {
             let c = cmd(&env("ui_cmd", &format!(r#"{{"command":"{name}"}}"#))).unwrap();
             assert_eq!(c.command, command);
         }
+        assert_eq!(
+            UiCommand::LerobotRerecord.dataset_control(),
+            Some(DatasetControl::Rerecord)
+        );
+        assert_eq!(UiCommand::Reset.dataset_control(), None);
         // A role that is neither, and commands of neither list, are refused.
         for payload in [
             r#"{"command":"CONNECT","extensions":{"role":"admin"}}"#,

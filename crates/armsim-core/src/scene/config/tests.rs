@@ -147,7 +147,7 @@ fn a_lerobot_robot_type_survives_a_write_back_with_its_neighbours() {
     let errors = parse_value(&v).expect_err("a number is no robot type");
     assert_has(
         &errors,
-        "extensions.armsim.lerobot.robot",
+        "$.extensions.armsim.lerobot.robot",
         "expected a string",
     );
 }
