@@ -11,7 +11,6 @@ use bevy::ecs::schedule::SingleThreadedExecutor;
 use bevy::prelude::*;
 use bevy::tasks::tick_global_task_pools_on_main_thread;
 
-use crate::lerobot::replay::LeRobotReplay;
 use crate::protocol::registry::{Connections, FramePacing};
 use crate::sim::{ClockMode, SIM_DT, SimClock, SimWaker, StepGate};
 use crate::trajectory::plugin::Replay;
@@ -396,9 +395,6 @@ pub fn run(app: &mut App, stop: StopAfter) -> RunReport {
         // end would move the world (and a re-recording) beyond the replayed demo.
         if let Some(r) = app.world().get_resource::<Replay>() {
             cap = cap.min(r.len().saturating_sub(r.step).max(1) as u64);
-        }
-        if let Some(r) = app.world().get_resource::<LeRobotReplay>() {
-            cap = cap.min(r.steps_left().max(1));
         }
         app.world_mut()
             .resource_mut::<SimClock>()

@@ -113,7 +113,7 @@ def main():
         shutil.rmtree(out_dir, ignore_errors=True)
         log = run([bin_dir / "lerobot-train", "--dataset.repo_id=local/merged",
                    f"--dataset.root={home / 'local' / 'merged'}", "--dataset.video_backend=pyav",
-                   "--policy.type=act",
+                   "--policy.type=act", "--policy.pretrained_backbone_weights=null",
                    "--policy.device=cpu", "--policy.push_to_hub=false", "--wandb.enable=false",
                    f"--steps={args.train_steps}", "--batch_size=2", "--num_workers=0",
                    f"--output_dir={out_dir}", "--save_checkpoint=false"], env=env)

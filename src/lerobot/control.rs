@@ -6,7 +6,7 @@ use bevy::ecs::system::SystemParam;
 use bevy::prelude::*;
 
 use super::{LeRobotCommand, LeRobotRecording};
-use crate::protocol::dataset::DatasetControl;
+use armsim_core::protocol::dataset::DatasetControl;
 
 /// The recorder's state and its command queue, for a system that takes requests.
 #[derive(SystemParam)]
@@ -36,7 +36,10 @@ impl DatasetRequests<'_> {
         };
         let what = match control {
             DatasetControl::EndEpisode => {
-                format!("the open episode of {} ends and is kept", root.display())
+                format!(
+                    "the open episode of {} ends (kept if it is a second or longer)",
+                    root.display()
+                )
             }
             DatasetControl::Rerecord => format!(
                 "the open episode of {} is discarded and the scene reset to record it again",

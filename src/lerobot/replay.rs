@@ -20,7 +20,9 @@ use bevy::prelude::*;
 
 use super::schema::{schema_for, steps_per_frame};
 use crate::session::{Session, SessionCommand, SessionEvent, SessionState};
-use crate::sim::{JointCommand, JointTargets, SimRef, SimScene, SimStep, SimSystems, with_sim_mut};
+use crate::sim::{
+    JointCommand, JointTargets, SimClock, SimRef, SimScene, SimStep, SimSystems, with_sim_mut,
+};
 
 /// The threshold unless `--replay-threshold` says otherwise, in degrees.
 pub const DEFAULT_THRESHOLD_DEG: f32 = 5.0;
@@ -201,8 +203,7 @@ impl LeRobotReplay {
         (self.steps / self.every) as usize
     }
 
-    /// Steps until the episode's last frame (0 once it is reached): a frame's batch of steps
-    /// stops there, so nothing runs, or is recorded, past the episode.
+    /// Steps until the episode's last frame (0 once it is reached).
     pub fn steps_left(&self) -> u64 {
         if self.finished {
             return 0;
@@ -349,8 +350,28 @@ pub fn report(world: &World) -> Option<String> {
         .map(LeRobotReplay::report)
 }
 
+/// Headless, a frame's batch of steps stops at the episode's last frame, so nothing runs, or
+/// is recorded, past the episode: `headless::run` sets each frame's cap, this only lowers it.
+/// (The window sets no cap, so one lowered here would stay; there the session's pause at the
+/// end stops the steps a frame later.)
+fn stop_at_the_end(replay: Option<Res<LeRobotReplay>>, mut clock: ResMut<SimClock>) {
+    let Some(replay) = replay else { return };
+    if !replay.exit_when_done {
+        return;
+    }
+    let left = u32::try_from(replay.steps_left()).unwrap_or(u32::MAX);
+    if clock.max_steps_this_frame > left {
+        clock.max_steps_this_frame = left;
+    }
+}
+
 pub fn plugin(app: &mut App) {
     app.add_systems(SimStep, drive.in_set(SimSystems::Adapt))
         .add_systems(SimStep, compare.in_set(SimSystems::Publish))
-        .add_systems(Update, stop_on_reset.before(crate::sim::ClockSystems));
+        .add_systems(
+            Update,
+            (stop_on_reset, stop_at_the_end)
+                .chain()
+                .before(crate::sim::ClockSystems),
+        );
 }
