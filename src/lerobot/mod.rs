@@ -4,7 +4,8 @@
 //! becomes a row: `observation.state` (joint positions) and `action` (joint targets: a position
 //! command's target, the target an agent's PD effector or a lockstep client's integrated
 //! velocities aim at, the joint's position under a bare velocity or torque), both named
-//! `<joint>.pos`, plus one image per scene camera (`observation.images.<camera>`, H.264) when the
+//! `<joint>.pos` in the file's units, or as a LeRobot robot's motors in its units
+//! (`--lerobot-robot`, `schema.rs`), plus one image per scene camera (`observation.images.<camera>`, H.264) when the
 //! cameras render (the window, or headless with `--cameras`, which `--record-lerobot` implies).
 //!
 //! **Images and rows.** While recording with cameras, each frame's batch of steps ends on a
@@ -198,7 +199,8 @@ pub fn start(
         .find(|c| rendering && (f64::from(c.rate_hz) - f64::from(fps)).abs() > 1e-6)
     {
         return Err(format!(
-            "camera {} renders at {} Hz but the dataset runs at {fps} fps: give the cameras the              dataset's rate (or pass --lerobot-fps {})",
+            "camera {} renders at {} Hz but the dataset runs at {fps} fps: give the cameras the \
+             dataset's rate (or pass --lerobot-fps {})",
             c.name, c.rate_hz, c.rate_hz
         ));
     }
