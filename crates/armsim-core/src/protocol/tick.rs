@@ -5,10 +5,10 @@
 //! The tick, in spec order: 1 read state → 2 sample the transport's latest command and token →
 //! 3 decode only on a new token → 4 adapt the latest decoded command (every tick, so a slow
 //! controller's last command is reused) → 5 apply if any, step, advance protocol time →
-//! 6 encode the post-step state and publish. [`ProtocolTick::tick`] runs all of it against a
-//! [`SimHandle`]; the ECS, which owns the physics step, calls the phases instead:
-//! [`ProtocolTick::sample`] and [`ProtocolTick::adapt`] before the step, [`ProtocolTick::advance`]
-//! and [`ProtocolTick::publish`] after it.
+//! 6 encode the post-step state and publish. The ECS, which owns the physics step, calls the
+//! phases: [`ProtocolTick::sample`] and [`ProtocolTick::adapt`] before the step,
+//! [`ProtocolTick::advance`] and [`ProtocolTick::publish`] after it. The unit tests run them in
+//! that order against a fake simulator.
 
 use crossbeam_channel::{Receiver, Sender, TryRecvError, TrySendError};
 
@@ -53,16 +53,6 @@ pub trait CommandAdapter {
     fn adapt(&mut self, cmd: &Self::Command, state: &Self::State) -> Option<Self::Action>;
 }
 
-/// The simulator as the tick sees it.
-pub trait SimHandle {
-    type State;
-    type Action;
-
-    fn state(&self) -> Self::State;
-    fn apply(&mut self, action: Self::Action);
-    fn step(&mut self);
-}
-
 /// Protocol time: completed ticks since start (or the last [`ProtocolTick::reset_time`]).
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct ProtocolTime {
@@ -90,18 +80,6 @@ impl<E> SampleOutcome<E> {
     pub fn is_new_command(&self) -> bool {
         matches!(self, SampleOutcome::Decoded { .. })
     }
-}
-
-/// What one [`ProtocolTick::tick`] did.
-#[derive(Clone, Debug, PartialEq)]
-pub struct TickReport<E> {
-    pub sample: SampleOutcome<E>,
-    /// Whether the adapter returned an action that was applied before the step.
-    pub applied: bool,
-    /// Protocol time after the step.
-    pub time: ProtocolTime,
-    /// How many messages were published after the step.
-    pub published: usize,
 }
 
 /// The server side of spec 000 for one transport: remembers the last decoded token and command,
@@ -134,30 +112,6 @@ where
             decode_errors: 0,
             ticks: 0,
             outbox: Vec::new(),
-        }
-    }
-
-    /// One full tick in spec order against a simulator the tick may step itself.
-    pub fn tick<T, S>(&mut self, transport: &mut T, sim: &mut S) -> TickReport<C::Error>
-    where
-        T: Transport<Inbound = C::Inbound, Outbound = C::Outbound>,
-        S: SimHandle<State = C::State, Action = A::Action>,
-    {
-        let state = sim.state();
-        let sample = self.sample(transport);
-        let action = self.adapt(&state);
-        let applied = action.is_some();
-        if let Some(action) = action {
-            sim.apply(action);
-        }
-        sim.step();
-        self.advance();
-        let published = self.publish(transport, &sim.state());
-        TickReport {
-            sample,
-            applied,
-            time: self.time(),
-            published,
         }
     }
 
@@ -503,10 +457,7 @@ mod tests {
         applies: usize,
     }
 
-    impl SimHandle for FakeSim {
-        type State = FakeState;
-        type Action = f64;
-
+    impl FakeSim {
         fn state(&self) -> FakeState {
             self.s
         }
@@ -519,6 +470,43 @@ mod tests {
         fn step(&mut self) {
             self.s.pos += self.s.vel;
             self.s.steps += 1;
+        }
+    }
+
+    /// What one [`tick`] did.
+    #[derive(Debug)]
+    struct TickReport {
+        sample: SampleOutcome<BadWire>,
+        /// Whether the adapter returned an action that was applied before the step.
+        applied: bool,
+        /// Protocol time after the step.
+        time: ProtocolTime,
+        /// How many messages were published after the step.
+        published: usize,
+    }
+
+    /// One tick in spec order, as the ECS runs its phases around the physics step: state,
+    /// sample, adapt, apply, step, advance, publish the post-step state.
+    fn tick<T: Transport<Inbound = i32, Outbound = (u64, FakeState)>>(
+        p: &mut ProtocolTick<FakeCodec, FakeAdapter>,
+        t: &mut T,
+        sim: &mut FakeSim,
+    ) -> TickReport {
+        let state = sim.state();
+        let sample = p.sample(t);
+        let action = p.adapt(&state);
+        let applied = action.is_some();
+        if let Some(action) = action {
+            sim.apply(action);
+        }
+        sim.step();
+        p.advance();
+        let published = p.publish(t, &sim.state());
+        TickReport {
+            sample,
+            applied,
+            time: p.time(),
+            published,
         }
     }
 
@@ -559,8 +547,8 @@ mod tests {
     fn same_token_decoded_once_but_adapted_every_tick() {
         let (mut p, mut t, mut sim) = (server(), FakeTransport::default(), FakeSim::default());
         t.rewrite(3);
-        let r1 = p.tick(&mut t, &mut sim);
-        let r2 = p.tick(&mut t, &mut sim);
+        let r1 = tick(&mut p, &mut t, &mut sim);
+        let r2 = tick(&mut p, &mut t, &mut sim);
         assert_eq!(r1.sample, SampleOutcome::Decoded { token: 1 });
         assert_eq!(r2.sample, SampleOutcome::Unchanged);
         assert!(r1.applied && r2.applied);
@@ -574,16 +562,19 @@ mod tests {
     fn new_token_on_reused_object_redecodes() {
         let (mut p, mut t, mut sim) = (server(), FakeTransport::default(), FakeSim::default());
         t.rewrite(1);
-        p.tick(&mut t, &mut sim);
+        tick(&mut p, &mut t, &mut sim);
         t.rewrite(2);
-        let r = p.tick(&mut t, &mut sim);
+        let r = tick(&mut p, &mut t, &mut sim);
         assert_eq!(r.sample, SampleOutcome::Decoded { token: 2 });
         assert_eq!(p.latest_command(), Some(&2));
         assert_eq!(p.codec().decodes, 2);
 
         // The contract's other half: a rewrite without a token bump is invisible.
         t.msg = Some(7);
-        assert_eq!(p.tick(&mut t, &mut sim).sample, SampleOutcome::Unchanged);
+        assert_eq!(
+            tick(&mut p, &mut t, &mut sim).sample,
+            SampleOutcome::Unchanged
+        );
         assert_eq!(p.latest_command(), Some(&2));
     }
 
@@ -591,9 +582,9 @@ mod tests {
     fn none_from_adapter_steps_without_changing_targets() {
         let (mut p, mut t, mut sim) = (server(), FakeTransport::default(), FakeSim::default());
         t.rewrite(2);
-        p.tick(&mut t, &mut sim);
+        tick(&mut p, &mut t, &mut sim);
         t.rewrite(0);
-        let r = p.tick(&mut t, &mut sim);
+        let r = tick(&mut p, &mut t, &mut sim);
         assert!(!r.applied);
         assert_eq!(sim.applies, 1);
         // Still moving at the previous target, and the step happened.
@@ -606,9 +597,9 @@ mod tests {
     fn decode_error_keeps_previous_command_and_is_reported_once() {
         let (mut p, mut t, mut sim) = (server(), FakeTransport::default(), FakeSim::default());
         t.rewrite(5);
-        p.tick(&mut t, &mut sim);
+        tick(&mut p, &mut t, &mut sim);
         t.rewrite(-1);
-        let r = p.tick(&mut t, &mut sim);
+        let r = tick(&mut p, &mut t, &mut sim);
         assert_eq!(
             r.sample,
             SampleOutcome::DecodeError {
@@ -621,7 +612,7 @@ mod tests {
         assert_eq!(p.decode_errors(), 1);
         assert_eq!(p.adapter().calls.last().map(|c| c.0), Some(5));
 
-        let r = p.tick(&mut t, &mut sim);
+        let r = tick(&mut p, &mut t, &mut sim);
         assert_eq!(r.sample, SampleOutcome::Unchanged);
         assert_eq!(p.decode_errors(), 1);
         assert_eq!(p.codec().decodes, 2);
@@ -630,7 +621,7 @@ mod tests {
     #[test]
     fn no_command_yet_skips_adapter_but_steps_and_publishes() {
         let (mut p, mut t, mut sim) = (server(), FakeTransport::default(), FakeSim::default());
-        let r = p.tick(&mut t, &mut sim);
+        let r = tick(&mut p, &mut t, &mut sim);
         assert_eq!(r.sample, SampleOutcome::NoMessage);
         assert!(!r.applied);
         assert!(p.adapter().calls.is_empty());
@@ -640,7 +631,7 @@ mod tests {
 
         // A first message that fails to decode leaves it that way.
         t.rewrite(-4);
-        let r = p.tick(&mut t, &mut sim);
+        let r = tick(&mut p, &mut t, &mut sim);
         assert!(matches!(r.sample, SampleOutcome::DecodeError { .. }));
         assert!(p.adapter().calls.is_empty());
         assert_eq!(sim.s.steps, 2);
@@ -650,8 +641,8 @@ mod tests {
     fn publish_follows_step_with_post_step_state() {
         let (mut p, mut t, mut sim) = (server(), FakeTransport::default(), FakeSim::default());
         t.rewrite(1);
-        let r = p.tick(&mut t, &mut sim);
-        p.tick(&mut t, &mut sim);
+        let r = tick(&mut p, &mut t, &mut sim);
+        tick(&mut p, &mut t, &mut sim);
         assert_eq!(r.time.ticks, 1);
         assert_eq!(r.time.seconds, 0.5);
         let (ticks, state) = t.published[0];
@@ -664,7 +655,7 @@ mod tests {
     }
 
     #[test]
-    fn phases_compose_like_tick() {
+    fn phases_run_around_a_step_the_ecs_owns() {
         let (mut p, mut t, mut sim) = (server(), FakeTransport::default(), FakeSim::default());
         // Greeting frame before any step, as lockstep sends one.
         assert_eq!(p.publish(&mut t, &sim.state()), 1);
@@ -714,7 +705,7 @@ mod tests {
         assert_eq!(t.latest_command_with_token(), Some((2, &2)));
 
         let (mut p, mut sim) = (server(), FakeSim::default());
-        let r = p.tick(&mut t, &mut sim);
+        let r = tick(&mut p, &mut t, &mut sim);
         assert_eq!(r.sample, SampleOutcome::Decoded { token: 2 });
         assert_eq!(p.codec().decodes, 1);
         assert_eq!(out_rx.try_recv().map(|m| m.0), Ok(1));
