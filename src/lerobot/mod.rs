@@ -53,10 +53,12 @@ use crate::sim::{SIM_HZ, SimClock, SimRef, SimStep, SimSystems};
 use crate::state::CameraFrame;
 use crate::ui::camera_frames::CameraFrameReady;
 
+mod cleanup;
 mod control;
 pub mod replay;
 mod schema;
 
+use cleanup::remove_empty_dataset;
 pub use control::DatasetRequests;
 pub use schema::{DEFAULT_FPS, LeRobotDefaults, schema_for, steps_per_frame};
 
@@ -144,9 +146,22 @@ impl LeRobotRecording {
     /// writer saved, for the panel.
     pub fn episode_status(&self) -> Option<(Option<u64>, Option<&str>)> {
         self.active.as_ref().map(|a| {
-            let open = a
-                .episode_open
-                .then(|| a.writer.open_episode_frames().unwrap_or(0) + a.pending_rows as u64);
+            // The open episode's rows still waiting for images follow its `Begin` in the queue;
+            // where that `Begin` has reached the writer already, so have its first rows.
+            let waiting = a
+                .pending
+                .iter()
+                .rev()
+                .take_while(|p| !matches!(p, Pending::Begin(_)))
+                .filter(|p| matches!(p, Pending::Row(_)))
+                .count() as u64;
+            let begun = !a.pending.iter().any(|p| matches!(p, Pending::Begin(_)));
+            let written = if begun {
+                a.writer.open_episode_frames().unwrap_or(0)
+            } else {
+                0
+            };
+            let open = a.episode_open.then_some(written + waiting);
             (open, a.last_saved.as_deref())
         })
     }
@@ -593,47 +608,6 @@ fn stop_on_error(rec: &mut LeRobotRecording, e: &str) {
     }
     rec.last = Some(outcome);
     rec.nothing_recorded = nothing;
-}
-
-/// The writer's folders in a dataset's root; nothing else is there when armsim made it (the
-/// writer refuses a root that holds files).
-const WRITER_FOLDERS: [&str; 3] = ["data", "meta", "videos"];
-
-/// Removes a dataset without episodes: the writer's folders, then `root` itself where armsim
-/// created it. Anything else in `root` was not armsim's, and then everything stays. Says what
-/// it did, for the error line.
-fn remove_empty_dataset(root: &Path, created: bool) -> String {
-    let shown = root.display();
-    let entries = match std::fs::read_dir(root) {
-        Ok(entries) => entries,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return "nothing was left".into(),
-        Err(e) => return format!("{shown} is left as it is: cannot list it ({e})"),
-    };
-    let foreign: Vec<String> = entries
-        .filter_map(Result::ok)
-        .map(|e| e.file_name().to_string_lossy().into_owned())
-        .filter(|name| !WRITER_FOLDERS.contains(&name.as_str()))
-        .collect();
-    if !foreign.is_empty() {
-        return format!(
-            "{shown} is left as it is: it also holds {} (not armsim's)",
-            foreign.join(", ")
-        );
-    }
-    for folder in WRITER_FOLDERS {
-        match std::fs::remove_dir_all(root.join(folder)) {
-            Ok(()) => {}
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-            Err(e) => return format!("cannot remove {shown}/{folder}: {e}"),
-        }
-    }
-    if !created {
-        return format!("the dataset's files are removed ({shown} was there before: left empty)");
-    }
-    match std::fs::remove_dir(root) {
-        Ok(()) => format!("{shown} is removed"),
-        Err(e) => format!("cannot remove {shown}: {e}"),
-    }
 }
 
 /// What the writer thread saved (logged) or why it failed (the recording stops).

@@ -89,15 +89,19 @@ pub fn start(world: &mut World, options: &ReplayOptions) -> Result<(), String> {
         )
     })?;
     let scene = world.resource::<SimScene>().0.clone();
-    let robot = match options.robot {
-        Some(r) => Some(r),
-        None => LeRobotRobot::parse(&recorded.robot_type).ok(),
+    // --lerobot-robot, else the dataset's own robot type where it is one, else the scene's key
+    // or the file's joints (`schema_for`).
+    let (robot, from) = match options.robot {
+        Some(r) => (Some(r), "--lerobot-robot"),
+        None => (
+            LeRobotRobot::parse(&recorded.robot_type).ok(),
+            "its robot_type",
+        ),
     };
-    let schema = match robot {
-        Some(r) => schema_for(&scene, Some(r))
-            .map_err(|e| format!("the dataset is {r}'s (its robot_type), and {e}"))?,
-        None => schema_for(&scene, None)?,
-    };
+    let schema = schema_for(&scene, robot).map_err(|e| match robot {
+        Some(r) => format!("the dataset is read as {r}'s ({from}), and {e}"),
+        None => e,
+    })?;
     check_names(&recorded, &schema)?;
     if recorded.states.len() < 2 {
         return Err(format!(
