@@ -7,6 +7,7 @@ mod cli_parse;
 mod lerobot_cli;
 mod ros2_cli;
 mod ros2_types;
+mod scene_cli;
 mod trajectory_cmd;
 
 use std::path::PathBuf;
@@ -202,6 +203,9 @@ struct Cli {
 
     #[command(flatten)]
     lerobot_flags: lerobot_cli::LeRobotArgs,
+
+    #[command(flatten)]
+    scene_flags: scene_cli::SceneArgs,
 
     /// Replay a MetaSim trajectory file (headless: exits when the replay ends, or earlier at
     /// --steps/--duration). With --record, the replay is recorded anew (e.g. by action in
@@ -423,8 +427,8 @@ fn run() -> anyhow::Result<ExitCode> {
         package_paths: cli.package_path.clone(),
         ..Default::default()
     };
-    let scene = match source.load_with(&load_options) {
-        Ok(s) => Arc::new(s),
+    let mut scene = match source.load_with(&load_options) {
+        Ok(s) => s,
         Err(errors) => {
             eprintln!(
                 "armsim: scene {} is not valid:\n{errors}",
@@ -433,6 +437,11 @@ fn run() -> anyhow::Result<ExitCode> {
             return Ok(ExitCode::from(2));
         }
     };
+    if let Err(e) = cli.scene_flags.apply(&mut scene) {
+        eprintln!("armsim: scene {}: {e}", source.describe());
+        return Ok(ExitCode::from(2));
+    }
+    let scene = Arc::new(scene);
     // Logging starts with the app; until then the choice is a plain line on stderr, and only
     // where a named file was not found and the built-in copy stands in for it.
     if let (Some(asked), scene::SceneSource::Bundled(name)) = (&cli.scene, &source)

@@ -8,6 +8,8 @@
 mod common;
 #[path = "../crates/armsim-core/tests/fixtures/mod.rs"]
 mod fixtures;
+#[path = "lerobot/varied.rs"]
+mod varied;
 
 use std::path::PathBuf;
 use std::process::Command;

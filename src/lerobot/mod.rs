@@ -40,21 +40,23 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use armsim_lerobot::{
-    BackgroundWriter, CameraSpec, DatasetSpec, Finished, LeRobotRobot, Schema, SharedImage,
-    WriterEvent,
+    BackgroundWriter, CameraSpec, DatasetSpec, EpisodeValue, Finished, LeRobotRobot, Schema,
+    SharedImage, WriterEvent,
 };
 use bevy::app::AppExit;
 use bevy::prelude::*;
 
 use crate::referee::plugin::Referee;
 use crate::referee::{PlayMode, RefereeEvent};
+use crate::scene::variation::{self, EpisodeStart};
 use crate::session::{Session, SessionEvent, SessionState};
-use crate::sim::{SIM_HZ, SimClock, SimRef, SimStep, SimSystems};
+use crate::sim::{EpisodeStartNow, SIM_HZ, SimClock, SimRef, SimScene, SimStep, SimSystems};
 use crate::state::CameraFrame;
 use crate::ui::camera_frames::CameraFrameReady;
 
 mod cleanup;
 mod control;
+mod episode_columns;
 pub mod replay;
 mod schema;
 
@@ -66,7 +68,8 @@ pub use schema::{DEFAULT_FPS, LeRobotDefaults, schema_for, steps_per_frame};
 /// same queue as its rows, so the rows of an episode that just ended still get the images of
 /// their own steps, which come back from the GPU a frame or more after a reset.
 enum Pending {
-    Begin(String),
+    /// The task, and the episode columns' values (`start.rs`).
+    Begin(String, Vec<EpisodeValue>),
     Row(Row),
     /// Why the episode ended.
     End(String),
@@ -152,10 +155,10 @@ impl LeRobotRecording {
                 .pending
                 .iter()
                 .rev()
-                .take_while(|p| !matches!(p, Pending::Begin(_)))
+                .take_while(|p| !matches!(p, Pending::Begin(..)))
                 .filter(|p| matches!(p, Pending::Row(_)))
                 .count() as u64;
-            let begun = !a.pending.iter().any(|p| matches!(p, Pending::Begin(_)));
+            let begun = !a.pending.iter().any(|p| matches!(p, Pending::Begin(..)));
             let written = if begun {
                 a.writer.open_episode_frames().unwrap_or(0)
             } else {
@@ -224,6 +227,7 @@ pub fn start(
         robot_type: schema.robot_type().to_string(),
         joint_names: schema.names(),
         cameras: cameras.clone(),
+        episode_columns: episode_columns::columns(&world.resource::<SimScene>().0),
     };
     let created_root = !root.exists();
     let writer = BackgroundWriter::create(root, spec).map_err(|e| e.to_string())?;
@@ -340,7 +344,7 @@ impl Active {
             self.pending_rows -= 1;
             dropped += 1;
         }
-        if let Some(Pending::Begin(_)) = self.pending.back() {
+        if let Some(Pending::Begin(..)) = self.pending.back() {
             // It never reached the writer.
             self.pending.pop_back();
         } else {
@@ -419,10 +423,21 @@ impl Active {
         (outcome, false)
     }
 
-    /// Queues `row`; it is written once its images are in (at once without cameras).
-    fn push(&mut self, row: Row, task: &str) -> Result<(), String> {
+    /// Queues `row`; it is written once its images are in (at once without cameras). The first
+    /// row of an episode begins it, with `start`'s values where the dataset has episode columns.
+    fn push(
+        &mut self,
+        row: Row,
+        task: &str,
+        start: impl FnOnce() -> EpisodeStart,
+    ) -> Result<(), String> {
         if !self.episode_open {
-            self.pending.push_back(Pending::Begin(task.to_string()));
+            let values = match self.writer.spec().episode_columns.is_empty() {
+                true => Vec::new(),
+                false => episode_columns::values(&start()),
+            };
+            self.pending
+                .push_back(Pending::Begin(task.to_string(), values));
             self.episode_open = true;
         }
         self.pending.push_back(Pending::Row(row));
@@ -458,9 +473,10 @@ impl Active {
     fn flush(&mut self, force: bool) {
         while let Some(next) = self.pending.front() {
             let row = match next {
-                Pending::Begin(task) => {
-                    self.writer.begin_episode(task);
-                    self.pending.pop_front();
+                Pending::Begin(..) => {
+                    if let Some(Pending::Begin(task, values)) = self.pending.pop_front() {
+                        self.writer.begin_episode_with(&task, values);
+                    }
                     continue;
                 }
                 Pending::End(why) => {
@@ -550,6 +566,8 @@ fn record_step(
     session: Res<Session>,
     clock: Res<SimClock>,
     sim: SimRef,
+    drawn: Res<EpisodeStartNow>,
+    scene: Res<SimScene>,
 ) {
     let Some(active) = rec.active.as_mut() else {
         return;
@@ -589,7 +607,14 @@ fn record_step(
             state,
             action,
         };
-        if let Err(e) = active.push(row, referee.book.task()) {
+        // What the world started from at its last reset: the draw, or the file's own start.
+        let start = || {
+            drawn
+                .0
+                .clone()
+                .unwrap_or_else(|| variation::describe(&scene.0, clock.episode, None))
+        };
+        if let Err(e) = active.push(row, referee.book.task(), start) {
             stop_on_error(&mut rec, &e);
         }
     }

@@ -10,7 +10,8 @@
 //! gives, per joint and in the dataset's units, the RMS and largest difference and the first
 //! frame past the threshold (`--replay-threshold`, degrees; the gripper's 0–100 takes it as is).
 //! Headless, armsim exits when the episode ends and prints the report; in the window the session
-//! pauses there. A scene reset stops the replay.
+//! pauses there. A scene reset stops the replay. An episode armsim recorded from a varied start
+//! (its `armsim/episode_seed`) starts from the same draw of the scene's `randomize` block.
 
 use std::path::PathBuf;
 
@@ -19,9 +20,11 @@ use bevy::app::AppExit;
 use bevy::prelude::*;
 
 use super::schema::{schema_for, steps_per_frame};
+use crate::scene::Scene;
 use crate::session::{Session, SessionCommand, SessionEvent, SessionState};
 use crate::sim::{
-    JointCommand, JointTargets, SimClock, SimRef, SimScene, SimStep, SimSystems, with_sim_mut,
+    EpisodeStartNow, JointCommand, JointTargets, SimClock, SimRef, SimScene, SimStep, SimSystems,
+    install, with_sim_mut, world_from_seed,
 };
 
 /// The threshold unless `--replay-threshold` says otherwise, in degrees.
@@ -128,6 +131,7 @@ pub fn start(world: &mut World, options: &ReplayOptions) -> Result<(), String> {
     if start.iter().any(|v| !v.is_finite()) {
         return Err("the first observation.state holds a value that is not a finite number".into());
     }
+    let drawn = start_as_recorded(world, &scene, &recorded)?;
     with_sim_mut(world, |sim| {
         let still = vec![0.0; start.len()];
         sim.set_joint_state(&start, &still);
@@ -141,13 +145,17 @@ pub fn start(world: &mut World, options: &ReplayOptions) -> Result<(), String> {
         .collect();
     info!(
         "replaying LeRobot episode {} of {} ({} episode(s), robot type {:?}, {} fps): {} \
-         frames, each action driving {every} steps, the arm starting at the first recorded state",
+         frames, each action driving {every} steps, the arm starting at the first recorded state{}",
         options.episode,
         options.root.display(),
         recorded.total_episodes,
         recorded.robot_type,
         recorded.fps,
         recorded.states.len(),
+        match drawn {
+            Some(seed) => format!(", the scene's objects as drawn from episode seed {seed}"),
+            None => String::new(),
+        }
     );
     world.insert_resource(LeRobotReplay {
         root: options.root.clone(),
@@ -170,6 +178,32 @@ pub fn start(world: &mut World, options: &ReplayOptions) -> Result<(), String> {
         finished: false,
     });
     Ok(())
+}
+
+/// An episode armsim recorded from a varied start (its `armsim/episode_seed`) starts from the
+/// same draw of the scene's `randomize` block: the objects where they were. Returns the seed.
+fn start_as_recorded(
+    world: &mut World,
+    scene: &Scene,
+    recorded: &RecordedEpisode,
+) -> Result<Option<u64>, String> {
+    let Some(seed) = recorded.episode_seed else {
+        return Ok(None);
+    };
+    if scene.config.extensions.armsim.randomize.is_none() {
+        warn!(
+            "episode {} was recorded from a varied start (episode seed {seed}), but this scene has \
+             no extensions.armsim.randomize block: its objects start where the scene file puts them",
+            recorded.episode
+        );
+        return Ok(None);
+    }
+    let episode = world.resource::<SimClock>().episode;
+    let (sim, start) = world_from_seed(scene, episode, seed)
+        .map_err(|e| format!("the episode's start cannot be drawn again: {e}"))?;
+    install(world, sim);
+    world.resource_mut::<EpisodeStartNow>().0 = Some(start);
+    Ok(Some(seed))
 }
 
 /// The dataset's `observation.state` and `action` must be the schema's joints, in its order.

@@ -14,7 +14,9 @@ use std::thread::JoinHandle;
 
 use crossbeam_channel::{Receiver, Sender, TrySendError, bounded, unbounded};
 
-use crate::{DatasetSpec, DatasetSummary, DatasetWriter, EpisodeSummary, LeRobotError};
+use crate::{
+    DatasetSpec, DatasetSummary, DatasetWriter, EpisodeSummary, EpisodeValue, LeRobotError,
+};
 
 /// One camera image as the writer takes it: RGB8 bytes, width*height*3, top row first. Shared,
 /// so a frame the renderer produced crosses to the writer thread without a copy.
@@ -24,7 +26,7 @@ pub type SharedImage = Arc<dyn AsRef<[u8]> + Send + Sync>;
 pub const QUEUE: usize = 64;
 
 enum Job {
-    Begin(String),
+    Begin(String, Vec<EpisodeValue>),
     Frame {
         state: Vec<f32>,
         action: Vec<f32>,
@@ -118,8 +120,14 @@ impl BackgroundWriter {
 
     /// Starts an episode of `task` (checked on the thread, like everything else).
     pub fn begin_episode(&mut self, task: &str) {
+        self.begin_episode_with(task, Vec::new());
+    }
+
+    /// Starts an episode of `task` with its episode columns' values (see
+    /// [`DatasetWriter::begin_episode_with`]).
+    pub fn begin_episode_with(&mut self, task: &str, values: Vec<EpisodeValue>) {
         self.open_frames = Some(0);
-        self.send(Job::Begin(task.to_string()));
+        self.send(Job::Begin(task.to_string(), values));
     }
 
     /// Queues one frame (see [`DatasetWriter::push_frame`]).
@@ -228,7 +236,7 @@ fn run(mut writer: DatasetWriter, jobs: Receiver<Job>, events: Sender<WriterEven
             continue;
         }
         let done = match job {
-            Job::Begin(task) => writer.begin_episode(&task),
+            Job::Begin(task, values) => writer.begin_episode_with(&task, values),
             Job::Frame {
                 state,
                 action,

@@ -21,6 +21,7 @@ use serde_json::json;
 
 use crate::LeRobotError;
 use crate::atomic::{Staged, create_tmp};
+use crate::spec::{EpisodeColumn, EpisodeValue, EpisodeValueKind};
 use crate::stats::{FeatureStats, STAT_NAMES, StatKind};
 use crate::video::EpisodeVideo;
 
@@ -128,6 +129,8 @@ pub(crate) struct EpisodeRow {
     pub videos: Vec<EpisodeVideo>,
     /// One per feature, in the order of the writer's `stat_features`.
     pub stats: Vec<FeatureStats>,
+    /// One per `DatasetSpec::episode_columns`, checked against its kind.
+    pub values: Vec<EpisodeValue>,
 }
 
 /// Writes one Arrow record batch as a whole parquet file under its temporary name.
@@ -154,6 +157,7 @@ pub(crate) fn write_episodes(
     rows: &[EpisodeRow],
     video_keys: &[String],
     stat_features: &[(String, StatKind)],
+    extra: &[EpisodeColumn],
 ) -> Result<Staged, LeRobotError> {
     let i64_col = |f: &dyn Fn(&EpisodeRow) -> u64| -> ArrayRef {
         Arc::new(Int64Array::from_iter_values(
@@ -237,9 +241,49 @@ pub(crate) fn write_episodes(
     ));
     columns.push(i64_col(&|_| 0));
     columns.push(i64_col(&|_| 0));
+    for (c, column) in extra.iter().enumerate() {
+        let array = episode_column(rows, c, column.kind);
+        fields.push(Field::new(&column.name, array.data_type().clone(), true));
+        columns.push(array);
+    }
     let batch = RecordBatch::try_new(Arc::new(Schema::new(fields)), columns)
         .map_err(|e| LeRobotError::parquet(path, e))?;
     write_table(path, &batch)
+}
+
+/// Episode column `c` (its values checked against `kind` when each episode began).
+fn episode_column(rows: &[EpisodeRow], c: usize, kind: EpisodeValueKind) -> ArrayRef {
+    match kind {
+        EpisodeValueKind::Int => {
+            Arc::new(Int64Array::from_iter(rows.iter().map(
+                |r| match r.values.get(c) {
+                    Some(EpisodeValue::Int(v)) => Some(*v),
+                    _ => None,
+                },
+            )))
+        }
+        EpisodeValueKind::Float => {
+            Arc::new(Float64Array::from_iter(rows.iter().map(
+                |r| match r.values.get(c) {
+                    Some(EpisodeValue::Float(v)) => Some(*v),
+                    _ => None,
+                },
+            )))
+        }
+        EpisodeValueKind::Floats(_) => {
+            let mut b = ListBuilder::new(Float64Builder::new());
+            for r in rows {
+                match r.values.get(c) {
+                    Some(EpisodeValue::Floats(v)) => {
+                        b.values().append_slice(v);
+                        b.append(true);
+                    }
+                    _ => b.append(false),
+                }
+            }
+            Arc::new(b.finish())
+        }
+    }
 }
 
 /// One `stats/<feature>/<stat>` column, typed as pyarrow types what LeRobot hands it

@@ -98,7 +98,9 @@ use std::path::PathBuf;
 pub use background::{BackgroundWriter, Finished, QUEUE, SharedImage, WriterEvent};
 pub use read::{RecordedEpisode, read_episode};
 pub use robots::{FileJoint, LEROBOT_ROBOTS, LeRobotRobot, Schema};
-pub use spec::{CameraSpec, DatasetSpec, VideoOptions};
+pub use spec::{
+    CameraSpec, DatasetSpec, EpisodeColumn, EpisodeValue, EpisodeValueKind, VideoOptions,
+};
 pub use writer::{DatasetSummary, DatasetWriter, EpisodeSummary, IMAGE_STATS_EVERY};
 
 /// The codebase version written to `meta/info.json`.
@@ -130,6 +132,8 @@ pub enum LeRobotError {
     NoOpenEpisode,
     #[error("invalid task: {0}")]
     InvalidTask(String),
+    #[error("invalid episode values: {0}")]
+    InvalidEpisodeValues(String),
     #[error("{what} has {got} values but the dataset has {expected} joints")]
     WrongLength {
         what: &'static str,

@@ -32,6 +32,10 @@ pub struct RecordedEpisode {
     /// One row per frame, in frame order.
     pub states: Vec<Vec<f32>>,
     pub actions: Vec<Vec<f32>>,
+    /// The episode's `armsim/episode_seed` in the episodes table: the seed armsim drew its start
+    /// from (a scene with a `randomize` block); `None` for a dataset without it (a real arm's)
+    /// or an episode that started as the scene file says (-1).
+    pub episode_seed: Option<u64>,
 }
 
 fn invalid(path: &Path, message: impl Into<String>) -> LeRobotError {
@@ -105,6 +109,7 @@ pub fn read_episode(root: &Path, episode: u64) -> Result<RecordedEpisode, LeRobo
         action_names,
         states,
         actions,
+        episode_seed: episode_seed(root, episode)?,
     };
     for (what, rows, names) in [
         ("observation.state", &episode.states, &episode.state_names),
@@ -122,6 +127,51 @@ pub fn read_episode(root: &Path, episode: u64) -> Result<RecordedEpisode, LeRobo
         }
     }
     Ok(episode)
+}
+
+/// The episode's `armsim/episode_seed`, where the episodes table has the column (an integer,
+/// or a float where a merge with a dataset without it filled the gaps with NaN).
+fn episode_seed(root: &Path, episode: u64) -> Result<Option<u64>, LeRobotError> {
+    let dir = root.join("meta").join("episodes");
+    if !dir.is_dir() {
+        return Ok(None);
+    }
+    let mut files = Vec::new();
+    parquet_files(&dir, &mut files)?;
+    for file in &files {
+        for batch in read_batches(file)? {
+            let (Some(index), Some(seed)) = (
+                batch.column_by_name("episode_index"),
+                batch.column_by_name("armsim/episode_seed"),
+            ) else {
+                continue;
+            };
+            let index = integers(index, "episode_index", file)?;
+            let Some(row) = index.iter().position(|&e| u64::try_from(e) == Ok(episode)) else {
+                continue;
+            };
+            if seed.is_null(row) {
+                return Ok(None);
+            }
+            let any = seed.as_any();
+            let value = if let Some(a) = any.downcast_ref::<Int64Array>() {
+                u64::try_from(a.value(row)).ok()
+            } else if let Some(a) = any.downcast_ref::<Float64Array>() {
+                let v = a.value(row);
+                (v.is_finite() && v >= 0.0 && v.fract() == 0.0).then_some(v as u64)
+            } else {
+                return Err(invalid(
+                    file,
+                    format!(
+                        "column \"armsim/episode_seed\" is {}, not integers",
+                        seed.data_type()
+                    ),
+                ));
+            };
+            return Ok(value);
+        }
+    }
+    Ok(None)
 }
 
 /// A vector feature's names without `.pos`: a list, or LeRobot's older `{"motors": [...]}`.

@@ -1,4 +1,5 @@
-//! What a dataset records: frame rate, joints and cameras.
+//! What a dataset records: frame rate, joints, cameras, and columns of its own in the episodes
+//! table.
 
 use std::collections::HashSet;
 
@@ -51,7 +52,70 @@ pub struct DatasetSpec {
     pub joint_names: Vec<String>,
     /// Cameras, in the order `push_frame` takes their images. May be empty.
     pub cameras: Vec<CameraSpec>,
+    /// Columns of the episodes table (`meta/episodes/...parquet`) after LeRobot's own: one value
+    /// per episode, given to `begin_episode_with` in this order. May be empty.
+    pub episode_columns: Vec<EpisodeColumn>,
 }
+
+/// A column of the episodes table that LeRobot does not define (armsim's varied episodes: each
+/// episode's seed and drawn start). LeRobot's loaders read the table whole and keep it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct EpisodeColumn {
+    pub name: String,
+    pub kind: EpisodeValueKind,
+}
+
+impl EpisodeColumn {
+    pub fn new(name: impl Into<String>, kind: EpisodeValueKind) -> Self {
+        Self {
+            name: name.into(),
+            kind,
+        }
+    }
+}
+
+/// How an episode column is typed: `int64`, `double`, or `list<double>` of a fixed length.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum EpisodeValueKind {
+    Int,
+    Float,
+    Floats(usize),
+}
+
+/// One episode's value of an [`EpisodeColumn`].
+#[derive(Debug, Clone, PartialEq)]
+pub enum EpisodeValue {
+    Int(i64),
+    Float(f64),
+    Floats(Vec<f64>),
+}
+
+impl EpisodeValue {
+    /// Whether the value is of `kind` and finite.
+    pub fn fits(&self, kind: EpisodeValueKind) -> bool {
+        match (self, kind) {
+            (EpisodeValue::Int(_), EpisodeValueKind::Int) => true,
+            (EpisodeValue::Float(x), EpisodeValueKind::Float) => x.is_finite(),
+            (EpisodeValue::Floats(v), EpisodeValueKind::Floats(n)) => {
+                v.len() == n && v.iter().all(|x| x.is_finite())
+            }
+            _ => false,
+        }
+    }
+}
+
+/// The episodes table's own columns (and the prefixes of its per-feature ones), which an
+/// episode column may not take.
+const LEROBOT_EPISODE_COLUMNS: [&str; 7] = [
+    "episode_index",
+    "tasks",
+    "length",
+    "dataset_from_index",
+    "dataset_to_index",
+    "meta/episodes/chunk_index",
+    "meta/episodes/file_index",
+];
+const LEROBOT_EPISODE_PREFIXES: [&str; 4] = ["data/", "videos/", "stats/", "meta/"];
 
 impl Default for DatasetSpec {
     fn default() -> Self {
@@ -60,6 +124,7 @@ impl Default for DatasetSpec {
             robot_type: String::new(),
             joint_names: Vec::new(),
             cameras: Vec::new(),
+            episode_columns: Vec::new(),
         }
     }
 }
@@ -147,6 +212,22 @@ impl DatasetSpec {
                     "camera {:?} is {w}x{h}; OpenH264 encodes at most 3840x2160 (or 2160x3840)",
                     cam.name
                 ));
+            }
+        }
+        let mut seen = HashSet::new();
+        for column in &self.episode_columns {
+            let name = column.name.as_str();
+            if name.is_empty()
+                || LEROBOT_EPISODE_COLUMNS.contains(&name)
+                || LEROBOT_EPISODE_PREFIXES.iter().any(|p| name.starts_with(p))
+            {
+                return bad(format!(
+                    "episode column {name:?} is empty or one of LeRobot's own (or under data/, \
+                     videos/, stats/ or meta/)"
+                ));
+            }
+            if !seen.insert(name) {
+                return bad(format!("episode column {name:?} appears twice"));
             }
         }
         Ok(())

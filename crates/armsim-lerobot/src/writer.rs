@@ -21,7 +21,7 @@ use crate::atomic::{Staged, sync_dir};
 use crate::data::{EpisodeFrames, EpisodeRow, stage_episode_data, write_episodes, write_tasks};
 use crate::meta::{Obj, info, ordered_stats, write_json};
 use crate::mp4;
-use crate::spec::{DatasetSpec, VideoOptions};
+use crate::spec::{DatasetSpec, EpisodeValue, VideoOptions};
 use crate::stats::{FeatureStats, ImageStats, StatKind, aggregate, vector_stats};
 use crate::video::{CameraVideo, EpisodeVideo};
 use crate::{LeRobotError, chunk_file, data_file_path, episodes_file_path};
@@ -107,6 +107,8 @@ struct EpisodeVideos {
 
 struct OpenEpisode {
     task: String,
+    /// Its values of the spec's `episode_columns`.
+    values: Vec<EpisodeValue>,
     frames: EpisodeFrames,
     image_stats: Vec<ImageStats>,
     /// Set when encoding failed part-way through a frame: the cameras and the data disagree.
@@ -208,8 +210,19 @@ impl DatasetWriter {
         err
     }
 
-    /// Starts an episode of `task` (a non-empty natural-language instruction).
+    /// Starts an episode of `task` (a non-empty natural-language instruction), in a dataset
+    /// without episode columns.
     pub fn begin_episode(&mut self, task: &str) -> Result<(), LeRobotError> {
+        self.begin_episode_with(task, Vec::new())
+    }
+
+    /// Starts an episode of `task` with its values of the spec's `episode_columns`, in their
+    /// order (each of its column's kind, and finite).
+    pub fn begin_episode_with(
+        &mut self,
+        task: &str,
+        values: Vec<EpisodeValue>,
+    ) -> Result<(), LeRobotError> {
         self.check_usable()?;
         if self.open.is_some() {
             return Err(LeRobotError::EpisodeAlreadyOpen);
@@ -219,8 +232,23 @@ impl DatasetWriter {
                 "the task is empty; LeRobot policies are conditioned on it".into(),
             ));
         }
+        let columns = &self.spec.episode_columns;
+        if values.len() != columns.len() {
+            return Err(LeRobotError::InvalidEpisodeValues(format!(
+                "{} value(s) for the dataset's {} episode column(s)",
+                values.len(),
+                columns.len()
+            )));
+        }
+        if let Some((c, v)) = columns.iter().zip(&values).find(|(c, v)| !v.fits(c.kind)) {
+            return Err(LeRobotError::InvalidEpisodeValues(format!(
+                "episode column {:?} is {:?}, which does not fit its kind {:?} (or is not finite)",
+                c.name, v, c.kind
+            )));
+        }
         self.open = Some(OpenEpisode {
             task: task.to_string(),
+            values,
             frames: EpisodeFrames::default(),
             image_stats: vec![ImageStats::new(); self.cameras.len()],
             broken: None,
@@ -366,6 +394,7 @@ impl DatasetWriter {
         self.episodes.push(EpisodeRow {
             episode_index,
             task: open.task,
+            values: open.values,
             length,
             data_chunk_index: chunk,
             data_file_index: file,
@@ -465,6 +494,7 @@ impl DatasetWriter {
                     &self.episodes,
                     &keys,
                     &self.stat_features,
+                    &self.spec.episode_columns,
                 )?,
             ),
             (

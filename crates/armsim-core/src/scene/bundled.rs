@@ -77,14 +77,17 @@ impl SceneSource {
     }
 
     /// [`load`](Self::load) with where a robot file's `package://` names point
-    /// (`--package-path`); built-in scenes' robots have no meshes and ignore them.
+    /// (`--package-path`); built-in scenes' robots have no meshes and ignore them. A scene whose
+    /// `randomize` block cannot draw its first episode is an error here too.
     pub fn load_with(&self, options: &crate::robot::LoadOptions) -> Result<Scene, SceneErrors> {
-        match self {
+        let scene = match self {
             Self::File(path) => super::config::load_scene_with(path, options),
             Self::Bundled(name) => {
                 load_bundled_scene(name).expect("SceneSource::Bundled names a bundled scene")
             }
-        }
+        }?;
+        super::variation::check(&scene)?;
+        Ok(scene)
     }
 
     /// How to name it in messages: the file's path, or `built-in scene NAME`.

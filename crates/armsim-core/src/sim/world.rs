@@ -677,8 +677,7 @@ fn spawn_object(physics: &mut PhysicsWorld, o: &ObjectConfig, friction: f32) -> 
         .friction_combine_rule(CoefficientCombineRule::Max);
     collider = match o.extensions.mass_kg {
         Some(m) => collider.mass(m),
-        // A 5 cm cube of wood-like density weighs about 0.1 kg.
-        None => collider.density(800.0),
+        None => collider.density(crate::scene::variation::DEFAULT_OBJECT_DENSITY),
     };
     physics
         .colliders

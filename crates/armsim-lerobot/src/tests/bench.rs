@@ -60,6 +60,7 @@ fn run(noise: u8) {
             CameraSpec::new("front", SIZE as u32, SIZE as u32),
             CameraSpec::new("wrist", SIZE as u32, SIZE as u32),
         ],
+        ..DatasetSpec::default()
     };
     let mut w = DatasetWriter::create(&root, spec).unwrap();
     let (episodes, per_episode) = (6u64, 300u64);

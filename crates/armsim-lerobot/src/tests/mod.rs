@@ -9,6 +9,7 @@ mod bench;
 mod counts;
 mod crash;
 mod dataset;
+mod episode_columns;
 mod episode_stats;
 mod mp4;
 
@@ -42,6 +43,7 @@ pub fn spec() -> DatasetSpec {
             CameraSpec::new("front", W, H),
             CameraSpec::new("wrist", W, H),
         ],
+        ..DatasetSpec::default()
     }
 }
 

@@ -6,8 +6,8 @@ use bevy::prelude::*;
 
 use crate::scene::PauseBehavior;
 use crate::sim::{
-    JointCommand, JointTargets, Sim, SimClock, SimMut, SimRef, SimScene, SimStep, SimSystems,
-    SimView, SimWorld,
+    EpisodeStartNow, JointCommand, JointTargets, Sim, SimClock, SimMut, SimRef, SimScene, SimStep,
+    SimSystems, SimView, log_start, world_for,
 };
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
@@ -253,6 +253,7 @@ fn handle_session_commands(
     mut clock: ResMut<SimClock>,
     mut targets: ResMut<JointTargets>,
     scene: Res<SimScene>,
+    mut drawn: ResMut<EpisodeStartNow>,
     mut log: ResMut<AlertLog>,
 ) {
     // An ERROR raised inside a step (the physics guard) is announced here like any change of
@@ -291,8 +292,14 @@ fn handle_session_commands(
                 }
             }
             SessionCommand::Reset => {
-                sim.install(SimWorld::new(&scene.0));
                 clock.reset();
+                // The next episode's start: the file's, or its `randomize` draw.
+                let (world, start) = world_for(&scene.0, clock.episode);
+                sim.install(world);
+                if let Some(start) = &start {
+                    log_start(start);
+                }
+                drawn.0 = start;
                 session.hold = sim.model().commands().to_vec();
                 // Targets from before the reset must not drive the reloaded arm on START.
                 targets.commands.clone_from(&session.hold);

@@ -9,6 +9,7 @@
 pub mod access;
 mod clock;
 pub mod physics;
+mod start;
 mod wake;
 
 use std::sync::Arc;
@@ -27,11 +28,13 @@ pub use physics::{
     RapierStep, RapierSync, RapierWriteback, RobotJoint, RobotLink, SceneObject, SimBody, Table,
     WithContext, sync_entities,
 };
+pub use start::{EpisodeStartNow, log_start, world_for, world_from_seed};
 pub use wake::SimWaker;
 
 use crate::scene::Scene;
 
-/// The scene the world was built from; reset rebuilds from it.
+/// The scene the world was built from; reset rebuilds from it (drawing the next episode's start
+/// from its `randomize` block, if it has one: `EpisodeStartNow`).
 #[derive(Resource, Clone)]
 pub struct SimScene(pub Arc<Scene>);
 
@@ -129,8 +132,10 @@ pub struct GatePoll;
 /// the sim only reads the clock's pause and error-stop flags.
 pub fn plugin_for(scene: Arc<Scene>) -> impl Fn(&mut App) {
     move |app: &mut App| {
-        let SimWorld { physics, model } = SimWorld::new(&scene);
+        let (world, start) = world_for(&scene, 0);
+        let SimWorld { physics, model } = world;
         app.insert_resource(JointTargets::new(model.commands().to_vec()))
+            .insert_resource(EpisodeStartNow(start))
             .insert_resource(Sim(model))
             .insert_resource(SimScene(scene.clone()))
             .init_resource::<SimClock>()
@@ -159,7 +164,7 @@ pub fn plugin_for(scene: Arc<Scene>) -> impl Fn(&mut App) {
         poll.set_executor(SingleThreadedExecutor::new());
         app.add_schedule(poll);
         app.add_systems(Update, drive_clock.in_set(ClockSystems));
-        app.add_systems(Startup, log_scene_notes);
+        app.add_systems(Startup, (log_scene_notes, start::log_first_start).chain());
     }
 }
 

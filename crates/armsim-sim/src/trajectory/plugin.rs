@@ -503,6 +503,8 @@ pub fn start_replay(
     }
     install(world, sim);
     world.resource_mut::<SimClock>().reset();
+    // The demo's own start, not a draw of the scene's `randomize` block.
+    world.resource_mut::<crate::sim::EpisodeStartNow>().0 = None;
     let hold = world.resource::<Sim>().0.commands().to_vec();
     world.resource_mut::<JointTargets>().commands = hold;
     world.write_message(SessionCommand::Start);

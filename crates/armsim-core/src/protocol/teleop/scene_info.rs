@@ -11,7 +11,7 @@ use serde::Serialize;
 use super::envelope::PoseOut;
 use super::mesh_buffers;
 use crate::robot::{Geom, MeshAsset, Pose, Shape};
-use crate::scene::{Aabb, GoalZone, ObjectShape, Scene};
+use crate::scene::{Aabb, GoalZone, Scene};
 use crate::sim::SimView;
 
 /// The table's colour in every view (the window draws it with the same RGB).
@@ -219,16 +219,14 @@ pub fn scene_info(scene: &Scene, world: &SimView<'_>) -> SceneInfo {
             },
         })
         .collect();
-    let objects = cfg
+    // The world's objects: their sizes are this episode's, which a scene's `randomize` block
+    // may have drawn.
+    let objects = world
         .objects
         .iter()
-        .zip(&world.objects)
-        .map(|(o, body)| ObjectInfo {
-            name: o.name.clone(),
-            shape: match o.shape {
-                ObjectShape::Box { size_m } => ShapeInfo::Box { size_m },
-                ObjectShape::Sphere { radius_m } => ShapeInfo::Sphere { radius_m },
-            },
+        .map(|body| ObjectInfo {
+            name: body.name.clone(),
+            shape: body.shape.into(),
             rgba: body.rgba,
             pose: pose_out(&body.initial),
         })

@@ -1,5 +1,6 @@
 //! The scene's checks that need more than one field: finding and loading the robot file, then
-//! the home pose, the gripper and its positions, the table and the goal zone against it.
+//! the home pose, the gripper and its positions, the table and the goal zone and the randomized
+//! region against it.
 
 use std::path::{Path, PathBuf};
 
@@ -219,6 +220,42 @@ pub(super) fn check_gripper_positions(
                     ),
                 );
             }
+        }
+    }
+}
+
+/// The region must lie on the table top, and a scene with nothing to vary says so.
+pub(super) fn check_randomize(c: &mut Checker, armsim: &ArmsimExtensions, objects: usize) {
+    let Some(r) = &armsim.randomize else {
+        return;
+    };
+    let p = "$.extensions.armsim.randomize";
+    if r.objects.is_none() && r.arm.is_none() {
+        c.err(p, "nothing to vary: give `objects`, `arm` or both");
+    }
+    let Some(o) = &r.objects else {
+        return;
+    };
+    if objects == 0 {
+        c.err(
+            key(p, "objects"),
+            "the scene has no objects to place (its `objects` list is empty)",
+        );
+    }
+    for axis in 0..2 {
+        let table_half = armsim.table_size_m[axis] / 2.0;
+        let offset = (o.region.center_xy_m[axis] - armsim.table_center_xy_m[axis]).abs();
+        if offset + o.region.half_size_m[axis] > table_half + TABLE_TOL_M {
+            c.err(
+                key(&key(p, "objects"), "region"),
+                format!(
+                    "the region extends past the table edge along {} (table half size \
+                     {table_half} m, centred at {} m)",
+                    ["x", "y"][axis],
+                    armsim.table_center_xy_m[axis]
+                ),
+            );
+            return;
         }
     }
 }

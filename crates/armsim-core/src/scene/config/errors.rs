@@ -23,7 +23,8 @@ fn one_per_line(errors: &[SceneError]) -> String {
 }
 
 impl SceneErrors {
-    pub(super) fn single(path: &str, message: impl Into<String>) -> Self {
+    /// One error at `path`.
+    pub fn single(path: &str, message: impl Into<String>) -> Self {
         SceneErrors(vec![SceneError {
             path: path.to_owned(),
             message: message.into(),

@@ -9,9 +9,10 @@ use super::cameras::{check_camera_frames, parse_cameras};
 use super::checker::{Checker, Obj, idx, key};
 use super::checks::{
     RobotParts, TABLE_TOL_M, check_above_table, check_goal_zone, check_gripper_positions,
-    check_robot, expand_home, load_robot_file,
+    check_randomize, check_robot, expand_home, load_robot_file,
 };
 use super::errors::SceneError;
+use super::randomize::parse_randomize;
 use super::types::*;
 use crate::robot::LoadOptions;
 use crate::robot::model::RobotModel;
@@ -137,6 +138,9 @@ pub(super) fn parse_root(
     }
     if let Some(ext) = &extensions {
         check_goal_zone(c, &ext.armsim);
+        if let Some(objects) = &objects {
+            check_randomize(c, &ext.armsim, objects.len());
+        }
         if let Some((model, _)) = &loaded {
             check_camera_frames(c, model, &ext.armsim.cameras);
         }
@@ -680,6 +684,7 @@ pub(super) fn parse_armsim(c: &mut Checker, v: &Value, p: &str) -> Option<Armsim
             Some(c.opt(m, p, "robot", Checker::string))
         })
         .flatten();
+    let randomize = c.opt(m, p, "randomize", parse_randomize);
 
     (c.errors.len() == before).then(|| ArmsimExtensions {
         table_size_m: size.unwrap_or(defaults.table_size_m),
@@ -691,6 +696,7 @@ pub(super) fn parse_armsim(c: &mut Checker, v: &Value, p: &str) -> Option<Armsim
         robot: robot.unwrap_or_default(),
         cameras: cameras.unwrap_or_default(),
         lerobot_robot,
+        randomize,
         raw: m.clone(),
     })
 }

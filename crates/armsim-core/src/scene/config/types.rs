@@ -10,6 +10,8 @@ use serde_json::{Map, Value};
 use crate::camera::spec::{CameraMount, CameraSpec};
 use crate::robot::model::{Pose, Shape};
 
+pub use super::randomize::Randomize;
+
 // ---------------------------------------------------------------------------------------------------------------
 // Types
 // ---------------------------------------------------------------------------------------------------------------
@@ -312,13 +314,16 @@ pub struct ArmsimExtensions {
     /// dataset follows (`so101_follower`, `so100_follower`; the recorder checks the name and
     /// the fit); `None`: the file's joints as they are, in radians. `--lerobot-robot` wins.
     pub lerobot_robot: Option<String>,
+    /// `extensions.armsim.randomize`: each episode's start drawn from a seed (`scene::variation`).
+    pub randomize: Option<Randomize>,
     /// `extensions.armsim` as read, typed keys included; unknown keys survive a write-back.
     pub raw: Map<String, Value>,
 }
 
 impl ArmsimExtensions {
-    const TYPED: [&'static str; 9] = [
+    const TYPED: [&'static str; 10] = [
         "lerobot",
+        "randomize",
         "robot",
         "cameras",
         "table_size_m",
@@ -345,6 +350,7 @@ impl Default for ArmsimExtensions {
             robot: RobotExt::default(),
             cameras: Vec::new(),
             lerobot_robot: None,
+            randomize: None,
             raw: Map::new(),
         }
     }
@@ -558,6 +564,9 @@ impl Serialize for ArmsimExtensions {
         };
         if !lerobot.is_empty() {
             m.serialize_entry("lerobot", &lerobot)?;
+        }
+        if let Some(randomize) = &self.randomize {
+            m.serialize_entry("randomize", randomize)?;
         }
         m.end()
     }
