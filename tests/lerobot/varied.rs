@@ -268,3 +268,23 @@ fn the_seed_flags_need_a_randomize_block_and_start_from_the_seed_given() {
     assert!(err.contains("at most 2^53 - 1"), "{err}");
     let _ = std::fs::remove_file(&path);
 }
+
+/// `examples/scenes/varied_cubes.json`, which the docs run: it loads as a user's scene does, and
+/// its episodes start apart.
+#[test]
+fn the_example_scene_loads_and_varies_its_episodes() {
+    let source = armsim::scene::SceneSource::choose(Some(&common::asset(
+        "examples/scenes/varied_cubes.json",
+    )));
+    let scene = source.load().unwrap_or_else(|e| panic!("{e}"));
+    assert!(scene.config.extensions.armsim.randomize.is_some());
+    let draw = |k| {
+        armsim::scene::variation::start_of(&scene, k)
+            .unwrap()
+            .expect("the example has a randomize block")
+            .1
+    };
+    let (a, b) = (draw(0), draw(1));
+    assert_ne!(a.objects, b.objects);
+    assert_ne!(a.home_q, b.home_q);
+}

@@ -29,6 +29,7 @@
 //! ROOT/meta/stats.json                                  LeRobot's aggregate of the episodes' stats
 //! ROOT/meta/tasks.parquet                               task strings as the pandas index
 //! ROOT/meta/episodes/chunk-000/file-000.parquet         one row per episode, with its stats
+//!                                                       (and the spec's episode_columns)
 //! ROOT/data/chunk-000/file-NNN.parquet                  episode NNN's frames
 //! ROOT/videos/observation.images.<cam>/chunk-000/file-NNN.mp4   episode NNN's H.264 video
 //! ```

@@ -13,7 +13,7 @@
 //! `types.rs` (the typed config and its JSON writer), `gripper.rs` (the gripper's joints),
 //! `checker.rs` (the path-aware walking helpers), `sources.rs` (the `git clone` that brings a
 //! missing robot file), `checks.rs` (loading the robot file and the cross-field checks),
-//! `cameras.rs` (`extensions.armsim.cameras`), `randomize.rs` (`extensions.armsim.randomize`),
+//! `cameras.rs` (`extensions.armsim.cameras`), `randomize.rs` (reads `extensions.armsim.randomize`),
 //! `parse.rs` (section by section); the loaded
 //! [`Scene`] and the entry points are here.
 
@@ -30,7 +30,6 @@ mod types;
 pub use errors::{SceneError, SceneErrors};
 pub use gripper::gripper_open_position;
 pub use parse::{DEFAULT_D_CUTOFF, SCHEMA_VERSION};
-pub use randomize::{ArmRandomize, MAX_SEED, ObjectRandomize, Region};
 pub use types::*;
 
 use std::path::{Path, PathBuf};

@@ -10,8 +10,6 @@ use serde_json::{Map, Value};
 use crate::camera::spec::{CameraMount, CameraSpec};
 use crate::robot::model::{Pose, Shape};
 
-pub use super::randomize::Randomize;
-
 // ---------------------------------------------------------------------------------------------------------------
 // Types
 // ---------------------------------------------------------------------------------------------------------------
@@ -354,6 +352,69 @@ impl Default for ArmsimExtensions {
             raw: Map::new(),
         }
     }
+}
+
+/// Seeds are whole numbers below 2^53, so JSON, Python and a pandas column hold them exactly.
+pub const MAX_SEED: u64 = (1 << 53) - 1;
+
+/// `extensions.armsim.randomize`.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Randomize {
+    /// Episode `k`'s start is drawn from a seed derived from this one and `k` (resets since the
+    /// app started): the same seed gives the same episodes. `--randomize-seed` wins.
+    pub seed: u64,
+    /// Every episode starts from this seed's draw (`--episode-seed`): one recorded episode's
+    /// start again, from the `armsim/episode_seed` of its row in the episodes parquet.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub episode_seed: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub objects: Option<ObjectRandomize>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub arm: Option<ArmRandomize>,
+}
+
+/// `randomize.objects`: every object of the scene is placed anew at each episode's start.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct ObjectRandomize {
+    /// Where the objects' centres go, on the table top; each rests on the table, no two closer
+    /// than `min_gap_m`.
+    pub region: Region,
+    /// A turn about the vertical, drawn in `[lo, hi]` radians, on top of the file's orientation;
+    /// absent: the file's orientation.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub yaw_rad: Option<[f32; 2]>,
+    /// The smallest gap between two objects' footprints (the circles around them), metres.
+    pub min_gap_m: f32,
+    /// The object's mass (its `mass_kg`, or what its size weighs at the default density) times
+    /// a factor drawn in `[lo, hi]`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub mass_scale: Option<[f32; 2]>,
+    /// Every edge (a sphere's radius) times one factor drawn in `[lo, hi]`. Without `mass_kg`
+    /// the mass follows the volume.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub size_scale: Option<[f32; 2]>,
+    /// The object's friction coefficient, drawn in `[lo, hi]`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub friction: Option<[f32; 2]>,
+}
+
+/// An axis-aligned rectangle on the table top (world x, y).
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+pub struct Region {
+    pub center_xy_m: [f32; 2],
+    pub half_size_m: [f32; 2],
+}
+
+impl ObjectRandomize {
+    pub const DEFAULT_MIN_GAP_M: f32 = 0.01;
+}
+
+/// `randomize.arm`.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+pub struct ArmRandomize {
+    /// Each arm joint (not the gripper) starts at its `home_q` plus an offset drawn in
+    /// `[-home_q_jitter, home_q_jitter]` (rad, or m for a sliding joint), kept within its limits.
+    pub home_q_jitter: f32,
 }
 
 /// An axis-aligned rectangle on the table top.
