@@ -184,7 +184,12 @@ fn out_of_descriptors_the_accept_loop_backs_off_and_logs_once_a_second() {
     let most = wall.ceil() as usize + 1;
     assert!(
         (1..=most).contains(&failures),
-        "{failures} failed-accept lines in a run of {wall:.1} s (want one a second at most)"
+        "{failures} failed-accept lines in a run of {wall:.1} s (want one a second at most):\n{}",
+        log.iter()
+            .filter(|l| l.contains("accept failed") || l.contains("cannot serve"))
+            .cloned()
+            .collect::<Vec<_>>()
+            .join("\n")
     );
     assert!(out.status.success(), "{}", log.join("\n"));
 }

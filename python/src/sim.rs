@@ -7,6 +7,7 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 
 use armsim_core::referee::PlayMode;
+use armsim_core::scene::variation;
 use armsim_core::sim::{JointCommand, SIM_DT, gripper_commands};
 use armsim_core::state::{NamedAction, apply_actions, camera_states, snapshot};
 use numpy::{PyArray1, PyReadonlyArray1};
@@ -47,11 +48,18 @@ pub fn mode_of(mode: &str) -> PyResult<&'static str> {
 
 #[pymethods]
 impl Sim {
+    /// `seed`: draw each episode's start (the scene's `extensions.armsim.randomize` block) from
+    /// this seed instead of the scene's; a scene without the block raises ValueError.
     #[new]
-    #[pyo3(signature = (scene=None, rules=None))]
-    fn new(scene: Option<PathBuf>, rules: Option<&str>) -> PyResult<Self> {
+    #[pyo3(signature = (scene=None, rules=None, seed=None))]
+    fn new(scene: Option<PathBuf>, rules: Option<&str>, seed: Option<u64>) -> PyResult<Self> {
         let spec = scene.as_ref().map(|p| p.to_string_lossy().into_owned());
-        let scene = resolve_scene(spec.as_deref()).map_err(PyValueError::new_err)?;
+        let mut scene = resolve_scene(spec.as_deref()).map_err(PyValueError::new_err)?;
+        if seed.is_some() {
+            let mut reseeded = (*scene).clone();
+            variation::override_seeds(&mut reseeded, seed, None).map_err(PyValueError::new_err)?;
+            scene = std::sync::Arc::new(reseeded);
+        }
         let book = match rules {
             None => None,
             Some(name) => Some(
@@ -88,11 +96,42 @@ impl Sim {
     }
 
     /// Back to the scene's initial state: bit-identical to a fresh `Sim` of the same scene
-    /// (targets, referee and time too). A recording starts a new demo.
+    /// (targets, referee and time too). A scene with a `randomize` block draws the next
+    /// episode's start instead (`episode_start`). A recording starts a new demo.
     fn reset(&mut self) -> PyResult<()> {
         self.app.reset().map_err(PyOSError::new_err)?;
         self.cursor = self.app.referee().last_seq();
         Ok(())
+    }
+
+    /// What this episode started from, for a scene with a `randomize` block (else None):
+    /// `{"seed", "episode", "episode_seed", "objects": {name: {"pos_m", "quat_xyzw", "size_m",
+    /// "mass_kg", "friction"}}, "home_q"}`. `Sim(scene, seed=...)` and the scene's own seed
+    /// give the same starts for the same episodes.
+    #[getter]
+    fn episode_start<'py>(&self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyAny>>> {
+        let Some(start) = self.app.episode_start() else {
+            return Ok(None);
+        };
+        let objects: serde_json::Map<String, serde_json::Value> = start
+            .objects
+            .iter()
+            .map(|o| {
+                let value = serde_json::json!({
+                    "pos_m": o.pos_m, "quat_xyzw": o.quat_xyzw, "size_m": o.size_m,
+                    "mass_kg": o.mass_kg, "friction": o.friction,
+                });
+                (o.name.clone(), value)
+            })
+            .collect();
+        let value = serde_json::json!({
+            "seed": start.seed,
+            "episode": start.episode,
+            "episode_seed": start.episode_seed,
+            "objects": objects,
+            "home_q": start.home_q,
+        });
+        json_to_py(py, &value).map(Some)
     }
 
     /// Joint names in the robot's order (the order of `q`, `qd` and array targets).

@@ -6,6 +6,7 @@
 use std::io;
 use std::net::{TcpListener, TcpStream};
 use std::ops::ControlFlow;
+use std::sync::Mutex;
 use std::thread;
 use std::time::{Duration, Instant};
 
@@ -16,17 +17,21 @@ const BACKOFF_START: Duration = Duration::from_millis(5);
 /// Longest pause between two attempts while `accept` keeps failing.
 const BACKOFF_MAX: Duration = Duration::from_millis(500);
 
+/// One log line a second for the failed accepts of every listener together: running out of file
+/// descriptors is the process's condition, and each listener that takes a connection meets it.
+static ACCEPT_FAILURES: Mutex<RateLimited> = Mutex::new(RateLimited::new(Duration::from_secs(1)));
+
 /// Accepts connections until `on_stream` says to stop; it never gives up on the listener. A failed
 /// `accept` (EMFILE, ENFILE, ENOBUFS…), or a connection `on_stream` could not set up (it
 /// returns the error), pauses the loop, 5 ms at first and up to 0.5 s while failures continue,
-/// and is logged at most once a second with a count of the lines held back.
+/// and is logged at most once a second for all listeners together, with a count of the lines
+/// held back.
 pub fn accept_loop(
     listener: &TcpListener,
     name: &str,
     mut on_stream: impl FnMut(TcpStream) -> io::Result<ControlFlow<()>>,
 ) {
     let mut backoff = BACKOFF_START;
-    let mut log = RateLimited::new(Duration::from_secs(1));
     loop {
         let failure = match listener.accept() {
             Ok((stream, _)) => match on_stream(stream) {
@@ -41,7 +46,11 @@ pub fn accept_loop(
             backoff = BACKOFF_START;
             continue;
         };
-        if let Some(suppressed) = log.allow() {
+        let allowed = ACCEPT_FAILURES
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .allow();
+        if let Some(suppressed) = allowed {
             warn!(
                 "{name}: {failure}{}; retrying in {} ms",
                 suppressed_note(suppressed),
@@ -71,7 +80,7 @@ pub struct RateLimited {
 }
 
 impl RateLimited {
-    pub fn new(interval: Duration) -> Self {
+    pub const fn new(interval: Duration) -> Self {
         Self {
             interval,
             last: None,

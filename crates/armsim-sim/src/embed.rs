@@ -144,6 +144,15 @@ impl EmbeddedSim {
         self.world.resource::<SimClock>()
     }
 
+    /// What the world's episode started from: the draw of the scene's `randomize` block (none
+    /// without one).
+    pub fn episode_start(&self) -> Option<&armsim_core::scene::variation::EpisodeStart> {
+        self.world
+            .resource::<crate::sim::EpisodeStartNow>()
+            .0
+            .as_ref()
+    }
+
     /// Why the session is in ERROR (the physics guard tripped); stepping refuses until a reset.
     pub fn error(&self) -> Option<&str> {
         let session = self.world.resource::<Session>();
