@@ -145,7 +145,7 @@ def mujoco_model(sc, own_actuators):
     return model, home
 
 
-# `armsim bench --motion sines` (src/bench/mod.rs, `sine_targets`): arm joint i about home at
+# `armsim bench --motion sines` (src/bin/armsim/bench/mod.rs, `sine_targets`): arm joint i about home at
 # amplitude 0.2 rad (2 cm for a slide), 0.23 + 0.06·i Hz, clamped 10 mrad (1 mm) inside its
 # range; the gripper holds home.
 SINE_AMPLITUDE = {"hinge": 0.2, "slide": 0.02}

@@ -2,6 +2,7 @@
 //! Bevy app, shown in a window or run headless. The window and headless apps are built here from
 //! the same simulation plugins, so both run exactly the same step path.
 
+pub mod app;
 pub mod headless;
 pub mod lerobot;
 pub mod logging;

@@ -1,6 +1,5 @@
 //! Small parsers of `armsim`'s command line that need no `Cli`: the replay mode's flag, the
-//! `--package-path` pairs and the scene's host name. Kept apart so `main.rs` stays the flags
-//! and the start-up order.
+//! `--package-path` pairs and the scene's host name. Kept apart so `cli.rs` stays the flags.
 
 use std::path::PathBuf;
 

@@ -1,12 +1,11 @@
 //! The LeRobot flags: recording a dataset (`--record-lerobot`, `--lerobot-fps`,
 //! `--lerobot-robot`) and replaying one's episode (`--replay-lerobot`, `--episode`,
-//! `--replay-threshold`), and how they set up the app.
+//! `--replay-threshold`); `setup.rs` turns them into the app's `LeRobotSetup`.
 
 use std::path::PathBuf;
 
-use anyhow::Context;
-use armsim::lerobot::replay::{DEFAULT_THRESHOLD_DEG, ReplayOptions};
-use armsim::lerobot::{DEFAULT_FPS, LeRobotDefaults};
+use armsim::lerobot::DEFAULT_FPS;
+use armsim::lerobot::replay::DEFAULT_THRESHOLD_DEG;
 use armsim_lerobot::LeRobotRobot;
 
 #[derive(clap::Args, Debug)]
@@ -58,36 +57,5 @@ fn positive_degrees(s: &str) -> Result<f32, String> {
         _ => Err(format!(
             "expected a positive number of degrees, found {s:?}"
         )),
-    }
-}
-
-impl LeRobotArgs {
-    /// Adds the recorder (always: the panel's button uses it), then starts what the flags ask:
-    /// the replay first, so a recording of it starts where it does.
-    pub fn add(&self, app: &mut bevy::app::App, headless: bool) -> anyhow::Result<()> {
-        armsim::lerobot::plugin(app);
-        app.insert_resource(LeRobotDefaults {
-            fps: self.lerobot_fps,
-            robot: self.lerobot_robot,
-        });
-        if let Some(root) = &self.replay_lerobot {
-            armsim::lerobot::replay::plugin(app);
-            let options = ReplayOptions {
-                root: root.clone(),
-                episode: self.episode,
-                threshold_deg: self.replay_threshold,
-                robot: self.lerobot_robot,
-                exit_when_done: headless,
-            };
-            armsim::lerobot::replay::start(app.world_mut(), &options)
-                .map_err(anyhow::Error::msg)
-                .with_context(|| format!("--replay-lerobot {}", root.display()))?;
-        }
-        if let Some(root) = &self.record_lerobot {
-            armsim::lerobot::start(app.world_mut(), root, self.lerobot_fps, self.lerobot_robot)
-                .map_err(anyhow::Error::msg)
-                .with_context(|| format!("--record-lerobot {}", root.display()))?;
-        }
-        Ok(())
     }
 }

@@ -9,7 +9,7 @@ use anyhow::Context;
 use armsim::trajectory::{journal_path, journal_target, recover_journal};
 
 #[derive(clap::Subcommand, Debug)]
-pub enum TrajectoryCommand {
+pub enum TrajectorySubcommand {
     /// Turn the journal of a recording that never finished (FILE.partial.jsonl, left by
     /// SIGKILL, a crash or a power cut) into the complete FILE, format by its extension, then
     /// remove the journal. A journal that a running armsim still writes is refused.
@@ -24,9 +24,9 @@ pub enum TrajectoryCommand {
 }
 
 /// Runs `armsim trajectory …`; prints what it wrote.
-pub fn run(command: &TrajectoryCommand) -> anyhow::Result<ExitCode> {
+pub fn run(command: &TrajectorySubcommand) -> anyhow::Result<ExitCode> {
     match command {
-        TrajectoryCommand::Recover { journal, output } => {
+        TrajectorySubcommand::Recover { journal, output } => {
             // The recording's own file name stands for its journal.
             let journal = if journal_target(journal).is_some() {
                 journal.clone()
