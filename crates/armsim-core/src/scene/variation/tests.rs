@@ -33,7 +33,7 @@ fn full_block() -> Value {
         "seed": 7,
         "objects": {
             "region": {"center_xy_m": [0.5, 0.0], "half_size_m": [0.1, 0.15]},
-            "yaw_rad": [-std::f64::consts::PI, std::f64::consts::PI],
+            "yaw_rad": [-3.0, 3.0],
             "min_gap_m": 0.01,
             "mass_scale": [0.5, 2.0],
             "size_scale": [0.8, 1.2],
