@@ -22,7 +22,7 @@ use crate::protocol::sexp::plugin::SexpOptions;
 use crate::protocol::teleop::plugin::TeleopOptions;
 use crate::protocol::xr::XrOptions;
 use crate::scene::Scene;
-use crate::session::SessionCommand;
+use crate::session::{SessionCommand, SessionRequest};
 use crate::trajectory::plugin as trajectory;
 use crate::trajectory::plugin::ReplayMode;
 
@@ -130,7 +130,8 @@ impl AppSetup {
             crate::protocol::ros2::plugin::add(app, options.clone()).context("--ros2")?;
         }
         if self.start {
-            app.world_mut().write_message(SessionCommand::Start);
+            app.world_mut()
+                .write_message(SessionRequest(SessionCommand::Start));
         }
         Ok(())
     }

@@ -49,7 +49,7 @@ use bevy::prelude::*;
 use crate::referee::plugin::Referee;
 use crate::referee::{PlayMode, RefereeEvent};
 use crate::scene::variation::{self, EpisodeStart};
-use crate::session::{Session, SessionEvent, SessionState};
+use crate::session::{Session, SessionEvent, SessionRequest, SessionState};
 use crate::sim::{EpisodeStartNow, SIM_HZ, SimClock, SimRef, SimScene, SimStep, SimSystems};
 use crate::state::CameraFrame;
 use crate::ui::camera_frames::CameraFrameReady;
@@ -732,7 +732,7 @@ fn handle_commands(world: &mut World) {
                 info!(
                     "LeRobot: re-record: the open episode ({dropped} row(s)) is discarded; the scene resets"
                 );
-                world.write_message(crate::session::SessionCommand::Reset);
+                world.write_message(SessionRequest(crate::session::SessionCommand::Reset));
             }
         }
     }

@@ -21,7 +21,7 @@ use bevy::prelude::*;
 
 use super::schema::{schema_for, steps_per_frame};
 use crate::scene::Scene;
-use crate::session::{Session, SessionCommand, SessionEvent, SessionState};
+use crate::session::{Session, SessionCommand, SessionEvent, SessionRequest, SessionState};
 use crate::sim::{
     EpisodeStartNow, JointCommand, JointTargets, SimClock, SimRef, SimScene, SimStep, SimSystems,
     install, with_sim_mut, world_from_seed,
@@ -137,7 +137,7 @@ pub fn start(world: &mut World, options: &ReplayOptions) -> Result<(), String> {
         sim.set_joint_state(&start, &still);
     });
     world.resource_mut::<JointTargets>().commands = hold(&start);
-    world.write_message(SessionCommand::Start);
+    world.write_message(SessionRequest(SessionCommand::Start));
     let names: Vec<String> = recorded
         .state_names
         .iter()
@@ -303,12 +303,12 @@ impl LeRobotReplay {
 
     fn finish(
         &mut self,
-        commands: &mut MessageWriter<SessionCommand>,
+        commands: &mut MessageWriter<SessionRequest>,
         exit: &mut MessageWriter<AppExit>,
     ) {
         self.finished = true;
         info!("{}", self.report());
-        commands.write(SessionCommand::Pause);
+        commands.write(SessionRequest(SessionCommand::Pause));
         if self.exit_when_done {
             exit.write(AppExit::Success);
         }
@@ -330,7 +330,7 @@ fn compare(
     replay: Option<ResMut<LeRobotReplay>>,
     session: Res<Session>,
     sim: SimRef,
-    mut commands: MessageWriter<SessionCommand>,
+    mut commands: MessageWriter<SessionRequest>,
     mut exit: MessageWriter<AppExit>,
 ) {
     let Some(mut replay) = replay else { return };
@@ -366,7 +366,7 @@ fn compare(
 fn stop_on_reset(
     mut events: MessageReader<SessionEvent>,
     replay: Option<ResMut<LeRobotReplay>>,
-    mut commands: MessageWriter<SessionCommand>,
+    mut commands: MessageWriter<SessionRequest>,
     mut exit: MessageWriter<AppExit>,
 ) {
     let resets = events

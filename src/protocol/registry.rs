@@ -3,10 +3,11 @@
 //! (revoke, disconnect). The panel draws it without knowing any protocol; each protocol's ECS
 //! bridge registers its listener and connections and drains the requests meant for it.
 //!
-//! It also holds the arm-ownership lifecycle every protocol shares (DESIGN §4): one client of
+//! It keeps the core's authority over the arm ([`ArmOwner`]) for every protocol: one client of
 //! one protocol controls the arm at a time, first come; the panel's Revoke takes it away and the
-//! owning protocol notices once ([`Connections::take_revoked`]); a connection that closes gives
-//! the arm back ([`Connections::close`]).
+//! owning protocol notices once ([`Connections::panel_requests`]); a connection that closes gives
+//! the arm back ([`Connections::close`]), and its protocol makes the arm hold
+//! ([`BridgeIo::hold_arm`]).
 
 use std::collections::BTreeMap;
 use std::net::SocketAddr;
@@ -17,7 +18,9 @@ use std::time::{Duration, Instant};
 use bevy::ecs::system::SystemParam;
 use bevy::prelude::*;
 
-use crate::session::{AlertLog, Session, SessionCommand, SessionState};
+use armsim_core::session::{ArmOwner, Claimed, Released};
+
+use crate::session::{AlertLog, Session, SessionCommand, SessionRequest, SessionState};
 use crate::sim::{JointTargets, SimClock, SimRef};
 
 /// The protocols a connection can speak, in the order the panel lists them.
@@ -227,11 +230,16 @@ pub struct Closed {
 pub struct Connections {
     listeners: BTreeMap<Protocol, Listener>,
     entries: BTreeMap<ConnKey, Connection>,
-    owner: Option<(ConnKey, String)>,
-    /// Control taken away from the panel, not yet noticed by its protocol.
-    revoked: Option<Protocol>,
-    /// Disconnects the panel asked for, not yet drained by their protocol.
-    kicks: Vec<ConnKey>,
+    /// Who controls the arm, and the panel's revokes and kicks not yet carried out.
+    arm: ArmOwner<ConnKey>,
+}
+
+/// The panel's requests for one protocol, drained at once: the arm was revoked from one of its
+/// connections, and the connections it asked to close.
+#[derive(Debug, Default, PartialEq, Eq)]
+pub struct PanelRequests {
+    pub revoked: Option<u64>,
+    pub kicks: Vec<u64>,
 }
 
 impl Connections {
@@ -346,7 +354,7 @@ impl Connections {
         log: &mut AlertLog,
     ) -> Option<Closed> {
         let entry = self.entries.remove(&key)?;
-        let was_owner = self.release(key);
+        let was_owner = self.arm.forget(key).is_some();
         if entry.logged {
             let who = match &entry.name {
                 Some(name) => format!("{} {name}", entry.peer),
@@ -360,7 +368,6 @@ impl Connections {
                 format!("{who} ({reason})"),
             );
         }
-        self.kicks.retain(|k| *k != key);
         Some(Closed {
             peer: entry.peer,
             was_owner,
@@ -368,64 +375,46 @@ impl Connections {
     }
 
     /// Takes the arm for `key` (`label` names the client in the logs and to other clients);
-    /// false if anyone has it. The connection's role becomes controller.
-    pub fn claim(&mut self, key: ConnKey, label: &str) -> bool {
-        if self.owner.is_some() {
-            return false;
-        }
+    /// None if anyone has it. The connection's role becomes controller. What the claim does to
+    /// the session is in the answer (START on claim).
+    pub fn claim(&mut self, key: ConnKey, label: &str) -> Option<Claimed> {
+        let claimed = self.arm.claim(key, label)?;
         info!("{} client {label} controls the arm", key.protocol.as_str());
-        self.owner = Some((key, label.to_string()));
         if let Some(e) = self.entries.get_mut(&key) {
             e.role = Role::Controller;
         }
-        true
+        Some(claimed)
     }
 
-    /// Gives the arm back if `key` has it; true if it had.
-    pub fn release(&mut self, key: ConnKey) -> bool {
-        if self.owner.as_ref().is_some_and(|(k, _)| *k == key) {
-            self.owner = None;
-            true
-        } else {
-            false
-        }
+    /// Gives the arm back if `key` has it; the arm then holds ([`BridgeIo::hold_arm`]).
+    pub fn release(&mut self, key: ConnKey) -> Option<Released> {
+        self.arm.release(key)
     }
 
     /// The protocol and client in control.
     pub fn owner(&self) -> Option<(Protocol, &str)> {
-        self.owner.as_ref().map(|(k, c)| (k.protocol, c.as_str()))
+        self.arm.owner().map(|(k, c)| (k.protocol, c))
     }
 
     /// The connection in control.
     pub fn owner_key(&self) -> Option<ConnKey> {
-        self.owner.as_ref().map(|(k, _)| *k)
+        self.arm.owner().map(|(k, _)| k)
     }
 
     /// Takes the arm away from whoever has it (the panel's Revoke). Their protocol notices once
-    /// through [`Connections::take_revoked`] and demotes or drops the client.
+    /// through [`Connections::panel_requests`] and demotes or drops the client.
     pub fn revoke(&mut self) {
-        if let Some((key, client)) = self.owner.take() {
+        if let Some((key, client)) = self.arm.revoke() {
             warn!(
                 "control of the arm revoked from {} client {client}",
                 key.protocol.as_str()
             );
-            self.revoked = Some(key.protocol);
-        }
-    }
-
-    /// True once if control was revoked from `protocol`.
-    pub fn take_revoked(&mut self, protocol: Protocol) -> bool {
-        if self.revoked == Some(protocol) {
-            self.revoked = None;
-            true
-        } else {
-            false
         }
     }
 
     /// "teleop 127.0.0.1:50000 (session …)", or "nobody".
     pub fn describe(&self) -> String {
-        match &self.owner {
+        match self.arm.owner() {
             Some((k, c)) => format!("{} {c}", k.protocol.as_str()),
             None => "nobody".into(),
         }
@@ -433,23 +422,23 @@ impl Connections {
 
     /// Asks the connection's protocol to close it (the panel's disconnect button).
     pub fn kick(&mut self, key: ConnKey) {
-        if self.entries.contains_key(&key) && !self.kicks.contains(&key) {
-            self.kicks.push(key);
+        if self.entries.contains_key(&key) {
+            self.arm.kick(key);
         }
     }
 
-    /// The disconnects asked for `protocol`'s connections since the last call.
-    pub fn take_kicks(&mut self, protocol: Protocol) -> Vec<u64> {
-        let mut out = Vec::new();
-        self.kicks.retain(|k| {
-            if k.protocol == protocol {
-                out.push(k.id);
-                false
-            } else {
-                true
-            }
-        });
-        out
+    /// The panel's revoke and kicks meant for `protocol` since the last call, once.
+    pub fn panel_requests(&mut self, protocol: Protocol) -> PanelRequests {
+        let mine = |k: &ConnKey| k.protocol == protocol;
+        PanelRequests {
+            revoked: self.arm.take_revoked(mine).map(|k| k.id),
+            kicks: self
+                .arm
+                .take_kicks(mine)
+                .into_iter()
+                .map(|k| k.id)
+                .collect(),
+        }
     }
 }
 
@@ -457,10 +446,10 @@ impl Connections {
 /// (the answer decides the client's role), so machines take it as a call, not an action.
 /// [`ArmOf`] is the registry's; unit tests use a plain [`Connections`] through it too.
 pub trait Arm {
-    /// Takes the arm for connection `id`; false if anyone has it.
-    fn claim(&mut self, id: u64, label: &str) -> bool;
-    /// Gives the arm back if connection `id` has it; true if it had.
-    fn release(&mut self, id: u64) -> bool;
+    /// Takes the arm for connection `id`; None if anyone has it.
+    fn claim(&mut self, id: u64, label: &str) -> Option<Claimed>;
+    /// Gives the arm back if connection `id` has it.
+    fn release(&mut self, id: u64) -> Option<Released>;
     /// Nobody has the arm.
     fn is_free(&self) -> bool;
     /// Who has it, for messages ("agent 127.0.0.1:5 (teamA 1)", "nobody").
@@ -483,16 +472,16 @@ pub struct ArmOf<'a> {
 }
 
 impl Arm for ArmOf<'_> {
-    fn claim(&mut self, id: u64, label: &str) -> bool {
+    fn claim(&mut self, id: u64, label: &str) -> Option<Claimed> {
         self.conns.claim(ConnKey::new(self.protocol, id), label)
     }
 
-    fn release(&mut self, id: u64) -> bool {
+    fn release(&mut self, id: u64) -> Option<Released> {
         self.conns.release(ConnKey::new(self.protocol, id))
     }
 
     fn is_free(&self) -> bool {
-        self.conns.owner.is_none()
+        self.conns.arm.is_free()
     }
 
     fn describe(&self) -> String {
@@ -507,11 +496,24 @@ impl Arm for ArmOf<'_> {
 pub struct BridgeIo<'w, 's> {
     pub conns: ResMut<'w, Connections>,
     pub log: ResMut<'w, AlertLog>,
-    pub commands: MessageWriter<'w, SessionCommand>,
+    pub commands: MessageWriter<'w, SessionRequest>,
     pub targets: ResMut<'w, JointTargets>,
     pub session: Res<'w, Session>,
     pub sim: SimRef<'w, 's>,
     pub clock: Res<'w, SimClock>,
+}
+
+impl BridgeIo<'_, '_> {
+    /// The owner was lost (it closed, timed out, was kicked or revoked): the arm follows
+    /// `pause_behavior` from where it is, until the next claim.
+    pub fn hold_arm(&mut self) {
+        self.targets.commands = self.session.hold_posture(&self.sim.view());
+    }
+
+    /// Sends `command` to the session (it takes effect in `SessionSystems`).
+    pub fn session_command(&mut self, command: SessionCommand) {
+        self.commands.write(SessionRequest(command));
+    }
 }
 
 /// Registers `protocol`'s listener line in the app's registry, creating the registry if this is

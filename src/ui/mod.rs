@@ -29,7 +29,7 @@ use bevy_egui::EguiPlugin;
 use bevy_egui::input::egui_wants_any_keyboard_input;
 
 use crate::scene::Scene;
-use crate::session::SessionCommand;
+use crate::session::{SessionCommand, SessionRequest};
 use crate::sim::ClockSystems;
 
 /// Window-only settings from the command line.
@@ -197,7 +197,7 @@ fn update_title(
 /// re-records it, Esc stops recording, as LeRobot's record keys do.
 fn keyboard_shortcuts(
     keys: Res<ButtonInput<KeyCode>>,
-    mut session: MessageWriter<SessionCommand>,
+    mut session: MessageWriter<SessionRequest>,
     mut dataset: crate::lerobot::DatasetRequests,
 ) {
     use crate::protocol::dataset::DatasetControl;
@@ -216,13 +216,13 @@ fn keyboard_shortcuts(
         }
     }
     if keys.just_pressed(KeyCode::Space) {
-        session.write(SessionCommand::TogglePause);
+        session.write(SessionRequest(SessionCommand::TogglePause));
     }
     if keys.just_pressed(KeyCode::ArrowRight) {
-        session.write(SessionCommand::Step(1));
+        session.write(SessionRequest(SessionCommand::Step(1)));
     }
     if keys.just_pressed(KeyCode::Backspace) {
-        session.write(SessionCommand::Reset);
+        session.write(SessionRequest(SessionCommand::Reset));
     }
 }
 

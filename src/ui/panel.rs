@@ -15,7 +15,7 @@ use super::render::{LiteTarget, Profile, RenderProfile, ViewRect};
 use crate::protocol::registry::Connections;
 use crate::referee::plugin::Referee;
 use crate::robot::Pose;
-use crate::session::{AlertLog, Session, SessionCommand, SessionState};
+use crate::session::{AlertLog, Session, SessionCommand, SessionRequest, SessionState};
 use crate::sim::{ClockMode, JointCommand, JointTargets, SimClock, SimMut, SimScene, StepGate};
 use crate::trajectory::plugin::{
     Recording, Replay, ReplayMode, TrajectoryCommand, default_recording_path,
@@ -59,7 +59,7 @@ struct SessionView<'w> {
     scene: Res<'w, SimScene>,
     /// Who is connected and who controls the arm.
     conns: ResMut<'w, Connections>,
-    commands: MessageWriter<'w, SessionCommand>,
+    commands: MessageWriter<'w, SessionRequest>,
 }
 
 /// The world and what the panel edits in it.
@@ -294,16 +294,16 @@ fn session_section(ui: &mut egui::Ui, sv: &mut SessionView) {
     }
     ui.horizontal(|ui| {
         if ui.button("Start").clicked() {
-            sv.commands.write(SessionCommand::Start);
+            sv.commands.write(SessionRequest(SessionCommand::Start));
         }
         if ui.button("Pause").clicked() {
-            sv.commands.write(SessionCommand::Pause);
+            sv.commands.write(SessionRequest(SessionCommand::Pause));
         }
         if ui.button("Step").clicked() {
-            sv.commands.write(SessionCommand::Step(1));
+            sv.commands.write(SessionRequest(SessionCommand::Step(1)));
         }
         if ui.button("Reset").clicked() {
-            sv.commands.write(SessionCommand::Reset);
+            sv.commands.write(SessionRequest(SessionCommand::Reset));
         }
     });
     ui.horizontal(|ui| {
@@ -500,7 +500,7 @@ fn robot_section(
         changed = true;
     }
     if changed && sv.session.state() == SessionState::Idle {
-        sv.commands.write(SessionCommand::Start);
+        sv.commands.write(SessionRequest(SessionCommand::Start));
     }
 }
 
@@ -570,7 +570,7 @@ fn referee_section(
         if ui.button("Kick off").clicked() {
             let t = sv.clock.sim_time;
             wv.referee.kick_off(t);
-            sv.commands.write(SessionCommand::Start);
+            sv.commands.write(SessionRequest(SessionCommand::Start));
         }
         if ui.button("Reset cubes").clicked() {
             let mut sim = wv.sim.view_mut();

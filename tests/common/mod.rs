@@ -15,7 +15,7 @@ use std::sync::Arc;
 use armsim::SimOptions;
 use armsim::headless::finish_setup;
 use armsim::scene::{Scene, load_scene};
-use armsim::session::{Session, SessionCommand, SessionState};
+use armsim::session::{Session, SessionCommand, SessionRequest, SessionState};
 use armsim::sim::{ClockMode, JointTargets};
 use bevy::prelude::*;
 
@@ -85,7 +85,7 @@ pub fn drive_with<T>(
 
 /// Sends a session command and lets the app process it.
 pub fn command(app: &mut App, cmd: SessionCommand) {
-    app.world_mut().write_message(cmd);
+    app.world_mut().write_message(SessionRequest(cmd));
     app.update();
 }
 

@@ -17,7 +17,7 @@ use bevy::prelude::*;
 use crate::referee::RuleBook;
 use crate::referee::plugin::Referee;
 use crate::scene::Scene;
-use crate::session::{Session, SessionCommand, SessionState};
+use crate::session::{Session, SessionCommand, SessionRequest, SessionState};
 use crate::sim::{
     ClockMode, CommandError, JointCommand, JointTargets, ObjectContacts, SimClock, SimScene,
     SimView, SimViewMut, begin_batch, contacts_of_object, end_batch, sim_view, step_in_batch,
@@ -208,7 +208,7 @@ impl EmbeddedSim {
     fn session(&mut self, commands: &[SessionCommand]) {
         self.write_back();
         for &c in commands {
-            self.world.write_message(c);
+            self.world.write_message(SessionRequest(c));
         }
         self.world.run_schedule(Main);
         self.world.clear_trackers();

@@ -4,7 +4,7 @@
 use std::sync::Arc;
 
 use armsim_sim::scene::{Scene, load_bundled_scene};
-use armsim_sim::session::SessionCommand;
+use armsim_sim::session::{SessionCommand, SessionRequest};
 use armsim_sim::sim::{
     ClockMode, RobotJoint, RobotLink, SceneObject, SimBody, SimWorld, Table, run_steps, sim_view,
 };
@@ -175,7 +175,8 @@ fn reset_restores_the_scene_bit_for_bit_and_keeps_the_users_body() {
     let body = drop_box_on_red(&mut app);
     run_steps(&mut app, 240);
     assert_ne!(hash(&app), fresh);
-    app.world_mut().write_message(SessionCommand::Reset);
+    app.world_mut()
+        .write_message(SessionRequest(SessionCommand::Reset));
     app.update();
     assert_eq!(hash(&app), fresh, "reset is a fresh world");
     run_steps(&mut app, 240);
@@ -209,7 +210,8 @@ fn an_embedded_world_steps_the_apps_schedule() {
     let home = a.targets().to_vec();
     // The app, RUNNING with the same targets, steps to the same state.
     let mut app = new_app();
-    app.world_mut().write_message(SessionCommand::Start);
+    app.world_mut()
+        .write_message(SessionRequest(SessionCommand::Start));
     app.update();
     let target = JointCommand::Position {
         target: 0.4,
@@ -301,7 +303,8 @@ fn a_system_in_with_context_casts_rays_through_bevy_rapiers_context() {
 #[test]
 fn after_a_batch_of_steps_each_entity_has_its_bodys_pose() {
     let mut app = new_app();
-    app.world_mut().write_message(SessionCommand::Start);
+    app.world_mut()
+        .write_message(SessionRequest(SessionCommand::Start));
     app.update();
     let home: Vec<(Entity, Transform)> = app
         .world_mut()
@@ -422,7 +425,8 @@ fn bevy_rapiers_context_holds_the_world_between_steps() {
                 });
         },
     );
-    app.world_mut().write_message(SessionCommand::Start);
+    app.world_mut()
+        .write_message(SessionRequest(SessionCommand::Start));
     app.update();
     app.world_mut()
         .resource_mut::<JointTargets>()

@@ -21,7 +21,7 @@ use crate::protocol::registry::{BridgeIo, ConnKey, Counters, Protocol, Role};
 use crate::protocol::tick::{
     ChannelTransport, Codec, CommandAdapter, ProtocolTick, ProtocolTime, SampleOutcome,
 };
-use crate::session::{Session, SessionCommand, SessionState, SessionSystems};
+use crate::session::{Session, SessionState, SessionSystems};
 use crate::sim::{
     GatePoll, JointCommand, JointTargets, SIM_DT, Sim, SimRef, SimStep, SimSystems, SimWaker,
     StepGate,
@@ -190,8 +190,8 @@ struct LockstepFx<'w, 's> {
 /// refused), and is dropped when it goes, or when the panel revokes or disconnects it.
 fn handle_events(mut server: ResMut<LockstepServer>, mut fx: LockstepFx) {
     let server = &mut *server;
-    let revoked = fx.io.conns.take_revoked(Protocol::Lockstep);
-    let kicked = !fx.io.conns.take_kicks(Protocol::Lockstep).is_empty();
+    let panel = fx.io.conns.panel_requests(Protocol::Lockstep);
+    let (revoked, kicked) = (panel.revoked.is_some(), !panel.kicks.is_empty());
     if revoked || kicked {
         let why = if revoked {
             "control revoked"
@@ -223,14 +223,14 @@ fn handle_events(mut server: ResMut<LockstepServer>, mut fx: LockstepFx) {
                 velocities,
             } => {
                 let id = server.next_id;
-                if !fx.io.conns.claim(key(id), &peer.to_string()) {
+                let Some(claimed) = fx.io.conns.claim(key(id), &peer.to_string()) else {
                     // Dropping the channels ends the client's thread, which closes the socket.
                     warn!(
                         "lockstep: refusing {peer}: the arm is controlled by {}",
                         fx.io.conns.describe()
                     );
                     continue;
-                }
+                };
                 server.next_id += 1;
                 let counters = Arc::new(Counters::default());
                 fx.io
@@ -268,7 +268,7 @@ fn handle_events(mut server: ResMut<LockstepServer>, mut fx: LockstepFx) {
                     &mut fx.io.log,
                     &format!("{peer} controls the arm"),
                 );
-                fx.io.commands.write(SessionCommand::StartOnClaim);
+                fx.io.session_command(claimed.then);
             }
             LockstepEvent::Disconnected { peer, reason } => {
                 if server.client.as_ref().is_some_and(|c| c.peer == peer) {
@@ -287,7 +287,7 @@ fn drop_client(server: &mut LockstepServer, fx: &mut LockstepFx, reason: &str) {
     };
     fx.gate.unregister(client.gate);
     server.tick.forget_command();
-    fx.io.targets.commands = fx.io.session.hold_posture(&fx.io.sim.view());
+    fx.io.hold_arm();
     warn!(
         "lockstep: dropping {} ({reason}); the arm follows pause_behavior",
         client.peer

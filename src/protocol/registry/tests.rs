@@ -26,17 +26,17 @@ fn first_claim_wins_and_only_the_owner_releases() {
     let (a, b) = (key(Protocol::Agent, 1), key(Protocol::Teleop, 1));
     open(&mut reg, a, false);
     open(&mut reg, b, false);
-    assert!(reg.claim(a, "a"));
-    assert!(!reg.claim(b, "b"));
+    assert!(reg.claim(a, "a").is_some());
+    assert!(reg.claim(b, "b").is_none());
     assert_eq!(reg.get(a).unwrap().role, Role::Controller);
     assert_eq!(reg.get(b).unwrap().role, Role::Pending);
     assert_eq!(reg.owner(), Some((Protocol::Agent, "a")));
     assert_eq!(reg.describe(), "agent a");
-    assert!(!reg.release(b));
+    assert!(reg.release(b).is_none());
     assert_eq!(reg.owner_key(), Some(a));
-    assert!(reg.release(a));
+    assert!(reg.release(a).is_some());
     assert_eq!(reg.describe(), "nobody");
-    assert!(reg.claim(b, "b"));
+    assert!(reg.claim(b, "b").is_some());
 }
 
 #[test]
@@ -44,15 +44,18 @@ fn a_revoke_is_noticed_once_by_the_owning_protocol_only() {
     let mut reg = Connections::default();
     let k = key(Protocol::Lockstep, 7);
     open(&mut reg, k, false);
-    assert!(reg.claim(k, "peer"));
+    assert!(reg.claim(k, "peer").is_some());
     reg.revoke();
     assert!(reg.owner().is_none());
-    assert!(!reg.take_revoked(Protocol::Teleop));
-    assert!(reg.take_revoked(Protocol::Lockstep));
-    assert!(!reg.take_revoked(Protocol::Lockstep));
+    assert_eq!(
+        reg.panel_requests(Protocol::Teleop),
+        PanelRequests::default()
+    );
+    assert_eq!(reg.panel_requests(Protocol::Lockstep).revoked, Some(7));
+    assert_eq!(reg.panel_requests(Protocol::Lockstep).revoked, None);
     // Revoking nobody revokes nothing.
     reg.revoke();
-    assert!(!reg.take_revoked(Protocol::Lockstep));
+    assert_eq!(reg.panel_requests(Protocol::Lockstep).revoked, None);
 }
 
 #[test]
@@ -62,7 +65,7 @@ fn close_frees_the_arm_and_logs_only_announced_connections() {
     let (a, m) = (key(Protocol::Agent, 1), key(Protocol::Monitor, 1));
     open(&mut reg, a, false);
     open(&mut reg, m, false);
-    assert!(reg.claim(a, "a"));
+    assert!(reg.claim(a, "a").is_some());
     reg.announce(a, 1.5, &mut log, "a controls the arm");
     let closed = reg.close(a, "eof", 2.0, &mut log).expect("registered");
     assert!(closed.was_owner);
@@ -96,10 +99,10 @@ fn kicks_are_drained_per_protocol_and_only_for_live_connections() {
     reg.kick(key(Protocol::Agent, 9));
     reg.kick(t2);
     reg.close(t2, "gone", 0.0, &mut log);
-    assert_eq!(reg.take_kicks(Protocol::Teleop), vec![1]);
-    assert!(reg.take_kicks(Protocol::Teleop).is_empty());
-    assert!(reg.take_kicks(Protocol::Agent).is_empty());
-    assert_eq!(reg.take_kicks(Protocol::Lockstep), vec![1]);
+    assert_eq!(reg.panel_requests(Protocol::Teleop).kicks, vec![1]);
+    assert!(reg.panel_requests(Protocol::Teleop).kicks.is_empty());
+    assert!(reg.panel_requests(Protocol::Agent).kicks.is_empty());
+    assert_eq!(reg.panel_requests(Protocol::Lockstep).kicks, vec![1]);
 }
 
 #[test]

@@ -41,7 +41,7 @@ use super::trajectory::Trajectory;
 use crate::protocol::net::{RateLimited, suppressed_note};
 use crate::protocol::registry::{self, BridgeIo, FramePacing, Protocol};
 use crate::scene::Scene;
-use crate::session::{SessionCommand, SessionState, SessionSystems};
+use crate::session::{SessionState, SessionSystems};
 use crate::sim::{ClockSystems, Sim, SimScene, SimStep, SimSystems, SimWaker};
 
 pub use self::control::Target;
@@ -254,11 +254,13 @@ fn handle_inbound(mut bridge: ResMut<Ros2Bridge>, mut io: BridgeIo) {
     let bridge = &mut *bridge;
     let t = io.clock.sim_time;
     let mut hold = false;
-    if io.conns.take_revoked(Protocol::Ros2) {
+    let panel = io.conns.panel_requests(Protocol::Ros2);
+    if panel.revoked.is_some() {
         hold |= bridge.control.revoked(&mut io.conns);
     }
-    let kicks = io.conns.take_kicks(Protocol::Ros2);
-    hold |= bridge.control.kick(&kicks, &mut io.conns, &mut io.log, t);
+    hold |= bridge
+        .control
+        .kick(&panel.kicks, &mut io.conns, &mut io.log, t);
     // The session as this batch meets it; the services machine updates it with the effect of
     // each session command it asks for, so "pause, then step" in one batch steps.
     let mut view = SessionView::of(&io.session, &io.clock);
@@ -335,7 +337,7 @@ fn handle_inbound(mut bridge: ResMut<Ros2Bridge>, mut io: BridgeIo) {
         }
     }
     if hold {
-        io.targets.commands = io.session.hold_posture(&io.sim.view());
+        io.hold_arm();
     }
 }
 
@@ -423,15 +425,13 @@ impl Ros2Bridge {
         let verdict = self
             .control
             .command(prefix, topic, goal, view.episode, &mut io.conns);
-        if let Verdict::Accepted { claimed } = verdict
-            && (claimed || view.state == SessionState::Idle)
+        if let Verdict::Accepted {
+            claimed: Some(claimed),
+        } = verdict
         {
-            // The client that takes the arm starts the session from IDLE, as agents and
-            // lockstep clients do; after a reset (IDLE again) the owner's next command does.
-            io.commands.write(SessionCommand::StartOnClaim);
-            if view.state == SessionState::Idle {
-                view.state = SessionState::Running;
-            }
+            // START on claim, as for every protocol; the batch's later requests meet it.
+            io.session_command(claimed.then);
+            view.apply(claimed.then);
         }
     }
 
@@ -460,9 +460,7 @@ impl Ros2Bridge {
         while let Some(action) = self.services.poll() {
             match action {
                 Action::Reply { ticket, response } => self.reply(ticket, response),
-                Action::Session(command) => {
-                    io.commands.write(command);
-                }
+                Action::Session(command) => io.session_command(command),
                 // The reset sets the targets to home; the ROS goal must not override them.
                 Action::ForgetControl => self.control.forget_goal(),
             }

@@ -30,7 +30,7 @@ use armsim_core::protocol::ros2::sim_interfaces::{
     SimResult as R, SimulationState as S, SimulatorFeatures as F, StepSimulationResponse,
 };
 
-use crate::session::{Session, SessionCommand, SessionState};
+use crate::session::{Session, SessionCommand, SessionState, transition};
 use crate::sim::SimClock;
 
 /// The most steps one `StepSimulation` may ask for, and the most that may wait at once: the
@@ -67,27 +67,18 @@ impl SessionView {
         }
     }
 
-    /// What `SessionSystems` will make of the session once it applies `command` (the rules of
-    /// `session::handle_session_commands`).
-    fn apply(&mut self, command: SessionCommand) {
-        use SessionState::*;
-        match (command, self.state) {
-            (SessionCommand::Reset, _) => {
-                self.state = Idle;
-                self.error = None;
-                self.episode += 1;
-                self.steps = 0;
-                self.pending_steps = 0;
-            }
-            (_, Error) => {}
-            (SessionCommand::Start, _) => self.state = Running,
-            (SessionCommand::Pause, Running | Idle) => self.state = Paused,
-            (SessionCommand::Step(n), Running | Idle | Paused) => {
-                self.state = Paused;
-                self.pending_steps = (self.pending_steps.saturating_add(n)).min(MAX_STEPS as u32);
-            }
-            _ => {}
+    /// What `SessionSystems` will make of the session once it applies `command`, as the
+    /// authority says (`armsim_core::session::transition`).
+    pub fn apply(&mut self, command: SessionCommand) {
+        let t = transition(self.state, command);
+        self.state = t.to;
+        if t.reset {
+            self.error = None;
+            self.episode += 1;
+            self.steps = 0;
+            self.pending_steps = 0;
         }
+        self.pending_steps = (self.pending_steps.saturating_add(t.steps)).min(MAX_STEPS as u32);
     }
 }
 
@@ -421,13 +412,18 @@ impl<T> Services<T> {
         if scope != ResetSimulationRequest::SCOPE_DEFAULT && scope & BOTH != BOTH {
             return Refusal::ResetScope(scope).result(R::RESULT_FEATURE_UNSUPPORTED);
         }
-        // armsim's reset ends in IDLE; a paused (or stopped) simulation stays paused, so that
-        // "pause, reset, step N" runs exactly N steps from time zero.
+        // armsim's reset ends in IDLE; the service keeps the state it found. A paused (or
+        // stopped) simulation stays paused, so that "pause, reset, step N" runs exactly N steps
+        // from time zero; a playing one that applied control plays on, as a reset in Gazebo
+        // does (a reset from anywhere else leaves it IDLE until a START, as for every client).
         let was_paused = view.state == SessionState::Paused;
+        let was_running = view.state == SessionState::Running;
         let was_stopped = self.is_stopped(view);
         self.reset(view);
         if was_paused {
             self.command(SessionCommand::Pause, view);
+        } else if was_running {
+            self.command(SessionCommand::Start, view);
         }
         self.stopped = was_stopped.then_some(view.episode);
         R::ok()

@@ -30,7 +30,7 @@ use crate::protocol::tick::{
 use crate::referee::LoggedEvent;
 use crate::referee::plugin::Referee;
 use crate::robot::RobotModel;
-use crate::session::{SessionCommand, SessionEvent, SessionState, SessionSystems};
+use crate::session::{SessionEvent, SessionState, SessionSystems};
 use crate::sim::{
     GatePoll, JointCommand, JointTargets, SIM_DT, Sim, SimClock, SimRef, SimStep, SimSystems,
     SimView, StepGate, gripper_commands,
@@ -289,7 +289,7 @@ fn apply(port: &mut AgentPort, fx: &mut AgentFx, state: SessionState) {
                     ])]));
                 }
             }
-            AgentAction::Claimed { conn, label } => {
+            AgentAction::Claimed { conn, label, then } => {
                 let Some(c) = port.conns.get_mut(&conn) else {
                     continue;
                 };
@@ -298,9 +298,7 @@ fn apply(port: &mut AgentPort, fx: &mut AgentFx, state: SessionState) {
                     // Every cycle waits on its message: read it here, not through a thread.
                     c.read.set_direct(true);
                 }
-                // The client that claims the arm starts the session (one rule for every
-                // protocol); a pause from the panel stays a pause.
-                fx.io.commands.write(SessionCommand::StartOnClaim);
+                fx.io.session_command(then);
                 port.tick.reset_command();
                 port.tick.adapter_mut().clear();
                 port.slot = MessageSlot::default();
@@ -339,7 +337,7 @@ fn apply(port: &mut AgentPort, fx: &mut AgentFx, state: SessionState) {
                 fx.io.conns.set_role(agent_key(conn), Role::Pending, None);
                 port.tick.forget_command();
                 port.tick.adapter_mut().clear();
-                fx.io.targets.commands = fx.io.session.hold_posture(&fx.io.sim.view());
+                fx.io.hold_arm();
             }
             AgentAction::Closed { conn, reason } => {
                 if let Some(c) = port.conns.remove(&conn) {
@@ -471,13 +469,14 @@ fn publish(port: &mut AgentPort, conn: u64, game: &Game) {
 /// The connection threads' events through the machine (in `First`, and between steps).
 fn agent_events(mut port: ResMut<AgentPort>, mut fx: AgentFx) {
     let port = &mut *port;
-    for conn in fx.io.conns.take_kicks(Protocol::Agent) {
+    let panel = fx.io.conns.panel_requests(Protocol::Agent);
+    for conn in panel.kicks {
         port.disconnect(conn);
     }
     // The state this batch's messages meet: a claim below starts an IDLE session before any
     // step, so effectors sent right after `(init)` are not refused as "not running".
     let mut state = fx.io.session.state();
-    if fx.io.conns.take_revoked(Protocol::Agent) {
+    if panel.revoked.is_some() {
         port.feed(&mut fx.io.conns, &mut state, Some(AgentInput::Revoked));
     }
     // A sync controller's socket is read here (see `ReadSide`): its frames join the queue.

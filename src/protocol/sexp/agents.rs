@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 
 use super::Sexp;
 use super::frames::ConnEvent;
-use crate::session::SessionState;
+use crate::session::{SessionCommand, SessionState, transition};
 
 /// Settings of the machine.
 #[derive(Clone, Debug)]
@@ -92,9 +92,14 @@ pub enum AgentAction {
     Refuse { conn: u64, reason: String },
     /// Send `(warning <text>)`: effectors are not applied, and why.
     Warn { conn: u64, text: &'static str },
-    /// `conn` took the arm (as `label`): register it with the gate in sync mode, start the
-    /// session from IDLE, give it a clean pipeline, announce it and send its first perception.
-    Claimed { conn: u64, label: String },
+    /// `conn` took the arm (as `label`): register it with the gate in sync mode, send `then` to
+    /// the session, give it a clean pipeline, announce it and send its first perception.
+    Claimed {
+        conn: u64,
+        label: String,
+        /// What the claim sends to the session (START on claim).
+        then: SessionCommand,
+    },
     /// `conn` no longer controls: leave the gate, forget its effectors, hold the arm.
     Dropped { conn: u64 },
     /// The connection is gone: close its registry entry and its link.
@@ -359,7 +364,11 @@ impl Agents {
             }
         };
         let label = format!("{peer} ({team} {number})");
-        if self.active.is_some() || !ctx.arm.claim(conn, &label) {
+        let claimed = match self.active {
+            None => ctx.arm.claim(conn, &label),
+            Some(_) => None,
+        };
+        let Some(claimed) = claimed else {
             if ctx.now.saturating_duration_since(since) < self.config.claim_grace {
                 agent.parked_init = Some((exprs, since));
                 return;
@@ -369,15 +378,17 @@ impl Agents {
                 .push_back(AgentAction::Note(format!("refusing {peer}: {reason}")));
             self.actions.push_back(AgentAction::Refuse { conn, reason });
             return;
-        }
+        };
         agent.role = AgentRole::Active { team, number };
         self.active = Some(conn);
-        // The client that claims the arm starts the session (one rule for every protocol); a
-        // pause from the panel stays a pause.
-        if ctx.state == SessionState::Idle {
-            ctx.state = SessionState::Running;
-        }
-        self.actions.push_back(AgentAction::Claimed { conn, label });
+        // What the claim does to the session (START on claim: a pause from the panel stays a
+        // pause), as this batch's later messages will meet it.
+        ctx.state = transition(ctx.state, claimed.then).to;
+        self.actions.push_back(AgentAction::Claimed {
+            conn,
+            label,
+            then: claimed.then,
+        });
     }
 
     /// Sync mode, between steps: the step that starts a cycle needs the agent's message; a

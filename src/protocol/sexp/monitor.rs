@@ -27,7 +27,9 @@ use crate::protocol::registry::{ConnKey, Connections, Counters, Protocol, Role};
 use crate::referee::LoggedEvent;
 use crate::referee::plugin::Referee;
 use crate::robot::Pose;
-use crate::session::{AlertLog, SessionCommand, SessionEvent, SessionState, SessionSystems};
+use crate::session::{
+    AlertLog, SessionCommand, SessionEvent, SessionRequest, SessionState, SessionSystems,
+};
 use crate::sim::{SimClock, SimMut, SimScene, SimStep, SimSystems, SimView, SimViewMut};
 use crate::state::{CameraEntry, CameraImages, camera_states};
 
@@ -109,7 +111,7 @@ fn monitor_events(
     mut sim: SimMut,
     mut referee: ResMut<Referee>,
     clock: Res<SimClock>,
-    mut session_cmds: MessageWriter<SessionCommand>,
+    mut session_cmds: MessageWriter<SessionRequest>,
     mut exit: MessageWriter<AppExit>,
     (scene, mut images, mut dataset): (
         Res<SimScene>,
@@ -118,7 +120,7 @@ fn monitor_events(
     ),
 ) {
     let port = &mut *port;
-    for conn in registry.take_kicks(Protocol::Monitor) {
+    for conn in registry.panel_requests(Protocol::Monitor).kicks {
         port.disconnect(conn);
     }
     // A `(reset)` this frame: the session resets after these commands run.
@@ -210,7 +212,7 @@ fn monitor_events(
                             // waits for it, or the reset would undo the kick-off.
                             Ok(MonitorCommand::KickOff) if reset_asked => {
                                 referee.kick_off_after_reset();
-                                session_cmds.write(SessionCommand::Start);
+                                session_cmds.write(SessionRequest(SessionCommand::Start));
                                 Ok(())
                             }
                             Ok(cmd) => {
@@ -265,26 +267,26 @@ fn run_monitor_command(
     sim: &mut SimViewMut<'_>,
     referee: &mut Referee,
     clock: &SimClock,
-    session_cmds: &mut MessageWriter<SessionCommand>,
+    session_cmds: &mut MessageWriter<SessionRequest>,
     exit: &mut MessageWriter<AppExit>,
     dataset: &mut crate::lerobot::DatasetRequests,
 ) -> Result<(), String> {
     match cmd {
         MonitorCommand::Start => {
-            session_cmds.write(SessionCommand::Start);
+            session_cmds.write(SessionRequest(SessionCommand::Start));
         }
         MonitorCommand::Pause => {
-            session_cmds.write(SessionCommand::Pause);
+            session_cmds.write(SessionRequest(SessionCommand::Pause));
         }
         MonitorCommand::Step(n) => {
-            session_cmds.write(SessionCommand::Step(n));
+            session_cmds.write(SessionRequest(SessionCommand::Step(n)));
         }
         MonitorCommand::Reset => {
-            session_cmds.write(SessionCommand::Reset);
+            session_cmds.write(SessionRequest(SessionCommand::Reset));
         }
         MonitorCommand::KickOff => {
             referee.kick_off(clock.sim_time);
-            session_cmds.write(SessionCommand::Start);
+            session_cmds.write(SessionRequest(SessionCommand::Start));
         }
         MonitorCommand::PlayMode(mode) => referee.set_play_mode(mode, clock.sim_time),
         MonitorCommand::PlaceObject {

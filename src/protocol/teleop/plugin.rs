@@ -208,16 +208,14 @@ fn apply(server: &mut TeleopServer, fx: &mut BridgeIo) {
             Action::EndSession(conn) => {
                 outgoing.entry(conn).or_default().push(ToClient::EndSession);
             }
-            Action::Session(command) => {
-                fx.commands.write(command);
-            }
+            Action::Session(command) => fx.session_command(command),
             Action::Apply { seq, frame } => server.slot.latest.set((seq, frame)),
             Action::NewController => {
                 server.tick.forget_command();
                 server.slot.latest.clear();
                 server.tick.adapter_mut().hand_over();
             }
-            Action::Hold => fx.targets.commands = fx.session.hold_posture(&fx.sim.view()),
+            Action::Hold => fx.hold_arm(),
             Action::Disengage { hold } => server.tick.adapter_mut().disengage(hold),
             Action::ForgetControl => {
                 server.tick.forget_command();
@@ -373,13 +371,14 @@ fn answer_dataset_requests(
 fn handle_events(mut server: ResMut<TeleopServer>, mut fx: BridgeIo) {
     let server = &mut *server;
     server.stamp = fx.clock.stamp();
-    for conn in fx.conns.take_kicks(Protocol::Teleop) {
+    let panel = fx.conns.panel_requests(Protocol::Teleop);
+    for conn in panel.kicks {
         server.disconnect(conn);
     }
     // Updated as this batch writes session commands, so each message meets the state the
-    // messages before it left (see `sessions::predict`).
+    // messages before it left (`armsim_core::session::transition`).
     let mut state = fx.session.state();
-    if fx.conns.take_revoked(Protocol::Teleop) {
+    if panel.revoked.is_some() {
         server.feed(&mut fx.conns, &mut state, Input::Revoked);
     }
     while let Ok(event) = server.events.try_recv() {

@@ -25,7 +25,7 @@ use serde_json::{Map, Value, json};
 
 use super::envelope::{ControlFrame, RoleRequest, SimEventPayload, UiCommand};
 use crate::protocol::dataset::DatasetControl;
-use crate::session::{SessionCommand, SessionEvent, SessionState};
+use crate::session::{SessionCommand, SessionEvent, SessionState, transition};
 
 /// A session's role.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -197,20 +197,6 @@ pub fn seen_state(started: bool, global: SessionState) -> SessionState {
     match global {
         SessionState::Running | SessionState::Paused if !started => SessionState::Idle,
         _ => global,
-    }
-}
-
-/// The global state once `command` is applied (it takes effect in `SessionSystems`, after this
-/// batch), so one connection's messages act in order: a control frame right after START is
-/// applied, one right after PAUSE or RESET is not.
-pub fn predict(state: SessionState, command: SessionCommand) -> SessionState {
-    use SessionState::*;
-    match (command, state) {
-        (_, Error) if command != SessionCommand::Reset => Error,
-        (SessionCommand::Start, _) => Running,
-        (SessionCommand::Pause, Running | Idle) => Paused,
-        (SessionCommand::Reset, _) => Idle,
-        _ => state,
     }
 }
 
@@ -410,7 +396,8 @@ impl Sessions {
         let label = format!("{} (session {session_id})", c.peer);
         // Without a request the first session controls (revA clients know no roles).
         let wants_arm = request != Some(RoleRequest::Observer);
-        c.role = if wants_arm && self.controller.is_none() && ctx.arm.claim(conn, &label) {
+        c.role = if wants_arm && self.controller.is_none() && ctx.arm.claim(conn, &label).is_some()
+        {
             self.controller = Some(conn);
             Role::Controller
         } else {
@@ -535,7 +522,10 @@ impl Sessions {
             self.event(conn, event, state, Map::new());
         } else {
             self.actions.push_back(Action::Session(wanted));
-            ctx.state = predict(state, wanted);
+            // It takes effect in `SessionSystems`, after this batch; the authority says what
+            // it will do, so one connection's messages act in order: a control frame right
+            // after START is applied, one right after PAUSE or RESET is not.
+            ctx.state = transition(state, wanted).to;
             // PAUSED reaches only started sessions (`session_event`): a controller that pauses
             // before its own START is answered here (and told IDLE, as it has not started).
             if command == UiCommand::Pause && !started {

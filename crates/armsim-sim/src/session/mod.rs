@@ -1,6 +1,7 @@
-//! The one global session state (IDLE | RUNNING | PAUSED | ERROR) shared by the panel, the
-//! keyboard and every protocol, the commands that move it, and what the arm does when control
-//! stops (`pause_behavior`).
+//! The session in the ECS: the one global state (IDLE | RUNNING | PAUSED | ERROR) shared by the
+//! panel, the keyboard and every protocol, carried out on the world and the clock as the core's
+//! authority ([`armsim_core::session::transition`]) says, the posture the arm holds when control
+//! stops (`pause_behavior`), the physics guard that raises ERROR, and the alert log.
 
 use bevy::prelude::*;
 
@@ -10,45 +11,17 @@ use crate::sim::{
     SimSystems, SimView, log_start, world_for,
 };
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
-pub enum SessionState {
-    /// The world steps, the arm holds, no external control is applied.
-    #[default]
-    Idle,
-    /// The world steps and the controller's targets are applied.
-    Running,
-    /// Simulation time is frozen for everyone; single steps still run.
-    Paused,
-    /// Something went wrong (e.g. the physics produced non-finite state); reset to recover.
-    Error,
-}
+pub use armsim_core::session::{SessionCommand, SessionState, Transition, transition};
 
-impl SessionState {
-    /// The spelling used on every wire (revA `sim_state`, monitor streams, the panel).
-    pub fn as_str(self) -> &'static str {
-        match self {
-            SessionState::Idle => "IDLE",
-            SessionState::Running => "RUNNING",
-            SessionState::Paused => "PAUSED",
-            SessionState::Error => "ERROR",
-        }
-    }
-}
-
-/// A request to change the session, from any source (panel, keys, protocols).
+/// A [`SessionCommand`] on its way to `SessionSystems`, from any source (panel, keys,
+/// protocols). The command and its rules are the core's; this is its ECS message.
 #[derive(Message, Clone, Copy, Debug, PartialEq, Eq)]
-pub enum SessionCommand {
-    Start,
-    /// A client has just claimed the arm (an agent's `(init)`, a lockstep connection): start
-    /// from IDLE, so the client that takes the arm is the one that starts it. A pause (the
-    /// panel's decision) and an error stay as they are.
-    StartOnClaim,
-    Pause,
-    /// Pause (if running) and run exactly `n` steps.
-    Step(u32),
-    /// Start if paused or idle, pause if running (the Space key).
-    TogglePause,
-    Reset,
+pub struct SessionRequest(pub SessionCommand);
+
+impl From<SessionCommand> for SessionRequest {
+    fn from(command: SessionCommand) -> Self {
+        Self(command)
+    }
 }
 
 /// Announced after the session changed, so every protocol can tell its clients.
@@ -188,7 +161,7 @@ pub(crate) fn plugin(app: &mut App) {
         .pause_behavior;
     app.insert_resource(Session::new(pause_behavior, hold))
         .init_resource::<AlertLog>()
-        .add_message::<SessionCommand>()
+        .add_message::<SessionRequest>()
         .add_message::<SessionEvent>()
         .add_systems(First, handle_session_commands.in_set(SessionSystems))
         .add_systems(
@@ -246,7 +219,7 @@ fn check_state(sim: SimRef, mut clock: ResMut<SimClock>, mut session: ResMut<Ses
 
 #[allow(clippy::too_many_arguments)] // a Bevy system: one argument per resource it touches
 fn handle_session_commands(
-    mut commands: MessageReader<SessionCommand>,
+    mut commands: MessageReader<SessionRequest>,
     mut events: MessageWriter<SessionEvent>,
     mut session: ResMut<Session>,
     mut sim: SimMut,
@@ -268,58 +241,36 @@ fn handle_session_commands(
     } else {
         session.error_announced = false;
     }
-    for cmd in commands.read() {
-        let before = session.state;
-        match *cmd {
-            SessionCommand::Start => start(&mut session),
-            SessionCommand::StartOnClaim => {
-                if session.state == SessionState::Idle {
-                    start(&mut session);
-                }
-            }
-            SessionCommand::Pause => pause(&mut session, &sim.view()),
-            SessionCommand::TogglePause => {
-                if session.state == SessionState::Running {
-                    pause(&mut session, &sim.view());
-                } else {
-                    start(&mut session);
-                }
-            }
-            SessionCommand::Step(n) => {
-                pause(&mut session, &sim.view());
-                if session.state == SessionState::Paused {
-                    clock.request_steps(n);
-                }
-            }
-            SessionCommand::Reset => {
-                clock.reset();
-                // The next episode's start: the file's, or its `randomize` draw.
-                let (world, start) = world_for(&scene.0, clock.episode);
-                sim.install(world);
-                if let Some(start) = &start {
-                    log_start(start);
-                }
-                drawn.0 = start;
-                session.hold = sim.model().commands().to_vec();
-                // Targets from before the reset must not drive the reloaded arm on START.
-                targets.commands.clone_from(&session.hold);
-                session.state = SessionState::Idle;
-                session.error = None;
-                info!("session reset: scene restored, state IDLE");
-                log.push(0.0, "session", "RESET_DONE", "scene restored, state IDLE");
-                events.write(SessionEvent::ResetDone);
-                continue;
-            }
+    for &SessionRequest(command) in commands.read() {
+        let t = transition(session.state, command);
+        if t.latch_hold {
+            session.latch_hold(&sim.view());
         }
-        if session.state != before {
-            info!("session {} -> {}", before.as_str(), session.state.as_str());
-            log.push(
-                clock.sim_time,
-                "session",
-                session.state.as_str(),
-                format!("{} -> {}", before.as_str(), session.state.as_str()),
-            );
-            events.write(match session.state {
+        clock.request_steps(t.steps);
+        session.state = t.to;
+        if t.reset {
+            clock.reset();
+            // The next episode's start: the file's, or its `randomize` draw.
+            let (world, start) = world_for(&scene.0, clock.episode);
+            sim.install(world);
+            if let Some(start) = &start {
+                log_start(start);
+            }
+            drawn.0 = start;
+            session.hold = sim.model().commands().to_vec();
+            // Targets from before the reset must not drive the reloaded arm on START.
+            targets.commands.clone_from(&session.hold);
+            session.error = None;
+            info!("session reset: scene restored, state IDLE");
+            log.push(0.0, "session", "RESET_DONE", "scene restored, state IDLE");
+            events.write(SessionEvent::ResetDone);
+            continue;
+        }
+        if t.changed() {
+            let (from, to) = (t.from.as_str(), t.to.as_str());
+            info!("session {from} -> {to}");
+            log.push(clock.sim_time, "session", to, format!("{from} -> {to}"));
+            events.write(match t.to {
                 SessionState::Running => SessionEvent::Started,
                 SessionState::Paused => SessionEvent::Paused,
                 SessionState::Error => SessionEvent::Errored,
@@ -328,23 +279,6 @@ fn handle_session_commands(
         }
     }
     sync_clock(&session, &mut clock);
-}
-
-fn start(session: &mut Session) {
-    if session.state != SessionState::Error {
-        session.state = SessionState::Running;
-    }
-}
-
-fn pause(session: &mut Session, world: &SimView<'_>) {
-    match session.state {
-        SessionState::Running => {
-            session.latch_hold(world);
-            session.state = SessionState::Paused;
-        }
-        SessionState::Idle => session.state = SessionState::Paused,
-        SessionState::Paused | SessionState::Error => {}
-    }
 }
 
 /// Puts the session in ERROR (from the physics guard or a protocol), latching the hold posture.

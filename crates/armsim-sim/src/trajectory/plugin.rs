@@ -18,7 +18,7 @@ use armsim_core::trajectory::{
 };
 
 use crate::scene::Scene;
-use crate::session::{Session, SessionCommand, SessionEvent, SessionState};
+use crate::session::{Session, SessionCommand, SessionEvent, SessionRequest, SessionState};
 use crate::sim::{
     JointTargets, Sim, SimClock, SimMut, SimRef, SimScene, SimStep, SimSystems, SimWorld, install,
     sim_view, with_sim_mut,
@@ -507,7 +507,7 @@ pub fn start_replay(
     world.resource_mut::<crate::sim::EpisodeStartNow>().0 = None;
     let hold = world.resource::<Sim>().0.commands().to_vec();
     world.resource_mut::<JointTargets>().commands = hold;
-    world.write_message(SessionCommand::Start);
+    world.write_message(SessionRequest(SessionCommand::Start));
     info!(
         "replaying {} by {}: demo {index} of {robot}, {} actions, {} states (a state every {every} steps){}",
         path.display(),
@@ -556,7 +556,7 @@ fn replay_publish(
     replay: Option<ResMut<Replay>>,
     mut sim: SimMut,
     session: Res<Session>,
-    mut commands: MessageWriter<SessionCommand>,
+    mut commands: MessageWriter<SessionRequest>,
 ) {
     let Some(mut replay) = replay else { return };
     if replay.finished || session.state() != SessionState::Running {
@@ -576,7 +576,7 @@ fn replay_publish(
                     error!("replay of {}: {why}", replay.path.display());
                     replay.failed = Some(why);
                     replay.finished = true;
-                    commands.write(SessionCommand::Pause);
+                    commands.write(SessionRequest(SessionCommand::Pause));
                     return;
                 }
             }
@@ -593,7 +593,7 @@ fn replay_publish(
     if step >= replay.len() {
         replay.finished = true;
         info!("{}", replay.report());
-        commands.write(SessionCommand::Pause);
+        commands.write(SessionRequest(SessionCommand::Pause));
     }
 }
 
@@ -697,7 +697,7 @@ fn handle_commands(world: &mut World) {
                 replay.step = (index + 1) * replay.every as usize;
                 replay.finished = false;
                 replay.failed = None;
-                world.write_message(SessionCommand::Pause);
+                world.write_message(SessionRequest(SessionCommand::Pause));
             }
         }
     }

@@ -16,7 +16,7 @@ use armsim::protocol::sexp::framing::{FrameDecoder, encode_frame};
 use armsim::protocol::sexp::plugin::{self, SexpOptions};
 use armsim::protocol::sexp::{self, Sexp};
 use armsim::scene::Scene;
-use armsim::session::SessionCommand;
+use armsim::session::{SessionCommand, SessionRequest};
 use armsim::sim::ClockMode;
 
 use super::{BenchError, ROUNDS, app_on, bare_steps, median};
@@ -169,7 +169,8 @@ fn round(
     });
     headless::finish_setup(&mut app);
     // Running, so the effectors really drive the arm (the world steps in IDLE too).
-    app.world_mut().write_message(SessionCommand::Start);
+    app.world_mut()
+        .write_message(SessionRequest(SessionCommand::Start));
     while !client.is_finished() {
         app.update();
     }

@@ -21,7 +21,7 @@ use std::time::{Duration, Instant};
 use armsim::headless::finish_setup;
 use armsim::robot::model::JointKind;
 use armsim::scene::Scene;
-use armsim::session::SessionCommand;
+use armsim::session::{SessionCommand, SessionRequest};
 use armsim::sim::{self, ClockMode, JointCommand, Sim, SimWorld};
 use armsim::{SimOptions, headless_app};
 use bevy::app::App;
@@ -232,7 +232,8 @@ pub fn run(scene: Arc<Scene>, steps: u64, motion: Motion) -> Result<BenchReport,
     for _ in 0..ROUNDS {
         let mut app = headless_app(scene.clone(), &SimOptions::default());
         finish_setup(&mut app);
-        app.world_mut().write_message(SessionCommand::Start);
+        app.world_mut()
+            .write_message(SessionRequest(SessionCommand::Start));
         app.update();
         let t0 = Instant::now();
         match motion {

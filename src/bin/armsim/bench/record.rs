@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 
 use armsim::headless::finish_setup;
 use armsim::scene::Scene;
-use armsim::session::SessionCommand;
+use armsim::session::{SessionCommand, SessionRequest};
 use armsim::sim;
 use armsim::trajectory::plugin::{finish_recording, start_recording};
 use armsim::trajectory::{
@@ -120,7 +120,8 @@ pub fn run(scene: Arc<Scene>, steps: u64) -> Result<RecordBenchReport, BenchErro
                 start_recording(app.world_mut(), &path, 1)
                     .map_err(|e| BenchError::Client(e.to_string()))?;
             }
-            app.world_mut().write_message(SessionCommand::Start);
+            app.world_mut()
+                .write_message(SessionRequest(SessionCommand::Start));
             app.update();
             let t0 = Instant::now();
             sim::run_steps(&mut app, steps);

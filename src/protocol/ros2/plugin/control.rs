@@ -23,6 +23,7 @@ use crate::protocol::net::{RateLimited, suppressed_note};
 use crate::protocol::registry::{ConnKey, Connections, Counters, Protocol, Role};
 use crate::session::AlertLog;
 use crate::sim::JointCommand;
+use armsim_core::session::Claimed;
 
 /// One refusal line per peer per this long: a node streaming commands at 100 Hz while another
 /// client holds the arm would otherwise flood the log.
@@ -112,8 +113,9 @@ struct Peer {
 /// What became of a command.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Verdict {
-    /// It is the arm's goal now; `claimed`: this command took the arm (start the session).
-    Accepted { claimed: bool },
+    /// It is the arm's goal now; `claimed`: this command took the arm, and what the claim
+    /// sends to the session (START on claim).
+    Accepted { claimed: Option<Claimed> },
     /// Another client holds the arm (logged, at most once per peer per 5 s).
     Refused,
     /// The peer was disconnected from the panel and is ignored until it is rediscovered.
@@ -259,10 +261,10 @@ impl Control {
         let peer_id = self.ensure(prefix, conns);
         let peer = &self.peers[&prefix];
         peer.counters.count_in();
-        let mut claimed = false;
+        let mut claimed = None;
         if self.owner != Some(prefix) || conns.owner_key() != Some(key(peer_id)) {
             let label = peer.label.clone();
-            if !conns.claim(key(peer_id), &label) {
+            let Some(claim) = conns.claim(key(peer_id), &label) else {
                 let owner = conns.describe();
                 let peer = self.peers.get_mut(&prefix).expect("ensured");
                 if let Some(suppressed) = peer.refusals.allow() {
@@ -273,11 +275,11 @@ impl Control {
                     );
                 }
                 return Verdict::Refused;
-            }
+            };
             // A claim after a revoke or a writer loss: whatever the old owner asked is void.
             self.order = None;
             self.owner = Some(prefix);
-            claimed = true;
+            claimed = Some(claim);
         }
         self.order = Some(Order {
             goal,

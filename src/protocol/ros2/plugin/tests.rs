@@ -19,6 +19,14 @@ use crate::scene::bundled::relative as bundled_rel;
 use crate::session::AlertLog;
 use crate::sim::JointCommand;
 
+use crate::session::SessionCommand;
+use armsim_core::session::Claimed;
+
+/// A command that took the arm: START on claim.
+const CLAIMED: Option<Claimed> = Some(Claimed {
+    then: SessionCommand::StartOnClaim,
+});
+
 const A: [u8; 12] = [1, 0x0f, 0, 0, 0xaa, 0, 0, 1, 0, 0, 0, 1];
 const B: [u8; 12] = [1, 0x10, 0, 0, 0xbb, 0, 0, 2, 0, 0, 0, 1];
 
@@ -92,14 +100,14 @@ fn peers_join_as_named_observers_and_the_first_valid_command_claims() {
 
     assert_eq!(
         rig.command(A, joints(&[(0, 0.5)])),
-        Verdict::Accepted { claimed: true }
+        Verdict::Accepted { claimed: CLAIMED }
     );
     assert_eq!(rig.conns.owner_key(), Some(key(a)));
     assert_eq!(rig.conns.get(key(a)).unwrap().role, Role::Controller);
     // The owner's next command replaces its goal without a new claim.
     assert_eq!(
         rig.command(A, joints(&[(0, 0.6)])),
-        Verdict::Accepted { claimed: false }
+        Verdict::Accepted { claimed: None }
     );
     // Another peer watches.
     assert_eq!(rig.command(B, joints(&[(0, 0.7)])), Verdict::Refused);
@@ -118,7 +126,7 @@ fn a_client_of_another_protocol_keeps_the_arm() {
         std::sync::Arc::new(Counters::default()),
         true,
     );
-    assert!(rig.conns.claim(lockstep, "127.0.0.1:9"));
+    assert!(rig.conns.claim(lockstep, "127.0.0.1:9").is_some());
     assert_eq!(rig.command(A, joints(&[(0, 0.5)])), Verdict::Refused);
     assert_eq!(rig.control.owner(), None);
     assert_eq!(rig.control.goal(), None);
@@ -142,7 +150,7 @@ fn the_owner_lost_or_without_command_writers_frees_the_arm() {
     // B takes it, then its participant is lost: gone from the registry, the arm free.
     assert_eq!(
         rig.command(B, joints(&[(1, 0.1)])),
-        Verdict::Accepted { claimed: true }
+        Verdict::Accepted { claimed: CLAIMED }
     );
     let b = rig.id_of(7001);
     assert!(rig.control.peer_down(B, &mut rig.conns, &mut rig.log, 1.0));
@@ -160,7 +168,7 @@ fn a_revoke_demotes_the_owner_which_may_claim_again() {
     let mut rig = Rig::new();
     rig.command(A, joints(&[(0, 0.5)]));
     rig.conns.revoke();
-    assert!(rig.conns.take_revoked(Protocol::Ros2));
+    assert!(rig.conns.panel_requests(Protocol::Ros2).revoked.is_some());
     assert!(rig.control.revoked(&mut rig.conns));
     assert_eq!(rig.control.goal(), None);
     assert_eq!(rig.control.targets(&rig.conns, 0, 1.0), vec![]);
@@ -170,7 +178,7 @@ fn a_revoke_demotes_the_owner_which_may_claim_again() {
     assert!(!rig.control.revoked(&mut rig.conns));
     assert_eq!(
         rig.command(A, joints(&[(0, 0.5)])),
-        Verdict::Accepted { claimed: true }
+        Verdict::Accepted { claimed: CLAIMED }
     );
 }
 
@@ -191,7 +199,7 @@ fn a_kicked_peer_is_ignored_until_it_is_rediscovered() {
     assert!(!rig.control.is_kicked(&A));
     assert_eq!(
         rig.command(A, joints(&[(0, 0.5)])),
-        Verdict::Accepted { claimed: true }
+        Verdict::Accepted { claimed: CLAIMED }
     );
     // Kicking an id that is not ours' (or gone) does nothing.
     assert!(!rig.control.kick(&[999], &mut rig.conns, &mut rig.log, 3.0));
@@ -203,7 +211,7 @@ fn data_before_discovery_opens_an_entry_that_discovery_completes() {
     let c = [9; 12];
     assert_eq!(
         rig.command(c, joints(&[(0, 0.5)])),
-        Verdict::Accepted { claimed: true }
+        Verdict::Accepted { claimed: CLAIMED }
     );
     let (id, entry) = rig
         .conns

@@ -293,10 +293,19 @@ fn reset_takes_the_scopes_with_time_and_state() {
         let actions = call(&mut m, 1, reset(scope), &mut v);
         assert_eq!(result(&actions).0, OK, "scope {scope}");
         // The session's reset puts the arm's targets back to home; the ROS command that drove
-        // it before is forgotten, so home is what the arm follows.
-        assert_eq!(effects(&actions), RESET_EFFECTS);
-        assert_eq!((v.state, v.episode, v.steps), (SessionState::Idle, 4, 0));
+        // it before is forgotten, so home is what the arm follows. A playing simulation plays
+        // on after the service's reset (a reset alone leaves armsim IDLE).
+        let mut want = RESET_EFFECTS.to_vec();
+        want.push(Action::Session(SessionCommand::Start));
+        assert_eq!(effects(&actions), want);
+        assert_eq!((v.state, v.episode, v.steps), (SessionState::Running, 4, 0));
     }
+    // From IDLE (nobody started it), the reset leaves it IDLE.
+    let mut m = Machine::new();
+    let mut v = view(SessionState::Idle);
+    let actions = call(&mut m, 1, reset(0), &mut v);
+    assert_eq!(effects(&actions), RESET_EFFECTS);
+    assert_eq!(v.state, SessionState::Idle);
 }
 
 #[test]

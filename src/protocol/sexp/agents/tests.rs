@@ -295,7 +295,7 @@ fn a_revoke_drops_the_active_agent_once() {
     r.open(1);
     r.send(1, "(init arm6 a 1)");
     r.conns.revoke();
-    assert!(r.conns.take_revoked(Protocol::Agent));
+    assert!(r.conns.panel_requests(Protocol::Agent).revoked.is_some());
     let a = r.batch(vec![AgentInput::Revoked]);
     assert!(refused(&a, 1).unwrap().contains("revoked"));
     assert!(a.iter().any(|a| matches!(

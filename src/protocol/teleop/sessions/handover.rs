@@ -49,7 +49,10 @@ impl Sessions {
                     let message = "control was revoked from the panel; reconnect to ask again";
                     self.role_alert(conn, state, "REVOKED", message, Role::Observer);
                 } else if self.controller.is_none()
-                    && ctx.arm.claim(conn, &format!("{peer} (session {session})"))
+                    && ctx
+                        .arm
+                        .claim(conn, &format!("{peer} (session {session})"))
+                        .is_some()
                 {
                     c.role = Role::Controller;
                     c.started = false;
@@ -231,7 +234,7 @@ impl Sessions {
         );
         let peer = c.peer;
         self.promote_pending = false;
-        if !ctx.arm.claim(conn, &label) {
+        if ctx.arm.claim(conn, &label).is_none() {
             return;
         }
         self.controller = Some(conn);

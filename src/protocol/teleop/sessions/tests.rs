@@ -286,7 +286,11 @@ fn no_promotion_when_another_protocol_took_the_arm_or_after_a_revoke() {
         role: None,
     };
     r.call(|m, ctx| m.handle(disconnect, ctx));
-    assert!(r.conns.claim(ConnKey::new(Protocol::Agent, 9), "agent"));
+    assert!(
+        r.conns
+            .claim(ConnKey::new(Protocol::Agent, 9), "agent")
+            .is_some()
+    );
     r.handle(Input::Tick);
     assert_eq!(r.m.controller(), None);
     assert_eq!(r.role(2), Role::Observer);
@@ -296,7 +300,7 @@ fn no_promotion_when_another_protocol_took_the_arm_or_after_a_revoke() {
     r.connect(1);
     r.connect(2);
     r.conns.revoke();
-    assert!(r.conns.take_revoked(Protocol::Teleop));
+    assert!(r.conns.panel_requests(Protocol::Teleop).revoked.is_some());
     let a = r.handle(Input::Revoked);
     assert_eq!(sent(&a, 1), [("ALERT", "IDLE", Some("REVOKED".into()))]);
     r.handle(Input::Tick);
@@ -408,7 +412,7 @@ fn inputs_for_unknown_connections_do_nothing() {
 }
 
 #[test]
-fn view_and_predict() {
+fn a_session_sees_idle_until_its_own_start() {
     let mut r = Rig::new();
     r.connect(1);
     let c = r.m.conn(1).unwrap();
@@ -419,12 +423,6 @@ fn view_and_predict() {
     let c = r.m.conn(1).unwrap();
     assert_eq!(view(c, SessionState::Running), SessionState::Running);
     assert_eq!(view(c, SessionState::Paused), SessionState::Paused);
-    use SessionState::*;
-    assert_eq!(predict(Error, SessionCommand::Start), Error);
-    assert_eq!(predict(Error, SessionCommand::Reset), Idle);
-    assert_eq!(predict(Idle, SessionCommand::Pause), Paused);
-    assert_eq!(predict(Paused, SessionCommand::Pause), Paused);
-    assert_eq!(predict(Paused, SessionCommand::Start), Running);
 }
 
 mod roles;

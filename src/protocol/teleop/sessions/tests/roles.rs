@@ -134,7 +134,11 @@ fn connect_may_ask_for_control_and_is_told_when_the_arm_is_busy() {
     assert!(!r.m.conn(2).unwrap().watch_only, "it wants the arm");
     // An agent holds the arm: a teleop request is refused and names it.
     let mut r = Rig::new();
-    assert!(r.conns.claim(ConnKey::new(Protocol::Agent, 9), "teamA 1"));
+    assert!(
+        r.conns
+            .claim(ConnKey::new(Protocol::Agent, 9), "teamA 1")
+            .is_some()
+    );
     r.connect(1);
     assert_eq!(r.role(1), Role::Observer);
     let a = r.command(1, UiCommand::RequestControl);
@@ -176,7 +180,7 @@ fn a_revoked_session_cannot_take_the_arm_back_by_asking() {
     let mut r = Rig::new();
     r.connect(1);
     r.conns.revoke();
-    assert!(r.conns.take_revoked(Protocol::Teleop));
+    assert!(r.conns.panel_requests(Protocol::Teleop).revoked.is_some());
     let a = r.handle(Input::Revoked);
     assert_eq!(alert_role(&a, 1, "REVOKED").as_deref(), Some("observer"));
     let a = r.command(1, UiCommand::RequestControl);
