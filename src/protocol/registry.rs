@@ -3,7 +3,7 @@
 //! (revoke, disconnect). The panel draws it without knowing any protocol; each protocol's ECS
 //! bridge registers its listener and connections and drains the requests meant for it.
 //!
-//! It also holds the arm-ownership lifecycle every protocol shares (DESIGN §4): one client of
+//! It also holds the arm-ownership lifecycle every protocol shares: one client of
 //! one protocol controls the arm at a time, first come; the panel's Revoke takes it away and the
 //! owning protocol notices once ([`Connections::take_revoked`]); a connection that closes gives
 //! the arm back ([`Connections::close`]).
@@ -23,13 +23,13 @@ use crate::sim::{JointTargets, SimClock, SimRef};
 /// The protocols a connection can speak, in the order the panel lists them.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Protocol {
-    /// Spec 004 (revA) headset teleoperation over WebSocket.
+    /// TeleSpace revA headset teleoperation over WebSocket (docs/protocols/teleop.md).
     Teleop,
-    /// Spec 001 agents (S-expressions over TCP).
+    /// RCSSServerMJ agents (S-expressions over TCP, docs/protocols/rcss.md).
     Agent,
-    /// Spec 001 monitors.
+    /// RCSSServerMJ monitors.
     Monitor,
-    /// Spec 003 lockstep clients.
+    /// The gripper project's lockstep clients (docs/protocols/lockstep.md).
     Lockstep,
     /// ROS 2 participants over DDS (one entry per remote participant).
     Ros2,
@@ -51,7 +51,7 @@ impl Protocol {
 /// For a protocol whose peers see the world only as periodic frames (ROS 2's topics at
 /// `--ros2-rate`): the steps after which its frames go out. While every connection is of that
 /// protocol, a real-time headless run steps in batches instead of waking for each step
-/// (`headless::wait_for_next_frame`; issue 37's cost):
+/// (`headless::wait_for_next_frame`; fewer wake-ups, less of a core for ROS 2):
 /// - while one of them controls the arm, each batch ends on the step of the next frame, so
 ///   every frame leaves when it is due (100 wake-ups a second at 100 Hz instead of 240);
 /// - while they only watch, a batch ends on `watched_wake_step`, a frame a few frames ahead:
