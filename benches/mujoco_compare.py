@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""armsim against MuJoCo on the same scenes, in one run (issues 15 and 40).
+"""armsim against MuJoCo on the same scenes, in one run.
 
 By default it runs three robots, each at 3, 10 and 50 cubes, the 10- and 50-cube rows also with
 MuJoCo's sleep flag on (armsim's cubes sleep, MuJoCo's do not unless asked):

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""armsim's step against MuJoCo's with the arm moving, both driven from Python (issue 49).
+"""armsim's step against MuJoCo's with the arm moving, both driven from Python.
 
 For arm6 (the default scene), the Menagerie Panda and the SO-101 (the robot files of
 `scripts/robot-fixtures`), with the scene's cubes resting on the table (benches/mujoco_compare.py

@@ -1,5 +1,5 @@
 //! A remote-control lockstep client (the gripper project's protocol) in Rust, framed by armsim's
-//! spec-003 codec (`protocol::lockstep::codec`): reads the step counter and joint angles, answers
+//! lockstep codec (`protocol::lockstep::codec`): reads the step counter and joint angles, answers
 //! a sine velocity for every joint, and reports steps/s.
 //!
 //! ```sh
@@ -13,7 +13,7 @@ use std::time::Instant;
 
 use armsim::protocol::lockstep::codec::{decode_state, encode_velocities, frame_sizes};
 
-/// Joints per frame: 10 for the gripper4 scene (spec 003), 8 for arm6.
+/// Joints per frame: 10 for the gripper4 scene (the gripper project's robot), 8 for arm6.
 const JOINTS: usize = 10;
 
 fn main() -> std::io::Result<()> {

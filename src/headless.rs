@@ -272,8 +272,9 @@ const IDLE_FRAME: Duration = Duration::from_millis(10);
 /// How far a real-time run nobody is connected to may let its steps fall behind the wall clock,
 /// so that one wake-up runs four of them (60 wake-ups a second): nobody sees the lag (it is gone
 /// at the first frame after someone connects), and on the 2-core VM a wake-up alone costs about
-/// 50 µs of CPU, 1.25 % of a core at 240 a second, before the frame's own work (issue 15,
-/// `bench idle`). Longer than `IDLE_FRAME` on purpose: the steps are what the frame is for.
+/// 50 µs of CPU, 1.25 % of a core at 240 a second, before the frame's own work (`bench idle`;
+/// idle may cost the physics plus 3 % of a core). Longer than `IDLE_FRAME` on purpose: the
+/// steps are what the frame is for.
 const UNWATCHED_LAG: Duration = Duration::from_micros(16_667);
 
 /// Sleeps until the next frame has something to do: in real time, until the next step is due

@@ -18,7 +18,7 @@ pub fn log_plugin() -> LogPlugin {
     }
 }
 
-/// The DDS crates (issue 37) log through `log` at info for every topic and at shutdown.
+/// The DDS crates (`--ros2`) log through `log` at info for every topic and at shutdown.
 /// RustDDS warns at every datagram over 1500 bytes (a `/tf` of a big robot, every frame);
 /// ros2-client warns at each start that `ROS_DISTRO` is unset (there is no ROS install) and
 /// at each service request from a client without related-sample-identity (Cyclone's Python

@@ -1,6 +1,6 @@
-//! Spec 001 over real sockets: a headless sim serves the agent and monitor ports on 127.0.0.1:0;
-//! client threads play agents and monitors with 4-byte length-prefixed S-expressions while the
-//! test thread runs the frames.
+//! RCSSServerMJ's ports over real sockets: a headless sim serves the agent and monitor ports on
+//! 127.0.0.1:0; client threads play agents and monitors with 4-byte length-prefixed S-expressions
+//! while the test thread runs the frames.
 
 mod common;
 

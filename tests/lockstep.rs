@@ -1,4 +1,4 @@
-//! Spec 003 over real sockets: a headless sim serves the lockstep port on 127.0.0.1:0 and a
+//! Lockstep over real sockets: a headless sim serves the lockstep port on 127.0.0.1:0 and a
 //! TCP client in a thread plays the original's client, while the test thread runs the frames.
 
 mod common;
@@ -126,7 +126,7 @@ fn disconnect_then_reconnect_continues_the_step_counter() {
     let first = drive(&mut app, play(addr, 20, sine));
     assert_eq!(first.last().unwrap().0, 20);
     // The first client has hung up; the next one is accepted and its counter goes on from the
-    // steps elapsed so far (spec 003: "the number of time steps that have elapsed").
+    // steps elapsed so far (the original counts "the number of time steps that have elapsed").
     let deadline = Instant::now() + Duration::from_secs(10);
     while app.world().resource::<LockstepServer>().client().is_some() {
         assert!(Instant::now() < deadline, "disconnect not noticed");

@@ -1,4 +1,4 @@
-//! Watchers over real sockets (issue 27, item 5): many monitors and many teleop observers are
+//! Watchers over real sockets: many monitors and many teleop observers are
 //! served by one writer per port. What must hold whatever the implementation: every watcher gets
 //! the same frames, each teleop session keeps its own envelope (`session_id`, monotonic `seq`,
 //! its own `rtt_ms_est`), and a watcher that stops reading is closed after its write deadline

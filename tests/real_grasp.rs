@@ -325,7 +325,7 @@ fn urdf_panda_picks_up_a_cube() {
 /// far face) the SO-101 follows the hand over a cube, turning its tool down on the way, then down
 /// to 1.5 cm above it. The first point, 11 cm above the table, is beyond what the arm reaches
 /// with its tool pointing straight down (the wrist's flex limit), but within its reach: the
-/// teleop IK puts the tool point first (issue 40; a weighted compromise with the tool axis
+/// teleop IK puts the tool point first (a weighted compromise with the tool axis
 /// stopped it 2–3 cm short), so it gets there within 5 mm too, on the file's weak servos.
 #[test]
 fn so101_follows_the_hand_from_home() {

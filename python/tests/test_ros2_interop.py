@@ -25,7 +25,8 @@ PEER = HERE / "peer.py"
 # A domain other than the default, so that --ros2-domain is exercised; the namespace is private,
 # so no other participant shares it anyway.
 DOMAIN = 17
-# What /work/shared/ros2.md prescribes, each step checked, then the peer in place of the shell.
+# Loopback up, multicast on it and a 224.0.0.0/4 route to it, each step checked, then the peer in
+# place of the shell.
 SETUP = ("ip link set lo up && ip link set lo multicast on && ip route add 224.0.0.0/4 dev lo "
          "&& exec \"$0\" \"$@\"")
 # A host with a network card, in miniature: a veth pair with both ends in the namespace (so no

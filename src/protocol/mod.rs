@@ -1,7 +1,7 @@
 //! The protocol layer of the app: the connection registry every protocol registers with
 //! (`registry`), what every listener thread shares (`net`), the readiness-poller loop of the
 //! writer and I/O threads (`poller`), and per protocol its socket threads,
-//! connection state machine and ECS bridge. The sans-IO half (spec 000's tick and every codec)
+//! connection state machine and ECS bridge. The sans-IO half (the protocol tick and every codec)
 //! lives in `armsim_core::protocol` and is re-exported in each protocol's module here, so
 //! `protocol::lockstep::codec` names the same thing in both crates.
 

@@ -26,13 +26,13 @@ use crate::sim::{JointTargets, SimClock, SimRef};
 /// The protocols a connection can speak, in the order the panel lists them.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Protocol {
-    /// Spec 004 (revA) headset teleoperation over WebSocket.
+    /// TeleSpace revA headset teleoperation over WebSocket (docs/protocols/teleop.md).
     Teleop,
-    /// Spec 001 agents (S-expressions over TCP).
+    /// RCSSServerMJ agents (S-expressions over TCP, docs/protocols/rcss.md).
     Agent,
-    /// Spec 001 monitors.
+    /// RCSSServerMJ monitors.
     Monitor,
-    /// Spec 003 lockstep clients.
+    /// The gripper project's lockstep clients (docs/protocols/lockstep.md).
     Lockstep,
     /// ROS 2 participants over DDS (one entry per remote participant).
     Ros2,
@@ -54,7 +54,7 @@ impl Protocol {
 /// For a protocol whose peers see the world only as periodic frames (ROS 2's topics at
 /// `--ros2-rate`): the steps after which its frames go out. While every connection is of that
 /// protocol, a real-time headless run steps in batches instead of waking for each step
-/// (`headless::wait_for_next_frame`; issue 37's cost):
+/// (`headless::wait_for_next_frame`; fewer wake-ups, less of a core for ROS 2):
 /// - while one of them controls the arm, each batch ends on the step of the next frame, so
 ///   every frame leaves when it is due (100 wake-ups a second at 100 Hz instead of 240);
 /// - while they only watch, a batch ends on `watched_wake_step`, a frame a few frames ahead:

@@ -1,6 +1,6 @@
 //! Runs one test inside a private network namespace, for every test that opens a DDS
-//! participant (issue 37): DDS discovery multicasts on every interface, and no test may send a
-//! packet off this machine (`/work/shared/ros2.md`, "Never on the host network").
+//! participant: DDS discovery multicasts on every interface, and no test may send a packet off
+//! this machine.
 //!
 //! The test calls [`isolated`] first and returns when it says `false`:
 //!
@@ -37,8 +37,8 @@ const TEST: &str = "ARMSIM_NETNS_TEST";
 /// really ran (a filter that matched no test would also exit 0).
 const MARKER: &str = "ARMSIM_NETNS_MARKER";
 
-/// The namespace set-up: what `/work/shared/ros2.md` prescribes, each step checked (`&&`), then
-/// the test binary in place of the shell.
+/// The namespace set-up: loopback up, multicast on it and a `224.0.0.0/4` route to it, each step
+/// checked (`&&`), then the test binary in place of the shell.
 const SETUP: &str = "ip link set lo up && ip link set lo multicast on && \
                      ip route add 224.0.0.0/4 dev lo && exec \"$0\" \"$@\"";
 

@@ -1,4 +1,4 @@
-//! Spec 001 test peers: an agent or monitor on a real TCP socket, framed and parsed by the
+//! RCSSServerMJ test peers: an agent or monitor on a real TCP socket, framed and parsed by the
 //! server's own sans-IO codec (`framing`, `sexp`), so no test re-implements the length prefix.
 
 use std::io::{Read, Write};

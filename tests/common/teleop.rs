@@ -1,4 +1,4 @@
-//! Spec 004 (revA) test clients: a headless sim serving teleop on 127.0.0.1:0, and `Client`, a
+//! revA test clients: a headless sim serving teleop on 127.0.0.1:0, and `Client`, a
 //! headset on a real WebSocket that keeps every message it read, with the checks tests share.
 
 use std::net::{SocketAddr, TcpStream};

@@ -1,4 +1,4 @@
-// revA (spec 004) on the page's side: envelopes, the session (CONNECT, role, START / PAUSE /
+// revA on the page's side: envelopes, the session (CONNECT, role, START / PAUSE /
 // RESET, alerts), armsim's role requests (`extensions.role` on CONNECT and START,
 // `REQUEST_CONTROL` / `RELEASE_CONTROL`), heartbeats per the scene's settings, control frames
 // paced to at most 90 Hz,

@@ -91,7 +91,7 @@ fn the_hybrid_moves_the_arm_as_the_multibody_does() {
     }
     // The fingers ride on impulse joints with soft limits: jerked by a step change of every
     // arm target, they may lag and overrun their range by a little (2.51 mm at one substep of
-    // 12 passes, the shipped setting since issue 40; 2.5 at two of 3), never by more.
+    // 12 passes, the shipped setting; 2.5 at two of 3), never by more.
     for q in &hy {
         for j in [6, 7] {
             assert!(

@@ -1,4 +1,4 @@
-//! Self-collision on a real arm (issue 40): the Menagerie Panda, driven at joint targets that
+//! Self-collision on a real arm: the Menagerie Panda, driven at joint targets that
 //! make its hand run into its own links, stops short of them as MuJoCo's does, and reaches them
 //! through itself only with `extensions.armsim.robot.self_collision: false`. Every fixture robot
 //! starts at its home pose out of contact with itself.

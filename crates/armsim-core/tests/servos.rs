@@ -1,4 +1,4 @@
-//! The SO-101's servos against MuJoCo (issue 40, item 3). Its MJCF position actuators (kp 17.8,
+//! The SO-101's servos against MuJoCo. Its MJCF position actuators (kp 17.8,
 //! no kv, ±3.35 N·m) drive joints with damping 0.6, armature 0.028 and frictionloss 0.052.
 //! armsim must overshoot, sag, saturate and stick as MuJoCo 4.0.0 does on the same file.
 //!

@@ -1,4 +1,4 @@
-//! The SO-101 reaches above the table (issue 40, item 5). A 5-joint arm cannot point its gripper
+//! The SO-101 reaches above the table. A 5-joint arm cannot point its gripper
 //! straight down at most points well above the table; the teleop IK used to settle for a
 //! weighted compromise between the tool point and the tool axis there, and the arm stopped
 //! 1–15 cm short of the hand. Position comes first now: every target within the arm's reach

@@ -43,10 +43,10 @@ impl Default for SimOptions {
 pub fn headless_app(scene: Arc<Scene>, options: &SimOptions) -> App {
     let mut app = App::new();
     // No TimePlugin or TransformPlugin: the sim keeps its own clock, and their systems ran every
-    // frame, 240 times a second in real time; TransformPlugin's scoped a parallel iteration on
-    // the compute pool each frame, waking its threads (a third of an idle real-time run's CPU,
-    // issue 15). The physics plugin propagates the transforms of its own entities inside the
-    // step. The window adds them with its plugins. FrameCount stays: tests and logs count frames.
+    // frame, 240 times a second in real time; TransformPlugin's scoped a parallel iteration on the
+    // compute pool each frame, waking its threads (a third of an idle real-time run's CPU). The
+    // physics plugin propagates the transforms of its own entities inside the step. The window
+    // adds them with its plugins. FrameCount stays: tests and logs count frames.
     app.add_plugins((TaskPoolPlugin::default(), FrameCountPlugin));
     add_simulation(&mut app, scene, options);
     app

@@ -1,4 +1,4 @@
-//! MetaSim states and actions (spec 002): the Bevy-free snapshot, views and action mapping
+//! MetaSim states and actions: the Bevy-free snapshot, views and action mapping
 //! from `armsim_core::state`, plus the snapshot of a running app with its session, clock and
 //! referee filled in.
 
@@ -25,7 +25,7 @@ pub struct CameraFrame {
     pub sim_time: f64,
     pub width: u32,
     pub height: u32,
-    /// Where the camera was at that step (spec 002's pos, `quat_world` w first, intrinsics).
+    /// Where the camera was at that step (MetaSim's pos, `quat_world` w first, intrinsics).
     pub state: CameraState,
     /// RGB8 (sRGB), `height` rows of `width * 3` bytes, the top row first.
     pub rgb: Arc<[u8]>,
@@ -139,7 +139,7 @@ pub fn attach_image(entry: &mut CameraEntry, image: &CameraFrame) {
     entry.depth = image.depth.clone();
 }
 
-/// Every scene camera of a running app where it is now (spec 002's `CameraState`: pos,
+/// Every scene camera of a running app where it is now (MetaSim's `CameraState`: pos,
 /// `quat_world`, intrinsics, size), with its newest image where [`CameraImages`] holds one.
 pub fn camera_states_app(world: &bevy::prelude::World) -> BTreeMap<String, CameraEntry> {
     let Some(scene) = world.get_resource::<crate::sim::SimScene>() else {

@@ -1,4 +1,4 @@
-//! The brief's shape: the table, the objects and the robot's links are entities stepped by
+//! armsim's shape: the table, the objects and the robot's links are entities stepped by
 //! bevy_rapier3d inside `SimStep`, and the Bevy way of adding a body works.
 
 use std::sync::Arc;

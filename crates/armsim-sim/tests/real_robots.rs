@@ -1,4 +1,4 @@
-//! Real robots in the simulation: each arm of issue 26, loaded from its own file through a scene
+//! Real robots in the simulation: each real arm, loaded from its own file through a scene
 //! of `assets/scenes/`, holds its home pose on the table in the ECS app stepped by bevy_rapier.
 //! The files come from PyPI (`scripts/robot-fixtures`, cached under `target/`).
 
@@ -41,7 +41,7 @@ fn urdf_panda(json: &mut serde_json::Value) {
 /// checks that it held as MuJoCo holds it: a joint in `sag` (name, rad from home after 2 s in
 /// MuJoCo 4.0.0, same file, timestep 1/240, a floor at the base) within 3 mrad of that, every
 /// other joint within 5 mrad (or 5 mm) of home, and no body faster than 1 cm/s. A file's weak
-/// servos sag under gravity (issue 40): where MuJoCo's arm sags, armsim's sags as much.
+/// servos sag under gravity: where MuJoCo's arm sags, armsim's sags as much.
 fn holds_its_home_pose(scene: Scene, sag: &[(&str, f32)]) {
     let name = scene.robot.name.clone();
     let home = scene.home_q_full();

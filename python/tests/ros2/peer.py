@@ -42,7 +42,7 @@ import msgs
 
 NS_PER_S = 1_000_000_000
 
-# QoS as ROS 2 nodes use them (shared/ros2.md). Readers also ask for plain CDR: a ROS 2 node's
+# QoS as ROS 2 nodes use them. Readers also ask for plain CDR: a ROS 2 node's
 # types are XCDR1, and so are armsim's.
 CDR_V0 = Policy.DataRepresentation(use_cdrv0_representation=True)
 RELIABLE = Policy.Reliability.Reliable(duration(seconds=1))

@@ -1,4 +1,4 @@
-//! The `--ros2*` flags (issue 37), validated into the bridge's options. They parse with or
+//! The `--ros2*` flags, validated into the bridge's options. They parse with or
 //! without the `ros2` feature, so that `--ros2` on a build without it says why it cannot work
 //! rather than "unexpected argument".
 

@@ -1,5 +1,6 @@
-//! Spec 003, the binary lockstep protocol: one state frame out, one velocity frame in, one step.
-//! `codec` (sans-IO) is `armsim_core`'s; `server` is the TCP thread and `plugin` the ECS bridge.
+//! The binary lockstep protocol (docs/protocols/lockstep.md): one state frame out, one velocity
+//! frame in, one step. `codec` (sans-IO) is `armsim_core`'s; `server` is the TCP thread and
+//! `plugin` the ECS bridge.
 
 pub use armsim_core::protocol::lockstep::*;
 

@@ -1,4 +1,4 @@
-//! The ECS side of spec 003: connects the TCP threads to the one step path through the protocol
+//! The ECS side of lockstep: connects the TCP threads to the one step path through the protocol
 //! core. A connected client registers with the `StepGate`, so each of its answers buys exactly
 //! one step; its velocities become `JointTargets` in the Adapt phase and the next frame (step
 //! counter + joint angles) is published after the physics step.
@@ -27,7 +27,7 @@ use crate::sim::{
     StepGate,
 };
 
-/// Spec 003 frames ↔ joint velocity commands. State is the joint angles in robot joint order.
+/// Lockstep frames ↔ joint velocity commands. State is the joint angles in robot joint order.
 pub struct LockstepCodec {
     joints: usize,
 }
@@ -116,7 +116,7 @@ impl LockstepServer {
     }
 }
 
-/// Joints of spec 003's robot, the one its clients are written for.
+/// Joints of the gripper project's robot (gripper4), the one lockstep clients are written for.
 const SPEC_003_JOINTS: usize = 10;
 
 /// Starts the server for the app's robot and wires it into the step path. Returns the bound
@@ -127,15 +127,15 @@ pub fn add(
     answer_timeout: std::time::Duration,
 ) -> io::Result<SocketAddr> {
     let joints = app.world().resource::<Sim>().0.joint_count();
-    // Spec 003 is the gripper project's 10-joint robot (gripper4); any other robot is served
-    // with its own joint count, which an unmodified spec-003 client cannot talk to.
+    // Lockstep is the gripper project's protocol, for its 10-joint robot (gripper4); any other
+    // robot is served with its own joint count, which an unmodified client cannot talk to.
     if joints != SPEC_003_JOINTS {
         let robot = app.world().resource::<Sim>().0.robot.name.clone();
         warn!(
-            "lockstep: spec 003 clients drive the gripper project's {SPEC_003_JOINTS}-joint robot \
+            "lockstep: the gripper project's clients drive its {SPEC_003_JOINTS}-joint robot \
              (--scene gripper4); this scene's robot `{robot}` has {joints} joints, so each frame \
              carries {joints} angles and each answer must carry {joints} velocities: an unmodified \
-             spec-003 client will not work with it"
+             client will not work with it"
         );
     }
     let waker = app.world().resource::<SimWaker>().clone();
@@ -154,7 +154,7 @@ pub fn add(
         Protocol::Lockstep,
         format!("lockstep {addr}{}", exposed.unwrap_or_default()),
     );
-    // "Pause until a client connects" (spec 003): steps wait, frames (and the window) go on.
+    // The original "pauses until a client connects": steps wait, frames (and the window) go on.
     let hold = app
         .world_mut()
         .resource_mut::<StepGate>()

@@ -1,4 +1,4 @@
-//! The spec-003 TCP side: an accept thread and one thread per client, strictly request/response
+//! The lockstep TCP side: an accept thread and one thread per client, strictly request/response
 //! (frame out, velocities in). The ECS never touches a socket; it sees only the channels handed
 //! over in [`LockstepEvent::Connected`].
 

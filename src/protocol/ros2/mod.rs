@@ -1,4 +1,4 @@
-//! ROS 2 over DDS (issue 37), the app's half. The message types and CDR are sans-IO and live
+//! ROS 2 over DDS, the app's half. The message types and CDR are sans-IO and live
 //! in `armsim_core::protocol::ros2`, re-exported here so both crates name them alike.
 //! - `options`: the `--ros2*` settings, validated;
 //! - `cameras`: scene camera images as Image + CameraInfo (opt-in);

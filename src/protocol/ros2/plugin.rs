@@ -1,4 +1,4 @@
-//! The ECS side of ROS 2 (issue 37): connects the DDS thread (`node`) to the one step path. The
+//! The ECS side of ROS 2: connects the DDS thread (`node`) to the one step path. The
 //! bridge never touches DDS; it sees the thread only through the channels of `link`.
 //!
 //! - `First`, before `SessionSystems`: what the DDS thread reported. Peers enter and leave the

@@ -1,6 +1,6 @@
 //! The QoS of every endpoint of the DDS thread, in one place: offer the strongest, request the
-//! weakest (`/work/shared/ros2.md`, "QoS that ROS nodes use"), so that whatever a ROS node
-//! asks for matches what we offer, and whatever it sends reaches us.
+//! weakest, so that whatever a ROS node asks for matches what we offer, and whatever it sends
+//! reaches us.
 //!
 //! Every reliable writer here uses [`WhenFull::Fail`]: a reader that does not acknowledge (a
 //! stalled RViz) then costs a dropped sample, counted by the DDS thread, and never blocks the

@@ -1,8 +1,8 @@
-//! The agent port of spec 001, the ECS side: one agent controls the arm through per-joint PD
+//! The RCSSServerMJ agent port, the ECS side: one agent controls the arm through per-joint PD
 //! effectors, perceptions every cycle, sync mode through the `StepGate`. Who is pending and who
 //! controls, inits, queues and sync accounting are the pure machine in [`super::agents`]; this
 //! bridge moves the threads' events into it and applies its actions. Effectors go through the
-//! spec-000 core: each message is decoded once, and the adapter turns the latest effector of
+//! protocol tick: each message is decoded once, and the adapter turns the latest effector of
 //! every joint into a torque on every step from the measured state.
 
 use std::collections::BTreeMap;
@@ -151,7 +151,7 @@ impl CommandAdapter for TorqueAdapter {
     }
 }
 
-/// Spec 000's transport for the agent: the message being applied.
+/// The protocol tick's transport for the agent: the message being applied.
 #[derive(Default)]
 struct MessageSlot {
     latest: LatestCommand<Vec<Sexp>>,

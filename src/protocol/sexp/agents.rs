@@ -1,4 +1,4 @@
-//! The agent connections of spec 001 as a pure state machine (quinn-proto style): the ECS bridge
+//! The RCSSServerMJ agent connections as a pure state machine (quinn-proto style): the ECS bridge
 //! (`agent.rs`) feeds it what the connection threads report ([`AgentInput`], through
 //! [`Agents::handle`]) and applies what it asks for ([`AgentAction`], from [`Agents::poll`]).
 //! It owns who is pending and who controls, the `(init …)` check and claim (with the

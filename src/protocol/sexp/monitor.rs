@@ -1,4 +1,4 @@
-//! The monitor port of spec 001: the world every cycle to every monitor, and the session,
+//! The RCSSServerMJ monitor port: the world every cycle to every monitor, and the session,
 //! referee and world commands monitors send (upstream has no pause, step or reset; ours does).
 //! A cycle's world frame is encoded once and handed to the port's writer thread once for all
 //! the monitors it goes to. Monitors may also query the scene's cameras: `(getCameras)` and

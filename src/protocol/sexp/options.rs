@@ -20,7 +20,7 @@ use crate::referee::plugin::Referee;
 use crate::session::{Session, SessionState};
 use crate::sim::{SimClock, SimRef, SimWaker};
 
-/// Which spec 001 ports to open and how they run.
+/// Which RCSSServerMJ ports to open and how they run.
 #[derive(Clone, Debug)]
 pub struct SexpOptions {
     /// Agent port (None = off).

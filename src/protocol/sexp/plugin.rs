@@ -1,6 +1,7 @@
-//! The ECS side of spec 001: the one `add` that starts the agent port ([`super::agent`]) and the
-//! monitor port ([`super::monitor`]), with their options ([`SexpOptions`], defined in
-//! [`super::options`] and re-exported here with the ports' public types).
+//! The ECS side of the RCSSServerMJ ports: the one `add` that starts the agent port
+//! ([`super::agent`]) and the monitor port ([`super::monitor`]), with their options
+//! ([`SexpOptions`], defined in [`super::options`] and re-exported here with the ports' public
+//! types).
 
 use std::io;
 use std::net::SocketAddr;

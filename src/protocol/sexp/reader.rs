@@ -1,11 +1,11 @@
-//! A connection's read side, shared by its reader thread and the simulation thread (issue 27,
-//! item 6). Normally the reader thread reads: it sleeps in `poll` until bytes arrive, decodes
-//! frames and queues them for the simulation, ringing its doorbell. For a sync-mode agent every
-//! cycle waits on that hand-off (a thread woken by the kernel, then the simulation woken by the
-//! thread), so while such an agent controls the arm the connection is switched to **direct**:
-//! the simulation thread reads the socket itself (non-blocking, `MSG_DONTWAIT`) while it waits
-//! on its gate, and the reader thread only rings the doorbell when bytes arrive, taking over
-//! if they are still unread after [`HANDOVER`] (the simulation is paused, or between frames).
+//! A connection's read side, shared by its reader thread and the simulation thread. Normally the
+//! reader thread reads: it sleeps in `poll` until bytes arrive, decodes frames and queues them for
+//! the simulation, ringing its doorbell. For a sync-mode agent every cycle waits on that hand-off
+//! (a thread woken by the kernel, then the simulation woken by the thread), so while such an agent
+//! controls the arm the connection is switched to **direct**: the simulation thread reads the
+//! socket itself (non-blocking, `MSG_DONTWAIT`) while it waits on its gate, and the reader thread
+//! only rings the doorbell when bytes arrive, taking over if they are still unread after
+//! [`HANDOVER`] (the simulation is paused, or between frames).
 //!
 //! Both sides read and decode under one lock and queue frames before releasing it, so frames
 //! reach the simulation in the order they were sent whichever thread read them. Only the reader

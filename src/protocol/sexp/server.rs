@@ -1,4 +1,4 @@
-//! The TCP side of spec 001, shared by the agent and the monitor port: an accept thread, per
+//! The TCP side, shared by the agent and the monitor port: an accept thread, per
 //! connection a reader thread (4-byte length prefix frames → S-expressions; it blocks in `read`
 //! and costs nothing while the peer is quiet), and one writer thread for the whole port
 //! ([`super::writer`]: non-blocking sends through a readiness poller). The ECS sees only

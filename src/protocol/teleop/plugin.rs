@@ -1,8 +1,8 @@
-//! The ECS side of revA (spec 004): a thin bridge between the connection threads, the
+//! The ECS side of revA: a thin bridge between the connection threads, the
 //! sessions' state machine ([`Sessions`], roles and START, heartbeat watchdog, hand-over) and the
 //! simulation. It moves the threads' events into the machine and applies the actions it asks for
 //! (events to queue, session commands, control frames, the hold posture, the alert log); it runs
-//! the control pipeline in the step path (through the spec-000 core) and publishes state frames
+//! the control pipeline in the step path (through the `ProtocolTick`) and publishes state frames
 //! at a fixed wall-clock rate to every session, each frame serialised once for all of them.
 //! Sockets stay on the server's threads.
 
@@ -69,7 +69,7 @@ impl Link {
     }
 }
 
-/// The control slot: spec 000's transport for the controller's frames. Only frames that the
+/// The control slot: the tick's `Transport` for the controller's frames. Only frames that the
 /// sessions accepted (controller, started, RUNNING) are put here; state frames go out per
 /// connection.
 #[derive(Default)]

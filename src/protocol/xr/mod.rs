@@ -1,4 +1,4 @@
-//! The headset page (issue 12): armsim serves a WebXR page over HTTPS so a Quest, Pico or Vision
+//! The headset page: armsim serves a WebXR page over HTTPS so a Quest, Pico or Vision
 //! Pro drives the arm from its browser with nothing to install. One origin serves the page
 //! (`web/`, compiled in), `/scene.json` (what the page draws), the robot's mesh buffers
 //! (`/meshes/<mesh>/<part>.bin`, built here once at start) and revA over TLS (`wss://…/ws`)

@@ -1,8 +1,8 @@
 //! Simulated cameras without a render stack: what a camera is (a scene's
 //! `extensions.armsim.cameras[]` entry or an MJCF `<camera>`), where it is at a given state, its
-//! pinhole intrinsics, and spec 002's `CameraState` (pos, `quat_world`, intrinsics).
+//! pinhole intrinsics, and MetaSim's `CameraState` (pos, `quat_world`, intrinsics).
 //!
-//! Frames. armsim's camera frame is spec 002's: **+X forward** (the optical axis), **+Y left**,
+//! Frames. armsim's camera frame is MetaSim's: **+X forward** (the optical axis), **+Y left**,
 //! **+Z up**. A scene's `attach.quat_xyzw` and [`CameraState::quat_world`] are in that frame.
 //! Renderers (Bevy, OpenGL) and MJCF look along their camera's −Z with +Y up and +X right
 //! ([`gl_from_armsim`], [`armsim_from_gl`] convert). Pixels follow OpenCV: u right, v down,
@@ -73,7 +73,7 @@ impl CameraSpec {
     }
 }
 
-/// Spec 002's `CameraState` without the images: where the camera is and how it projects.
+/// MetaSim's `CameraState` without the images: where the camera is and how it projects.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct CameraState {
     /// Position in the world, metres.

@@ -1,4 +1,4 @@
-//! The sans-IO half of every protocol: spec 000's generic tick (`tick`) and each wire protocol's
+//! The sans-IO half of every protocol: MetaSim's generic tick (`tick`) and each wire protocol's
 //! codec. Bytes in, messages out, no sockets and no clocks; the app's servers and ECS bridges
 //! live in the `armsim` crate.
 

@@ -1,8 +1,9 @@
-//! Spec 000's protocol core, generic and sans-IO: the Transport / Codec / CommandAdapter seams and
-//! the server tick that orders them, so every protocol shares one pinned-down step sequence and
-//! its semantics can be unit-tested without Bevy or sockets.
+//! MetaSim's protocol core (docs/protocols/metasim.md), generic and sans-IO: the
+//! Transport / Codec / CommandAdapter seams and the server tick that orders them, so every
+//! protocol shares one pinned-down step sequence and its semantics can be unit-tested without
+//! Bevy or sockets.
 //!
-//! The tick, in spec order: 1 read state → 2 sample the transport's latest command and token →
+//! MetaSim's tick: 1 read state → 2 sample the transport's latest command and token →
 //! 3 decode only on a new token → 4 adapt the latest decoded command (every tick, so a slow
 //! controller's last command is reused) → 5 apply if any, step, advance protocol time →
 //! 6 encode the post-step state and publish. The ECS, which owns the physics step, calls the
@@ -82,7 +83,7 @@ impl<E> SampleOutcome<E> {
     }
 }
 
-/// The server side of spec 000 for one transport: remembers the last decoded token and command,
+/// The server side of the tick for one transport: remembers the last decoded token and command,
 /// counts decode errors, keeps protocol time.
 pub struct ProtocolTick<C: Codec, A> {
     codec: C,
@@ -485,7 +486,7 @@ mod tests {
         published: usize,
     }
 
-    /// One tick in spec order, as the ECS runs its phases around the physics step: state,
+    /// One tick in MetaSim's order, as the ECS runs its phases around the physics step: state,
     /// sample, adapt, apply, step, advance, publish the post-step state.
     fn tick<T: Transport<Inbound = i32, Outbound = (u64, FakeState)>>(
         p: &mut ProtocolTick<FakeCodec, FakeAdapter>,

@@ -1,7 +1,7 @@
 //! The referee: a swappable rule book that looks at the world after every physics step and says
 //! what happened (play-mode changes, scores, cubes put back) and what the world must do about it.
 //!
-//! Spec 001's server hands game logic to a "game director" so that rule books can be swapped; this
+//! RCSSServerMJ hands game logic to a "game director" so that rule books can be swapped; this
 //! is ours, mapped from soccer onto the tabletop: kick-off starts an episode, a cube resting in the
 //! goal zone scores, the episode ends in `Success` or `TimeUp`, and a cube that falls off the table
 //! is put back (the tabletop's "drop ball"). It is pure Rust on glam, without Bevy or Rapier, so
@@ -46,7 +46,8 @@ pub const FALL_BELOW_TOP_M: f32 = 0.05;
 /// point, and "rested for 1 s" must then still hold after exactly 240 steps.
 const TIME_EPSILON_S: f64 = 1e-9;
 
-/// The phase of an episode, spelled as on spec 001's wire (`(GS (pm PlayOn))`, `(playMode X)`).
+/// The phase of an episode, spelled as on RCSSServerMJ's wire (`(GS (pm PlayOn))`,
+/// `(playMode X)`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
 pub enum PlayMode {
     /// Nothing is timed or scored until kick-off.

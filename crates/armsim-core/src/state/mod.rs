@@ -1,4 +1,4 @@
-//! Spec 002's states and actions on armsim's world: a tensor-like snapshot (objects and robots by
+//! MetaSim's states and actions on armsim's world: a tensor-like snapshot (objects and robots by
 //! name, `root_state` = pos(3) + quat(4, w first) + lin_vel(3) + ang_vel(3), joints in
 //! alphabetical order as MetaSim orders vector actions), its dict view, setting either back
 //! (positions, orientations, joint positions **and velocities**), and actions by name (partial)
@@ -54,12 +54,12 @@ pub struct RobotState {
 }
 
 /// The whole world (one environment) with objects of type `O` and robots of type `R`, by name:
-/// spec 002's two views, [`TensorState`] and [`DictEnvState`], differ only in those.
+/// MetaSim's two views, [`TensorState`] and [`DictEnvState`], differ only in those.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct EnvState<O, R> {
     pub objects: BTreeMap<String, O>,
     pub robots: BTreeMap<String, R>,
-    /// Spec 002's `CameraState` of every scene camera, by name ([`camera_states`]): empty from
+    /// MetaSim's `CameraState` of every scene camera, by name ([`camera_states`]): empty from
     /// [`snapshot`] alone (a `SimView` does not know the scene's cameras); filled by
     /// `armsim_sim::state::snapshot_app` and the Python `Sim.state()`.
     #[serde(default)]
@@ -141,7 +141,7 @@ impl DictObjectState {
     }
 }
 
-/// One camera in a state (spec 002's `CameraState`): where it is (`pos`, `quat_world` **w x y
+/// One camera in a state (MetaSim's `CameraState`): where it is (`pos`, `quat_world` **w x y
 /// z** of the camera frame +X forward, +Z up), how it projects (`intrinsics`, row by row) and
 /// its image size, at the state's step; plus, where a renderer has given one, the newest image
 /// (`rgb`: `height` rows of `width * 3` bytes, the top row first; `depth`: metres, `height`

@@ -1,11 +1,11 @@
 //! MetaSim trajectory v2 as typed Rust: the demos, their frames and bodies, and how each becomes
 //! a file's value tree again ([`Trajectories::to_value`]); reading one out of a tree is `de.rs`.
 //!
-//! The shape (spec 002, DESIGN §6): `{robot: [{init_state, actions: [{dof_pos_target: {joint:
-//! v}}], states: [{name: {pos, rot (w x y z), dof_pos: {joint: v}}}], extra?}]}`. `actions` and
-//! `states` need not have the same length (MetaSim records states at a decimation). Keys this
-//! module gives no type to are kept in `other` fields and written back, so a load/save cycle
-//! does not lose what MetaSim or a later version adds.
+//! The shape (docs/protocols/metasim.md): `{robot: [{init_state, actions: [{dof_pos_target:
+//! {joint: v}}], states: [{name: {pos, rot (w x y z), dof_pos: {joint: v}}}], extra?}]}`.
+//! `actions` and `states` need not have the same length (MetaSim records states at a decimation).
+//! Keys this module gives no type to are kept in `other` fields and written back, so a load/save
+//! cycle does not lose what MetaSim or a later version adds.
 
 use thiserror::Error;
 

@@ -1,4 +1,4 @@
-//! MetaSim trajectory v2 files (spec 002): typed demos, `.json`/`.json.gz`/`.pkl`/`.pkl.gz` by
+//! MetaSim trajectory v2 files: typed demos, `.json`/`.json.gz`/`.pkl`/`.pkl.gz` by
 //! file name, and crash-safe recording. Pure data and files: no Bevy, no physics, so the
 //! formats can be tested (and used by tools) on their own.
 

@@ -307,7 +307,7 @@ impl SimClock {
     }
 }
 
-/// Lets steps wait for external clients (spec-003 lockstep, spec-001 sync agents): while any
+/// Lets steps wait for external clients (lockstep clients, sync-mode agents): while any
 /// source is registered, a step runs only when every source has said it is ready, and each step
 /// consumes that readiness. With no source registered the gate is open and the clock's mode
 /// alone sets the pace.

@@ -1,6 +1,6 @@
 //! The simulation in the ECS: the scene and physics world as resources, the `SimClock` that
 //! decides how many 240 Hz steps run each frame, and the `SimStep` schedule that every step, in
-//! every mode, goes through (DESIGN §3).
+//! every mode, goes through, in the protocol tick's order.
 //!
 //! Why a custom schedule run by an exclusive driver rather than `FixedUpdate`: lockstep and
 //! as-fast-as-possible need the step count to be decided by inputs and budgets, not by virtual
@@ -100,8 +100,9 @@ impl JointTargets {
     }
 }
 
-/// One physics step, in the order of DESIGN §3. Each phase is a set; protocols add their systems
-/// to the set of their phase. A new phase goes into the chain in `plugin`, in tick order.
+/// One physics step, in the protocol tick's order (the phases of [`SimSystems`]). Each phase is a
+/// set; protocols add their systems to the set of their phase. A new phase goes into the chain
+/// in `plugin`, in tick order.
 #[derive(ScheduleLabel, Debug, Clone, PartialEq, Eq, Hash)]
 pub struct SimStep;
 
@@ -273,7 +274,7 @@ fn drive_clock(world: &mut World) {
 /// and at most. Blocking and being woken costs about 50 µs of CPU and latency on a VM; a client
 /// that answers within a couple of hundred microseconds (a Rust lockstep client, an agent on
 /// loopback) is caught by the spin, one that takes longer is waited for asleep after the
-/// shortest spin, so a slow or silent client never costs a core (issue 15).
+/// shortest spin, so a slow or silent client never costs a core.
 pub const GATE_SPIN: std::time::Duration = std::time::Duration::from_micros(30);
 pub const GATE_SPIN_MAX: std::time::Duration = std::time::Duration::from_micros(200);
 

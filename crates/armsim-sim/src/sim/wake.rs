@@ -1,12 +1,12 @@
 //! The driver's doorbell: protocol threads ring it when a message arrives, so a step waiting on
 //! a lockstep client or a sync agent, and the headless loop between frames, block instead of
-//! spinning or waking on a timer (issue 15: no core burnt while idle or waiting).
+//! spinning or waking on a timer (no core burnt while idle or waiting).
 //!
 //! One flag under a mutex with a condition variable: ringing sets it and never blocks for longer
 //! than the flag's lock, and a ring that lands between a poll and the wait is kept, so no message
 //! is slept through. A stale ring costs one spurious poll. The waiter goes straight to the
 //! kernel: a channel's receive spins and yields before it parks, which the headless loop paid
-//! at every frame (issue 15).
+//! at every frame.
 
 use std::sync::{Arc, Condvar, Mutex, PoisonError};
 use std::time::Instant;

@@ -1,8 +1,8 @@
-//! `armsim bench agent`: spec 001 sync-mode cycles/s with one agent over loopback, headless, as
+//! `armsim bench agent`: sync-mode cycles/s with one agent over loopback, headless, as
 //! fast as the agent answers. The agent is the Python example's loop in Rust (read a
 //! perception, answer PD effectors for three joints). Its limit is measured bare in the same run:
 //! a loopback ping-pong of the same message sizes plus the bare steps of a cycle, so the
-//! protocol's own cost is a ratio (issue 15: ≥ 80 % of the loopback limit).
+//! protocol's own cost is a ratio (target: ≥ 80 % of the loopback limit).
 
 use std::fmt;
 use std::io::{self, Read, Write};
@@ -180,7 +180,7 @@ fn round(
         .map_err(BenchError::from)
 }
 
-/// Sends `exprs` as one spec-001 message (length prefix and payload in one write); returns its
+/// Sends `exprs` as one framed message (length prefix and payload in one write); returns its
 /// bytes.
 pub(super) fn send(s: &mut TcpStream, exprs: &[Sexp]) -> io::Result<usize> {
     let mut payload = Vec::new();

@@ -2,7 +2,7 @@
 //! waits on a client that does not answer. Each case runs the headless loop for a few seconds
 //! of wall time and reads the process's CPU time (`getrusage`, every thread) around it; the
 //! physics alone (240 bare steps a second) is measured in the same run as the floor to compare
-//! with (issue 15: idle ≤ physics + 3 % of a core, waiting ≤ 5 %).
+//! with (the targets: idle ≤ physics + 3 % of a core, waiting ≤ 5 %).
 
 use std::fmt;
 use std::io::{self, Read};

@@ -1,4 +1,4 @@
-//! `armsim bench lockstep`: spec 003 steps/s over loopback with the example client's loop, and,
+//! `armsim bench lockstep`: lockstep steps/s over loopback with the example client's loop, and,
 //! in the same run, the two things it is made of measured bare (a loopback ping-pong of the same
 //! frame sizes, and a bare Rapier step), so the protocol's own cost is a measured ratio.
 

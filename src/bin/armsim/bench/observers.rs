@@ -1,4 +1,4 @@
-//! `armsim bench observers`: what watchers cost (issue 27). A headless real-time simulation runs
+//! `armsim bench observers`: what watchers cost. A headless real-time simulation runs
 //! in this process with one port open (monitor, teleop `ws://` or the headset page's `wss://`);
 //! its process CPU time (`getrusage`, every thread) is measured for a few seconds with nobody
 //! connected, then with `n` observers connected. The observers are played by one client thread

@@ -1,5 +1,5 @@
 //! `armsim bench quality`: what each physics setting buys and costs, side by side, so a faster
-//! setting is never taken without seeing what it does to the motion (issue 15). For every
+//! setting is never taken without seeing what it does to the motion. For every
 //! setting asked for (`solver_iterations` + the arm's `arm_extra_iterations`, the scene's
 //! `extensions.armsim.physics` keys), on fresh worlds of the scene (bare `SimWorld`, the physics
 //! the ECS steps):

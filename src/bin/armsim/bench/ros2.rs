@@ -1,10 +1,10 @@
-//! `armsim bench ros2`: what `--ros2` costs (issue 37: `/joint_states` at 100 Hz plus `/tf` within
+//! `armsim bench ros2`: what `--ros2` costs (target: `/joint_states` at 100 Hz plus `/tf` within
 //! 2 % of a core, real-time factor 1.00). A headless real-time simulation of the scene runs in
 //! this process for the same wall time in each of these runs, one after the other:
 //! - without ROS 2;
 //! - with the ROS 2 bridge at `--ros2-rate` and nobody subscribed (a DDS writer with no matched
 //!   reader sends nothing);
-//! - with one subscriber of `/joint_states` and `/tf` (the issue's case);
+//! - with one subscriber of `/joint_states` and `/tf` (the target's case);
 //! - with that subscriber also reading `/clock` (RViz with `use_sim_time`);
 //! - without ROS 2 again, after the participant is gone. The baseline is the mean of the two
 //!   runs without, so that a machine that drifts over the bench shows as their difference.
@@ -14,9 +14,9 @@
 //! process (this binary's hidden `bench ros2-peer`), so its DDS threads are not counted; it
 //! reports the samples it received.
 //!
-//! DDS discovery multicasts on every interface, and nothing here may reach the network
-//! (`/work/shared/ros2.md`): the bench re-runs itself under `unshare -n` with only a loopback
-//! interface (up, multicast on, a `224.0.0.0/4` route), and refuses to run if it cannot.
+//! DDS discovery multicasts on every interface, and nothing here may reach the network: the bench
+//! re-runs itself under `unshare -n` with only a loopback interface (up, multicast on, a
+//! `224.0.0.0/4` route), and refuses to run if it cannot.
 
 use std::collections::HashMap;
 use std::fmt;
@@ -83,7 +83,7 @@ pub struct Ros2Report {
     pub plain: [PhaseReport; 2],
     /// The bridge on and nobody subscribed (DDS sends no samples).
     pub unread: PhaseReport,
-    /// One subscriber of `joint_states` and `/tf` (issue 37's case).
+    /// One subscriber of `joint_states` and `/tf` (the target's case).
     pub read: PhaseReport,
     /// The same subscriber, also reading `/clock` (RViz with `use_sim_time`).
     pub read_clock: PhaseReport,

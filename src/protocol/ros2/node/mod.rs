@@ -1,6 +1,6 @@
 //! The DDS thread ("ros2"): it owns the RustDDS participant, the ros2-client node, the
 //! subscriptions and the service servers, and talks to the ECS bridge only through the
-//! channels of `link` (DESIGN §5: sockets on threads, the ECS sees only channels).
+//! channels of `link` (sockets live on threads; the ECS sees only channels).
 //!
 //! Everything DDS is created inside the thread; [`Ros2Handle::spawn`] returns once it all
 //! exists, or with the error, as a bind error is an error of `add()` for the other protocols.
@@ -12,11 +12,11 @@
 //! writes each frame itself, when its step has run (in sim time). A DDS write is no socket
 //! call: it serializes the sample into the writer's bounded queue and rings RustDDS's own
 //! thread, which sends it. Going through this thread as well cost a wake-up of it per frame,
-//! a third of what ROS 2 cost on top of RustDDS (issue 37's budget). Writing never blocks:
+//! a third of what ROS 2 cost on top of RustDDS (budget: 2 % of a core). Writing never blocks:
 //! every reliable writer has `WhenFull::Fail` (`qos`), so a reader that does not acknowledge
 //! costs that reader samples (counted in [`NodeStats`]), never a stalled simulation.
 //!
-//! No ros2-client `Spinner` runs (plan risk 12): it would create a second `rt/clock` topic of
+//! No ros2-client `Spinner` runs: it would create a second `rt/clock` topic of
 //! another type in this participant. Node info (`ros_discovery_info`) goes out without it.
 
 mod dds;

@@ -1,6 +1,6 @@
 //! The ROS 2 bridge's control rules without Bevy or DDS: which remote participants are in the
 //! registry, which one holds the arm, and what it last asked the arm to do. The bridge's systems
-//! feed it what the DDS thread reports and apply what it returns, so the rules of DESIGN §4
+//! feed it what the DDS thread reports and apply what it returns, so the arm-ownership rules
 //! (one controller, first come; the others watch; the panel's revoke and disconnect) are
 //! unit-tested here on a plain `Connections`.
 //!

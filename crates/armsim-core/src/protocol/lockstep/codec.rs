@@ -1,8 +1,8 @@
-//! Spec 003's wire format, sans-IO: the state frame the server sends (u64 BE step counter +
+//! The lockstep wire format, sans-IO: the state frame the server sends (u64 BE step counter +
 //! N × f32 BE joint angles) and a streaming decoder for the client's velocity frames
 //! (N × f32 BE), so framing and validation are tested by byte vectors rather than through sockets.
 
-/// Joints of the spec-003 robot (`gripper4`), in the spec's order.
+/// Joints of the gripper project's robot (`gripper4`), in its protocol's order.
 pub const GRIPPER4_JOINTS: usize = 10;
 
 const STEP_BYTES: usize = 8;

@@ -1,4 +1,4 @@
-//! ROS 2 over DDS (issue 37), sans-IO: the message types as serde structs (`msgs`), plain CDR
+//! ROS 2 over DDS, sans-IO: the message types as serde structs (`msgs`), plain CDR
 //! with its encapsulation header (`cdr`), sim-time stamps (`stamp`), the `simulation_interfaces`
 //! types (`sim_interfaces`), and the validation of what ROS nodes send: commands (`command`)
 //! and trajectories sampled in sim time (`trajectory`). No DDS and no Bevy

@@ -1,4 +1,4 @@
-//! Spec 001's message framing, sans-IO: a 4-byte unsigned big-endian length prefix followed by
+//! RCSSServerMJ's message framing, sans-IO: a 4-byte unsigned big-endian length prefix followed by
 //! that many payload bytes, in both directions, so the agent and monitor ports turn a TCP byte
 //! stream into whole messages (and back) in code that is tested without sockets.
 //!
@@ -6,7 +6,7 @@
 //! - A declared length above the decoder's limit is an error as soon as the 4 header bytes are
 //!   in, before a single payload byte is buffered or allocated; the decoder then stays failed
 //!   (the caller is expected to close the connection) and drops whatever is pushed afterwards.
-//! - A zero-length frame is a valid, empty message (`Ok(Some(vec![]))`): the spec does not
+//! - A zero-length frame is a valid, empty message (`Ok(Some(vec![]))`): RCSSServerMJ does not
 //!   forbid it and an empty payload parses to zero expressions, so whether it "counts" as an
 //!   agent's reply is the protocol layer's call, not the framing's.
 

@@ -1,7 +1,7 @@
-//! Spec 001's message contents for an arm on a table: the agent's perception and the monitor's
-//! world frame (built from the world, in the rcssserver style: degrees for joints, one
-//! `(HJ …)` per joint), and the parsing of agent effectors and monitor commands into typed
-//! values with a reason for every refusal.
+//! RCSSServerMJ's message contents for an arm on a table: the agent's perception and the monitor's
+//! world frame (built from the world, in the rcssserver style: degrees for joints, one `(HJ …)`
+//! per joint), and the parsing of agent effectors and monitor commands into typed values with a
+//! reason for every refusal.
 
 use glam::{Quat, Vec3};
 

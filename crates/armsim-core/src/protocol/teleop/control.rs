@@ -1,4 +1,4 @@
-//! revA's control pipeline (spec 004), as a spec-000 codec and command adapter: a control frame's
+//! revA's control pipeline, as a `Codec` and `CommandAdapter` of the tick: a control frame's
 //! target in the operator-anchor frame becomes joint position targets through anchor transform →
 //! 1€ filter → workspace clamp → table clearance → end-effector speed limit → IK (gripper kept
 //! pointing down) → joint speed limit. It runs every sim step on the latest frame, so a 60 Hz

@@ -1,4 +1,4 @@
-//! revA's wire format (spec 004), sans-IO: the envelope every message travels in, the typed
+//! revA's wire format, sans-IO: the envelope every message travels in, the typed
 //! payloads both ways, and a decoder that turns any text into either a message or an error a
 //! client can be told about. No sockets, no clocks, no Bevy: the server thread and the tests
 //! call it the same way.

@@ -1,6 +1,6 @@
-//! Spec 004 (revA) teleoperation, sans-IO: the JSON `envelope`, the 1€ `filter`, and `control`
-//! (the codec that validates control frames and the adapter that turns them into joint motion
-//! under the workspace, clearance and speed limits).
+//! TeleSpace revA teleoperation (docs/protocols/teleop.md), sans-IO: the JSON `envelope`, the 1€
+//! `filter`, and `control` (the codec that validates control frames and the adapter that turns
+//! them into joint motion under the workspace, clearance and speed limits).
 
 pub mod control;
 pub mod envelope;

@@ -582,7 +582,7 @@ fn ik_axis_rejects_nonfinite_and_degenerate_input() {
     assert_eq!(&r.q[..6], &HOME);
 }
 
-/// Issue 40: where the tool point and the tool axis cannot both be met, the teleop IK reaches
+/// Where the tool point and the tool axis cannot both be met, the teleop IK reaches
 /// the point and leaves the axis as close as that allows; the weighted solve stops short.
 #[test]
 fn position_first_reaches_what_the_weighted_compromise_stops_short_of() {

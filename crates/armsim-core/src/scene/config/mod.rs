@@ -1,4 +1,4 @@
-//! revA `scene_config.json` (spec 004): the typed scene, a validator that reports every problem with its JSON path,
+//! revA `scene_config.json`: the typed scene, a validator that reports every problem with its JSON path,
 //! and loading of the robot the scene names.
 //!
 //! Parsing walks a `serde_json::Value` with small path-aware helpers instead of `#[derive(Deserialize)]`: serde stops

@@ -223,7 +223,7 @@ pub(super) fn parse_rigid_matrix(c: &mut Checker, v: &Value, p: &str) -> Option<
     let rows = c.array(v, p)?;
     let mut t = [[0.0; 4]; 4];
     let mut ok = true;
-    // The spec says "4x4 row-major matrix", which TeleSpace's own scene writes flat: 16 numbers, row by row. Both
+    // revA says "4x4 row-major matrix", which TeleSpace's own scene writes flat: 16 numbers, row by row. Both
     // forms mean the same matrix; the nested one is what armsim writes back.
     if rows.len() == 16 && rows.iter().all(|x| !x.is_array()) {
         for (i, x) in rows.iter().enumerate() {

@@ -14,7 +14,7 @@ use crate::robot::model::{Pose, Shape};
 // Types
 // ---------------------------------------------------------------------------------------------------------------
 
-/// A validated revA scene configuration. JSON field names are the spec's.
+/// A validated revA scene configuration. JSON field names are revA's.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct SceneConfig {
     pub schema_version: String,
@@ -442,8 +442,8 @@ pub struct PhysicsExt {
     /// Extra solver iterations (Rapier substeps) for the arm's links and whatever touches them
     /// (`RigidBody::additional_solver_iterations`). Each substep recomputes the arm's multibody
     /// mass matrix, most of a step's cost (`armsim bench quality` shows what it buys).
-    /// Always written back: the shipped scenes name it, and a default that changed (issue 40)
-    /// must not change what a written-back scene means.
+    /// Always written back: the shipped scenes name it, and a change of its default (it has
+    /// changed once) must not change what a written-back scene means.
     pub arm_extra_iterations: usize,
     /// How the arm's joints are simulated (`arm_joints`): one reduced-coordinate multibody, or a
     /// rigid body per link held by impulse joints with motors. Written back only when it is not

@@ -1,6 +1,6 @@
 //! Unit tests of the roles a client asks for (`extensions.role`, `REQUEST_CONTROL`,
-//! `RELEASE_CONTROL`: issue 27, item 3) and of what a session that has not sent its own START is
-//! told (IDLE, whatever happened before: item 7).
+//! `RELEASE_CONTROL`) and of what a session that has not sent its own START is told (IDLE,
+//! whatever happened before).
 
 use super::*;
 
@@ -188,7 +188,7 @@ fn a_revoked_session_cannot_take_the_arm_back_by_asking() {
     assert_eq!(r.conns.owner(), None);
 }
 
-/// Issue 27, item 7, as reported with revA clients: a controller STARTs while an observer is
+/// As reported with revA clients: a controller STARTs while an observer is
 /// connected, its socket closes while RUNNING, and a new session is then told RUNNING in its
 /// CONNECTED and DISCONNECTED. Every session without its own START must be told IDLE.
 #[test]

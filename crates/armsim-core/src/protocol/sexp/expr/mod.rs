@@ -1,4 +1,4 @@
-//! S-expressions for spec 001's agent and monitor ports: the value type, a tolerant sans-IO
+//! S-expressions for RCSSServerMJ's agent and monitor ports: the value type, a tolerant sans-IO
 //! parser and the canonical printer, so the protocol codecs work on trees and one bad
 //! expression from a client costs that expression only, not the whole message. The value type
 //! and the printer are here, the parser in `parser.rs`.
