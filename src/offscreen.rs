@@ -370,7 +370,7 @@ pub struct HeadlessCameras {
 /// snapshots) and the scene has any; otherwise the plain `headless_app`, which starts without a
 /// graphics stack, and one log line where the scene has cameras that are not rendered. The
 /// `bool`: whether the cameras render.
-pub fn headless_app(
+pub fn headless_cli_app(
     scene: Arc<Scene>,
     options: &SimOptions,
     asked: &HeadlessCameras,

@@ -32,8 +32,9 @@ pub fn headless(
         recording: cli.lerobot_flags.record_lerobot.is_some(),
         snapshots: cli.camera_snapshots.clone(),
     };
-    let (mut app, rendering) = armsim::offscreen::headless_app(scene.clone(), options, &cameras)
-        .map_err(anyhow::Error::msg)?;
+    let (mut app, rendering) =
+        armsim::offscreen::headless_cli_app(scene.clone(), options, &cameras)
+            .map_err(anyhow::Error::msg)?;
     setup.add_to(&mut app, &scene)?;
     headless::stop_on_signals().map_err(anyhow::Error::msg)?;
     let report = if rendering {

@@ -17,11 +17,11 @@ use bevy::math::{Quat, Vec3};
 use bevy::prelude::*;
 use crossbeam_channel::{Receiver, Sender, TrySendError};
 
-use super::frames::WORLD_FRAME;
 use super::msgs::{
     CameraInfo, Header, Image, Quaternion, RegionOfInterest, Transform, TransformStamped, Vector3,
 };
 use super::options::MAX_CAMERA_HZ;
+use super::published::WORLD_FRAME;
 use super::stamp::{STEPS_PER_SECOND, time_from_steps};
 use crate::state::{CameraFrame, CameraImages};
 

@@ -27,10 +27,10 @@ use self::control::{Control, Goal, Verdict, joint_command};
 use self::schedule::Schedule;
 use super::cameras::{self, CameraSchedule, ImageOutlet};
 use super::command;
-use super::frames;
 use super::link::{Frame, Inbound, PeerPrefix, Ticket};
 use super::node::{ImageFeed, NodeConfig, NodeError, NodeStats, Ros2Handle};
 use super::options::{Discovery, Ros2Options};
+use super::published;
 use super::services::{Action, Services, SessionView};
 use super::sim_interfaces::{
     ResetSimulationResponse, ServiceRequest, ServiceResponse, SetSimulationStateResponse,
@@ -104,7 +104,7 @@ impl Ros2Bridge {
 pub fn add(app: &mut App, options: Ros2Options) -> Result<(), Ros2Error> {
     let scene = app.world().resource::<SimScene>().0.clone();
     let model = &app.world().resource::<Sim>().0;
-    let latched = frames::latched(model, robot_description(&scene));
+    let latched = published::latched(model, robot_description(&scene));
     let joints: Vec<String> = model.robot.joints.iter().map(|j| j.name.clone()).collect();
     let waker = app.world().resource::<SimWaker>().clone();
     let (tx, inbound) = crossbeam_channel::bounded(super::link::INBOUND_CAPACITY);
@@ -442,7 +442,7 @@ impl Ros2Bridge {
         self.apply_actions(io);
         if self.schedule.due(io.clock.steps, io.clock.episode) {
             self.frames
-                .push(frames::frame(&io.sim.view(), io.clock.steps));
+                .push(published::frame(&io.sim.view(), io.clock.steps));
         }
         let next = FramePacing {
             next_frame_step: self.schedule.next_step(),

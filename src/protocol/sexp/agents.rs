@@ -11,7 +11,7 @@ use std::net::SocketAddr;
 use std::time::{Duration, Instant};
 
 use super::Sexp;
-use super::frames::ConnEvent;
+use super::payload::ConnEvent;
 use crate::session::{SessionCommand, SessionState, transition};
 
 /// Settings of the machine.
@@ -37,10 +37,8 @@ pub struct AgentsConfig {
 pub enum AgentRole {
     /// Connected, `(init …)` not yet received (or not yet taken).
     Pending,
-    Active {
-        team: String,
-        number: String,
-    },
+    /// Controls the arm, as player `number` of `team` (its `(init …)`).
+    Controller { team: String, number: String },
 }
 
 /// One agent connection as the machine sees it.
@@ -379,7 +377,7 @@ impl Agents {
             self.actions.push_back(AgentAction::Refuse { conn, reason });
             return;
         };
-        agent.role = AgentRole::Active { team, number };
+        agent.role = AgentRole::Controller { team, number };
         self.active = Some(conn);
         // What the claim does to the session (START on claim: a pause from the panel stays a
         // pause), as this batch's later messages will meet it.

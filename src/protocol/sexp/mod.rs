@@ -1,18 +1,18 @@
 //! RCSSServerMJ (docs/protocols/rcss.md): length-prefixed S-expression agent and monitor ports.
 //! The expression type, the `framing` and the `messages` are `armsim_core`'s (re-exported);
-//! `server` is the socket threads, `frames` what one frame holds (payloads, `(error …)`, parsing),
+//! `server` is the socket threads, `payload` what one frame holds (payloads, `(error …)`, parsing),
 //! `reader` the connections' read side and the events it sends, `writer` the port's one writer
 //! thread, `agents` the agent connections' state machine, `agent` and `monitor` the two ports' ECS
 //! bridges, `options` what those two share (the ports' options, the game they show) and `plugin`
-//! their start-up. Imports go one way: `server` → `reader` → `frames` → `writer`.
+//! their start-up. Imports go one way: `server` → `reader` → `payload` → `writer`.
 
 pub use armsim_core::protocol::sexp::*;
 
 pub mod agent;
 pub mod agents;
-pub mod frames;
 pub mod monitor;
 pub mod options;
+pub mod payload;
 pub mod plugin;
 pub mod reader;
 pub mod server;

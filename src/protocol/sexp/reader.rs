@@ -21,8 +21,8 @@ use std::time::{Duration, Instant};
 
 use crossbeam_channel::Sender;
 
-use super::frames::{ConnEvent, error_payload, parse_frame};
 use super::framing::{FrameDecoder, FramingError};
+use super::payload::{ConnEvent, error_payload, parse_frame};
 use super::writer::Outbox;
 use crate::sim::SimWaker;
 

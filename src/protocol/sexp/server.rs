@@ -17,8 +17,8 @@ use std::time::Duration;
 use bevy::log::info;
 use crossbeam_channel::{Receiver, Sender, unbounded};
 
-pub use super::frames::{MAX_NODES_PER_FRAME, error_payload, payload};
 use super::framing::encode_frame;
+pub use super::payload::{MAX_NODES_PER_FRAME, error_payload, payload};
 pub use super::reader::NetEvent;
 use super::reader::{self, ReadSide, Sides};
 pub use super::writer::{Frame, Outbox, PortWriter};

@@ -24,7 +24,7 @@ use super::envelope::{
 use super::io::TeleopIo;
 use super::server;
 use super::sessions::{Action, Ctx, Input, Sessions, SessionsConfig, alert_ext};
-pub use super::sessions::{Role, seen_state, view};
+pub use super::sessions::{SessionRole, seen_state, view};
 use super::wire::{ServerEvent, SharedSimState, TeleopConfig, ToClient};
 use crate::protocol::dataset::DatasetControl;
 use crate::protocol::registry::{self, ArmOf, BridgeIo, ConnKey, Connections, Protocol};
@@ -588,12 +588,12 @@ fn publish_state(mut server: ResMut<TeleopServer>, referee: Res<Referee>, mut fx
 }
 
 /// What a session is shown: the state it sees and its role.
-type View = (SessionState, Role);
+type View = (SessionState, SessionRole);
 
 /// `frame` as a session with this (state seen, role) gets it; cloned only if it differs.
 fn with_view(
     mut frame: Arc<StateFramePayload>,
-    (seen, role): (SessionState, Role),
+    (seen, role): (SessionState, SessionRole),
 ) -> Arc<StateFramePayload> {
     if frame.sim_state != seen.as_str() || frame.extensions.role != role.as_str() {
         let f = Arc::make_mut(&mut frame);
@@ -609,14 +609,14 @@ fn mirror_roles(server: Res<TeleopServer>, mut conns: ResMut<Connections>) {
     for (id, c) in server.sessions.iter() {
         let (role, detail) = match (c.session_id.is_some(), c.role) {
             (false, _) => (registry::Role::NoSession, None),
-            (true, Role::Controller) if !c.started => {
+            (true, SessionRole::Controller) if !c.started => {
                 (registry::Role::Controller, Some("no START yet"))
             }
-            (true, Role::Controller) => (registry::Role::Controller, None),
-            (true, Role::Observer) if c.watch_only => {
+            (true, SessionRole::Controller) => (registry::Role::Controller, None),
+            (true, SessionRole::Observer) if c.watch_only => {
                 (registry::Role::Observer, Some("watch only"))
             }
-            (true, Role::Observer) => (registry::Role::Observer, None),
+            (true, SessionRole::Observer) => (registry::Role::Observer, None),
         };
         conns.set_role(key(id), role, detail);
     }

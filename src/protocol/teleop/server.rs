@@ -111,9 +111,9 @@ impl Hub {
     }
 
     /// The WebSocket handshake on `stream` (whose bytes may start with a request head already
-    /// read, see [`Transport`]) on this thread; then the connection is handed to the I/O thread
+    /// read, see [`ByteStream`]) on this thread; then the connection is handed to the I/O thread
     /// for its life as a revA session, and this returns.
-    pub fn run<S: Transport>(&self, conn: u64, peer: SocketAddr, stream: S, via: &str) {
+    pub fn run<S: ByteStream>(&self, conn: u64, peer: SocketAddr, stream: S, via: &str) {
         let shaken = handshake(stream, &self.config, &self.sessions);
         self.handshakes.end(conn);
         let ws = match shaken {
@@ -196,7 +196,7 @@ impl Handshakes {
 /// The byte stream under a WebSocket: a plain socket, or TLS over one. Reads are held to a
 /// deadline during the handshake (one deadline in all, however its bytes trickle in); after it
 /// the socket is non-blocking, driven by the I/O thread's poller.
-pub trait Transport: io::Read + io::Write + Send + 'static {
+pub trait ByteStream: io::Read + io::Write + Send + 'static {
     /// The socket underneath.
     fn tcp(&self) -> &TcpStream;
     /// The handshake is over: lift its deadline and make the socket non-blocking.
@@ -238,7 +238,7 @@ impl io::Write for HandshakeStream {
     }
 }
 
-impl Transport for HandshakeStream {
+impl ByteStream for HandshakeStream {
     fn tcp(&self) -> &TcpStream {
         &self.stream
     }
@@ -263,7 +263,7 @@ impl From<io::Error> for Refused {
     }
 }
 
-fn handshake<S: Transport>(
+fn handshake<S: ByteStream>(
     conn: S,
     config: &TeleopConfig,
     sessions: &AtomicUsize,
@@ -341,7 +341,7 @@ fn handshake<S: Transport>(
 const KEY_NEEDED: &str = "armsim: connections from beyond this machine need the pairing key: \
                           ws://ADDR:PORT/PATH?key=KEY, with the key armsim logged at start\n";
 
-impl<S: Transport> WsIo for WebSocket<S> {
+impl<S: ByteStream> WsIo for WebSocket<S> {
     fn read(&mut self) -> Result<Message, WsError> {
         WebSocket::read(self)
     }

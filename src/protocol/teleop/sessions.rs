@@ -29,17 +29,17 @@ use crate::session::{SessionCommand, SessionEvent, SessionState, transition};
 
 /// A session's role.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Role {
+pub enum SessionRole {
     Controller,
     Observer,
 }
 
-impl Role {
+impl SessionRole {
     /// The wire spelling (`extensions.role`).
     pub fn as_str(self) -> &'static str {
         match self {
-            Role::Controller => "controller",
-            Role::Observer => "observer",
+            SessionRole::Controller => "controller",
+            SessionRole::Observer => "observer",
         }
     }
 }
@@ -50,7 +50,7 @@ pub struct SessionConn {
     pub peer: SocketAddr,
     /// Set between CONNECT and DISCONNECT.
     pub session_id: Option<String>,
-    pub role: Role,
+    pub role: SessionRole,
     /// This session has sent START since its CONNECT, its promotion or the last reset: only
     /// then do its control frames apply.
     pub started: bool,
@@ -310,7 +310,7 @@ impl Sessions {
                     SessionConn {
                         peer,
                         session_id: None,
-                        role: Role::Observer,
+                        role: SessionRole::Observer,
                         started: false,
                         last_heartbeat: ctx.now,
                         timed_out_at: None,
@@ -399,9 +399,9 @@ impl Sessions {
         c.role = if wants_arm && self.controller.is_none() && ctx.arm.claim(conn, &label).is_some()
         {
             self.controller = Some(conn);
-            Role::Controller
+            SessionRole::Controller
         } else {
-            Role::Observer
+            SessionRole::Observer
         };
         c.session_id = Some(session_id);
         c.last_heartbeat = ctx.now;
@@ -425,9 +425,15 @@ impl Sessions {
         ext.insert("controller".into(), json!(ctx.arm.describe()));
         ext.extend(self.config.connected_ext.clone());
         self.event(conn, "CONNECTED", ctx.state, ext);
-        if request == Some(RoleRequest::Controller) && role == Role::Observer {
+        if request == Some(RoleRequest::Controller) && role == SessionRole::Observer {
             let message = format!("the arm is held by {}; you observe", ctx.arm.describe());
-            self.role_alert(conn, ctx.state, "CONTROL_BUSY", &message, Role::Observer);
+            self.role_alert(
+                conn,
+                ctx.state,
+                "CONTROL_BUSY",
+                &message,
+                SessionRole::Observer,
+            );
         }
     }
 
@@ -465,7 +471,7 @@ impl Sessions {
             self.end_session(conn, ctx);
             return;
         }
-        if c.role != Role::Controller {
+        if c.role != SessionRole::Controller {
             let message = format!(
                 "observers cannot {command:?}; the arm is controlled by {}",
                 ctx.arm.describe()
@@ -539,7 +545,7 @@ impl Sessions {
         let Some(c) = self.conns.get_mut(&conn) else {
             return;
         };
-        let refusal = if c.role != Role::Controller {
+        let refusal = if c.role != SessionRole::Controller {
             Some((
                 "NOT_CONTROLLER",
                 "observers cannot send control frames".to_string(),

@@ -126,7 +126,7 @@ pub(super) fn now_ms() -> u64 {
         .map_or(0, |d| d.as_millis() as u64)
 }
 
-/// A WebSocket over any [`Transport`], as the I/O thread drives it (non-blocking).
+/// A WebSocket over any [`ByteStream`], as the I/O thread drives it (non-blocking).
 pub(super) trait WsIo: Send {
     fn read(&mut self) -> Result<Message, WsError>;
     fn write(&mut self, msg: Message) -> Result<(), WsError>;

@@ -24,7 +24,7 @@ use rustls::{ServerConfig, ServerConnection, StreamOwned};
 
 use super::web;
 use crate::protocol::net::{self, RateLimited};
-use crate::protocol::teleop::server::{HandshakeStream, Hub, Transport};
+use crate::protocol::teleop::server::{ByteStream, HandshakeStream, Hub};
 use crate::protocol::teleop::wire::ServerEvent;
 use armsim_core::protocol::teleop::mesh_buffers::MeshBuffers;
 
@@ -90,13 +90,13 @@ pub fn start(
 
 /// TLS over a socket, with the bytes of a request head already read put back in front, so the
 /// WebSocket handshake reads the request as it came.
-pub struct TlsTransport {
+pub struct TlsStream {
     tls: StreamOwned<ServerConnection, HandshakeStream>,
     replay: Vec<u8>,
     pos: usize,
 }
 
-impl Read for TlsTransport {
+impl Read for TlsStream {
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
         if self.pos < self.replay.len() {
             let n = buf.len().min(self.replay.len() - self.pos);
@@ -108,7 +108,7 @@ impl Read for TlsTransport {
     }
 }
 
-impl Write for TlsTransport {
+impl Write for TlsStream {
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
         self.tls.write(buf)
     }
@@ -118,7 +118,7 @@ impl Write for TlsTransport {
     }
 }
 
-impl Transport for TlsTransport {
+impl ByteStream for TlsStream {
     fn tcp(&self) -> &TcpStream {
         &self.tls.sock.stream
     }
@@ -182,7 +182,7 @@ impl Site {
                     );
                     return self.done(conn, peer, "wrong key");
                 }
-                let transport = TlsTransport {
+                let transport = TlsStream {
                     tls: io,
                     replay: std::mem::take(&mut buf),
                     pos: 0,

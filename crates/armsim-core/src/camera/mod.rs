@@ -9,10 +9,10 @@
 //! `(0, 0)` the top-left corner of the top-left pixel, so the intrinsics are
 //! `[[f, 0, W/2], [0, f, H/2], [0, 0, 1]]` with `f = (H/2) / tan(fov_y/2)` (square pixels).
 
-pub mod frames;
+pub mod axes;
 pub mod spec;
 
-pub use frames::{armsim_from_gl, gl_from_armsim, look_at};
+pub use axes::{armsim_from_gl, gl_from_armsim, look_at};
 pub use spec::*;
 
 use glam::{Quat, Vec3};

@@ -109,7 +109,7 @@ fn an_init_claims_the_arm_and_starts_an_idle_session() {
     assert_eq!(r.conns.owner_key(), Some(ConnKey::new(Protocol::Agent, 1)));
     assert_eq!(
         r.m.conn(1).unwrap().role,
-        AgentRole::Active {
+        AgentRole::Controller {
             team: "teamA".into(),
             number: "7".into()
         }

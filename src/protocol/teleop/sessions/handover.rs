@@ -6,7 +6,7 @@
 
 use serde_json::json;
 
-use super::{Action, Ctx, Role, RoleRequest, Sessions, alert_ext};
+use super::{Action, Ctx, RoleRequest, SessionRole, Sessions, alert_ext};
 use crate::session::SessionState;
 
 impl Sessions {
@@ -17,7 +17,7 @@ impl Sessions {
         state: SessionState,
         code: &str,
         message: &str,
-        role: Role,
+        role: SessionRole,
     ) {
         let mut ext = alert_ext(code, message);
         ext.insert("role".into(), json!(role.as_str()));
@@ -44,17 +44,23 @@ impl Sessions {
             RoleRequest::Controller => {
                 if self.controller == Some(conn) {
                     let message = "you control the arm already";
-                    self.role_alert(conn, state, "CONTROL_TAKEN", message, Role::Controller);
+                    self.role_alert(
+                        conn,
+                        state,
+                        "CONTROL_TAKEN",
+                        message,
+                        SessionRole::Controller,
+                    );
                 } else if c.no_promote {
                     let message = "control was revoked from the panel; reconnect to ask again";
-                    self.role_alert(conn, state, "REVOKED", message, Role::Observer);
+                    self.role_alert(conn, state, "REVOKED", message, SessionRole::Observer);
                 } else if self.controller.is_none()
                     && ctx
                         .arm
                         .claim(conn, &format!("{peer} (session {session})"))
                         .is_some()
                 {
-                    c.role = Role::Controller;
+                    c.role = SessionRole::Controller;
                     c.started = false;
                     c.watch_only = false;
                     self.controller = Some(conn);
@@ -65,10 +71,16 @@ impl Sessions {
                         text: format!("{peer} asked for the arm and controls it"),
                     });
                     let message = "you control the arm now; send START to move it";
-                    self.role_alert(conn, state, "CONTROL_TAKEN", message, Role::Controller);
+                    self.role_alert(
+                        conn,
+                        state,
+                        "CONTROL_TAKEN",
+                        message,
+                        SessionRole::Controller,
+                    );
                 } else {
                     let message = format!("the arm is held by {}; you observe", ctx.arm.describe());
-                    self.role_alert(conn, state, "CONTROL_BUSY", &message, Role::Observer);
+                    self.role_alert(conn, state, "CONTROL_BUSY", &message, SessionRole::Observer);
                 }
             }
             RoleRequest::Observer => {
@@ -83,7 +95,13 @@ impl Sessions {
                     });
                 }
                 let message = "you observe; you do not hold the arm";
-                self.role_alert(conn, state, "CONTROL_RELEASED", message, Role::Observer);
+                self.role_alert(
+                    conn,
+                    state,
+                    "CONTROL_RELEASED",
+                    message,
+                    SessionRole::Observer,
+                );
             }
         }
     }
@@ -103,7 +121,7 @@ impl Sessions {
             ctx.state,
             "REVOKED",
             "control was revoked from the panel; you observe",
-            Role::Observer,
+            SessionRole::Observer,
         );
         self.actions.push_back(Action::Log {
             code: "REVOKED",
@@ -138,7 +156,7 @@ impl Sessions {
                     text,
                 });
             }
-            self.role_alert(conn, ctx.state, "DEMOTED", &message, Role::Observer);
+            self.role_alert(conn, ctx.state, "DEMOTED", &message, SessionRole::Observer);
             self.promote_observer(ctx);
         }
         let lapsed: Vec<u64> = self
@@ -181,7 +199,7 @@ impl Sessions {
         self.actions.push_back(Action::NewController);
         self.actions.push_back(Action::Hold);
         if let Some(c) = self.conns.get_mut(&conn) {
-            c.role = Role::Observer;
+            c.role = SessionRole::Observer;
             c.started = false;
         }
     }
@@ -199,7 +217,7 @@ impl Sessions {
         }
         if let Some(c) = self.conns.get_mut(&conn) {
             c.session_id = None;
-            c.role = Role::Observer;
+            c.role = SessionRole::Observer;
             c.started = false;
         }
     }
@@ -221,7 +239,7 @@ impl Sessions {
         let Some((conn, c)) = self
             .sessions()
             .filter(|(_, c)| {
-                c.role == Role::Observer && !c.timed_out() && !c.no_promote && !c.watch_only
+                c.role == SessionRole::Observer && !c.timed_out() && !c.no_promote && !c.watch_only
             })
             .min_by_key(|(id, c)| (c.session_since, *id))
         else {
@@ -240,7 +258,7 @@ impl Sessions {
         self.controller = Some(conn);
         self.actions.push_back(Action::NewController);
         if let Some(c) = self.conns.get_mut(&conn) {
-            c.role = Role::Controller;
+            c.role = SessionRole::Controller;
             c.started = false;
         }
         self.actions.push_back(Action::Log {
@@ -252,7 +270,7 @@ impl Sessions {
             ctx.state,
             "PROMOTED",
             "you control the arm now (the previous controller left); send START to move it",
-            Role::Controller,
+            SessionRole::Controller,
         );
     }
 }

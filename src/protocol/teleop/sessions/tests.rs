@@ -66,7 +66,7 @@ impl Rig {
         })
     }
 
-    fn role(&self, conn: u64) -> Role {
+    fn role(&self, conn: u64) -> SessionRole {
         self.m.conn(conn).expect("a connection").role
     }
 }
@@ -112,7 +112,7 @@ fn applied(actions: &[Action]) -> usize {
 fn first_session_controls_and_the_next_observes() {
     let mut r = Rig::new();
     let a = r.connect(1);
-    assert_eq!(r.role(1), Role::Controller);
+    assert_eq!(r.role(1), SessionRole::Controller);
     assert_eq!(r.m.controller(), Some(1));
     assert!(matches!(a[0], Action::NewController));
     let connected = a.iter().find_map(|a| match a {
@@ -124,7 +124,7 @@ fn first_session_controls_and_the_next_observes() {
     assert_eq!(connected.extensions["scene_id"], "s");
     assert_eq!(connected.session_id, "s1");
     r.connect(2);
-    assert_eq!(r.role(2), Role::Observer);
+    assert_eq!(r.role(2), SessionRole::Observer);
     assert_eq!(r.conns.owner_key(), Some(ConnKey::new(Protocol::Teleop, 1)));
 }
 
@@ -293,7 +293,7 @@ fn no_promotion_when_another_protocol_took_the_arm_or_after_a_revoke() {
     );
     r.handle(Input::Tick);
     assert_eq!(r.m.controller(), None);
-    assert_eq!(r.role(2), Role::Observer);
+    assert_eq!(r.role(2), SessionRole::Observer);
 
     // A revoke demotes and promotes nobody, now or later.
     let mut r = Rig::new();
@@ -305,8 +305,8 @@ fn no_promotion_when_another_protocol_took_the_arm_or_after_a_revoke() {
     assert_eq!(sent(&a, 1), [("ALERT", "IDLE", Some("REVOKED".into()))]);
     r.handle(Input::Tick);
     assert_eq!(r.m.controller(), None);
-    assert_eq!(r.role(1), Role::Observer);
-    assert_eq!(r.role(2), Role::Observer);
+    assert_eq!(r.role(1), SessionRole::Observer);
+    assert_eq!(r.role(2), SessionRole::Observer);
 }
 
 #[test]
@@ -333,7 +333,7 @@ fn heartbeat_loss_holds_then_demotes_after_the_grace_and_promotes() {
     let a = r.handle(Input::Tick);
     assert_eq!(sent(&a, 1), [("ALERT", "IDLE", Some("DEMOTED".into()))]);
     assert_eq!(r.m.controller(), Some(2));
-    assert_eq!(r.role(1), Role::Observer);
+    assert_eq!(r.role(1), SessionRole::Observer);
 }
 
 #[test]

@@ -5,7 +5,7 @@ use glam::{Mat3, Quat, Vec3};
 use roxmltree::Node;
 
 use super::parser::{El, JointExtra, Parser};
-use crate::camera::frames::armsim_from_gl;
+use crate::camera::axes::armsim_from_gl;
 use crate::camera::spec::{
     CameraMount, CameraSpec, MAX_SIZE as MAX_CAMERA_SIZE, MJCF_DEFAULT_FOVY_DEG,
 };

@@ -41,13 +41,13 @@ fn alert_message(actions: &[Action], conn: u64, code: &str) -> String {
 fn a_session_that_only_watches_never_holds_the_arm() {
     let mut r = Rig::new();
     let a = r.connect_as(1, Some(RoleRequest::Observer));
-    assert_eq!(r.role(1), Role::Observer);
+    assert_eq!(r.role(1), SessionRole::Observer);
     assert!(r.m.conn(1).unwrap().watch_only);
     assert_eq!(r.conns.owner(), None, "a watcher took the arm");
     assert!(!a.iter().any(|a| matches!(a, Action::NewController)));
     // A native client after it still gets the free arm, as the first session would.
     r.connect(2);
-    assert_eq!(r.role(2), Role::Controller);
+    assert_eq!(r.role(2), SessionRole::Controller);
     // When that controller leaves, the watcher is not handed the arm.
     let a = r.handle(Input::Closed {
         conn: 2,
@@ -57,7 +57,7 @@ fn a_session_that_only_watches_never_holds_the_arm() {
     assert_eq!(r.m.controller(), None);
     assert_eq!(r.conns.owner(), None);
     r.handle(Input::Tick);
-    assert_eq!(r.role(1), Role::Observer);
+    assert_eq!(r.role(1), SessionRole::Observer);
 }
 
 #[test]
@@ -106,7 +106,7 @@ fn asking_for_control_takes_a_free_arm_and_a_busy_one_is_named() {
     assert!(sent(&a, 2).is_empty(), "{a:?}");
     assert_eq!(r.m.controller(), None);
     assert_eq!(r.conns.owner(), None);
-    assert_eq!(r.role(1), Role::Observer);
+    assert_eq!(r.role(1), SessionRole::Observer);
     assert!(r.m.conn(1).unwrap().watch_only);
     let a = r.command(2, UiCommand::RequestControl);
     assert_eq!(
@@ -125,9 +125,9 @@ fn asking_for_control_takes_a_free_arm_and_a_busy_one_is_named() {
 fn connect_may_ask_for_control_and_is_told_when_the_arm_is_busy() {
     let mut r = Rig::new();
     r.connect_as(1, Some(RoleRequest::Controller));
-    assert_eq!(r.role(1), Role::Controller);
+    assert_eq!(r.role(1), SessionRole::Controller);
     let a = r.connect_as(2, Some(RoleRequest::Controller));
-    assert_eq!(r.role(2), Role::Observer);
+    assert_eq!(r.role(2), SessionRole::Observer);
     let events = sent(&a, 2);
     assert_eq!(events[0].0, "CONNECTED");
     assert_eq!(events[1], ("ALERT", "IDLE", Some("CONTROL_BUSY".into())));
@@ -140,7 +140,7 @@ fn connect_may_ask_for_control_and_is_told_when_the_arm_is_busy() {
             .is_some()
     );
     r.connect(1);
-    assert_eq!(r.role(1), Role::Observer);
+    assert_eq!(r.role(1), SessionRole::Observer);
     let a = r.command(1, UiCommand::RequestControl);
     assert!(alert_message(&a, 1, "CONTROL_BUSY").contains("agent teamA 1"));
     assert_eq!(r.conns.owner_key(), Some(ConnKey::new(Protocol::Agent, 9)));
