@@ -1,6 +1,6 @@
 //! What the scene cameras deliver to the rest of the app: each image read back is sent as a
-//! [`CameraFrameReady`] message. A leaf that the cameras (`super::cameras`, which send it) and
-//! its readers (`super::camera_snapshots`, the LeRobot recorder) both build on.
+//! [`CameraFrameReady`] message, which the cameras (`super::cameras`) send and the snapshots
+//! (`super::camera_snapshots`) and the LeRobot recorder read.
 
 use std::sync::Arc;
 

@@ -1,7 +1,6 @@
 //! What may use a window camera's images, and each camera's on-demand rendering state: the
-//! types that the cameras (`super::cameras`, which render by them) and the demand
-//! (`super::camera_demand`, which sets them from what the app is doing) both build on, so
-//! neither imports the other's module for them.
+//! cameras (`super::cameras`) render by them, and the demand (`super::camera_demand`) sets them
+//! from what the app is doing.
 
 use std::collections::BTreeSet;
 use std::sync::Arc;

@@ -1,7 +1,4 @@
 //! Rigid transforms shared by robots, cameras, scenes and the simulation: [`Pose`].
-//!
-//! A leaf on purpose: the robot model, the camera specs and everything above them build on it,
-//! and it builds on nothing of this crate, so no module has to reach up into `robot` for it.
 
 use glam::{Quat, Vec3};
 

@@ -1,7 +1,6 @@
-//! What the ECS bridge (`plugin`) and the DDS thread (`node`) send each other. Plain data in
-//! its own leaf, so both sides (and the tests) name the same types without importing each
-//! other: the bridge never touches DDS, the DDS thread never touches the ECS (sockets live on
-//! threads; the ECS sees only channels).
+//! What the ECS bridge (`plugin`) and the DDS thread (`node`) send each other, as plain data:
+//! the bridge never touches DDS, the DDS thread never touches the ECS (sockets live on threads;
+//! the ECS sees only channels).
 //!
 //! DDS → ECS is one bounded channel of [`Inbound`]; the DDS thread rings the `SimWaker` after
 //! each send, so a paused headless run wakes for a service request. ECS → DDS is one channel

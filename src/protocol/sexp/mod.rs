@@ -4,7 +4,7 @@
 //! `reader` the connections' read side and the events it sends, `writer` the port's one writer
 //! thread, `agents` the agent connections' state machine, `agent` and `monitor` the two ports' ECS
 //! bridges, `options` what those two share (the ports' options, the game they show) and `plugin`
-//! their start-up. Imports go one way: `server` → `reader` → `payload` → `writer`.
+//! their start-up.
 
 pub use armsim_core::protocol::sexp::*;
 

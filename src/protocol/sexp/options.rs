@@ -1,6 +1,6 @@
 //! What the agent port ([`super::agent`]) and the monitor port ([`super::monitor`]) share: their
-//! options and what both show of the game. [`super::plugin`], which starts the two ports, uses
-//! this module as they do, so imports run one way: plugin → agent/monitor → options.
+//! options, as [`super::plugin`] starts the two ports with them, and what both show of the
+//! game.
 
 use std::io;
 use std::net::SocketAddr;

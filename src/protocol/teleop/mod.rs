@@ -2,8 +2,7 @@
 //! `envelope`, `filter` and `control` (the sans-IO wire format and control pipeline) are
 //! `armsim_core`'s, re-exported; `server` is the listener and handshake threads, `io` the one
 //! thread that serves every session non-blocking, `wire` what those two and the ECS share (a
-//! connection's wire state, the events each way; a leaf, so `server` → `io` → `wire` never turns
-//! back), `sessions` the connections' state machine (roles, START, heartbeats) and `plugin` the
+//! connection's wire state, the events each way), `sessions` the connections' state machine (roles, START, heartbeats) and `plugin` the
 //! ECS bridge.
 
 pub use armsim_core::protocol::teleop::*;

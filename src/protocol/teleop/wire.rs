@@ -5,9 +5,8 @@
 //! Heartbeat acks are answered and flushed as soon as they are read, so a heartbeat measures
 //! the network and not the frame rate.
 //!
-//! A leaf below both [`super::server`] (the listener and handshakes, which hands connections to
-//! the I/O thread) and [`super::io`] (the I/O thread, which drives each `Wire`): both build on it
-//! and neither imports the other's way back.
+//! The listener and handshakes ([`super::server`]) hand connections to the I/O thread
+//! ([`super::io`]), which drives each `Wire`.
 
 use std::io;
 use std::net::{SocketAddr, TcpStream};

@@ -1,8 +1,7 @@
 //! Camera frame conventions: armsim's (+X forward, +Y left, +Z up) against the renderer's and
 //! MJCF's (looking along −Z, +Y up), and the rotation of a camera looking at a point.
-//!
-//! Plain glam, a leaf: the MJCF loader converts a file's `<camera>` with it, and the scene's
-//! fixed cameras look at their target with it.
+//! The MJCF loader converts a file's `<camera>` with it, and the scene's fixed cameras look at
+//! their target with it.
 
 use glam::{Mat3, Quat, Vec3};
 

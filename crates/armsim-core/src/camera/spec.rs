@@ -1,9 +1,7 @@
 //! What a simulated camera is ([`CameraSpec`]: a scene's `extensions.armsim.cameras[]` entry or
 //! an MJCF `<camera>`), where it is mounted ([`CameraMount`]) and its pinhole intrinsics.
-//!
-//! A leaf below both `robot` and the rest of `camera`: a robot model carries its file's cameras,
-//! and resolving a mount against a robot (`camera::Placement`) builds on the model, so the
-//! description itself must not reach up into either.
+//! A robot model carries its file's cameras as these; `camera::Placement` resolves a mount
+//! against the robot.
 
 use crate::geometry::Pose;
 

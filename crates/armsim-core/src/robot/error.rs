@@ -1,6 +1,5 @@
-//! [`RobotError`]: everything that can go wrong turning a robot file into a model.
-//!
-//! A leaf: the mesh reader, both loaders and the model's validation report through it.
+//! [`RobotError`]: everything that can go wrong turning a robot file into a model, as the mesh
+//! reader, both loaders and the model's validation report it.
 
 use std::fmt;
 use std::path::PathBuf;

@@ -4,10 +4,9 @@
 //! physics builder, the protocols and the tools alike. Both loaders funnel through [`validate`]
 //! so that a model that loads is one every consumer can rely on (tree order, limits, mimics).
 //!
-//! This file is the facade and the front door ([`load_robot`]): the items live in the leaf
-//! modules below, which the loaders import directly, so the module graph reads top-down
-//! (`geometry` and `camera::spec` → `model` → `inertia`, `validate`, `mesh_shapes`, `fold` →
-//! `mjcf`, `urdf` → here).
+//! This file is the front door ([`load_robot`], which picks a loader) and re-exports the items
+//! of the modules below: `model` (the model), `inertia`, `validate`, `mesh_shapes`, `fold`
+//! (what the loaders share) and the loaders `mjcf` and `urdf`.
 
 pub mod defaults;
 pub mod error;

@@ -1,8 +1,6 @@
 //! A robot's self-collision table as the model carries it ([`SelfCollision`]): the collision
-//! group bits of each arm geom and the link pairs that may touch.
-//!
-//! Kept apart from `self_collision.rs`, which computes it, because the model holds one: the model
-//! builds on this leaf and the computation builds on the model, not the other way round.
+//! group bits of each arm geom and the link pairs that may touch;
+//! `self_collision.rs` computes it from the model.
 
 /// Rapier's default membership, which the table and the objects keep: every arm geom meets it.
 pub const WORLD_BIT: u32 = 1;

@@ -1,7 +1,6 @@
 //! The files under `assets/` that armsim compiles in (the bundled scenes and their robots), and
-//! the robot a path under the virtual [`BUNDLED_ROOT`] names. A leaf: the scene checker reads a
-//! bundled scene's robot here, and `bundled` (which parses scenes through the checker) builds on
-//! it too, so neither needs the other.
+//! the robot a path under the virtual [`BUNDLED_ROOT`] names, which the scene checker reads a
+//! bundled scene's robot from.
 
 use std::path::{Component, Path};
 

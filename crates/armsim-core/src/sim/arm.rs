@@ -24,8 +24,8 @@ use crate::scene::ArmJoints;
 
 use super::colliders::colliders_for;
 // Re-exported for `world`, which takes it with the arm's other items.
-pub(super) use super::rapier_pose::to_rapier;
 use super::sets::{Sets, SetsMut};
+use super::to_rapier;
 
 // The joint drives (`Arm::drive`): a child module, so it reads the arm's handles and damping.
 #[path = "actuator.rs"]

@@ -25,7 +25,7 @@ use rapier3d::prelude::{ColliderBuilder, SharedShape};
 
 use crate::robot::{Pose, Shape};
 
-use super::rapier_pose::to_rapier;
+use super::to_rapier;
 
 /// A convex hull whose per-step bounding box is its local box moved with the body: O(1) in
 /// its vertex count. Everything else is the hull's own.

@@ -7,7 +7,6 @@ mod arm;
 mod colliders;
 mod command;
 mod contact_force;
-mod rapier_pose;
 mod sets;
 #[cfg(test)]
 mod tests;
@@ -23,6 +22,12 @@ pub use world::{
     ActuatedJoint, BodyRole, MAX_PLACE_ANG_VEL, MAX_PLACE_LIN_VEL, ObjectBody, PlaceError, SIM_DT,
     SIM_HZ, SimModel, SimView, SimViewMut, SimWorld, WORLD_HALF_EXTENT, unit_quat,
 };
+
+/// The model's [`Pose`](crate::robot::Pose) as Rapier's (translation and rotation carried over
+/// as they are): the arm, its colliders and the world all place bodies with it.
+fn to_rapier(p: &crate::robot::Pose) -> rapier3d::math::Pose {
+    rapier3d::math::Pose::from_parts(p.translation, p.rotation)
+}
 
 /// Where a message stands in the simulation's history: the episode (resets so far), the step
 /// within the run and the simulated time. Frames and events carry it so that a client can tell

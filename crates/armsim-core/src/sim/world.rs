@@ -16,10 +16,11 @@ use rapier3d::prelude::{
 use crate::robot::{JointKind, Pose, RobotModel, Shape};
 use crate::scene::{ObjectConfig, Scene};
 
-use super::arm::{Arm, JointHandle, to_rapier};
+use super::arm::{Arm, JointHandle};
 use super::colliders::collider_for;
 use super::command::{CommandError, JointCommand, set_checked};
 use super::sets::{Sets, SetsMut};
+use super::to_rapier;
 use super::transmission;
 
 pub use crate::rate::{SIM_DT, SIM_HZ};

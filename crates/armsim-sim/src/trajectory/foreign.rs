@@ -7,7 +7,7 @@ use std::collections::BTreeSet;
 
 use armsim_core::trajectory::{Demo, StateFrame};
 
-use super::replay_mode::ReplayMode;
+use super::ReplayMode;
 use crate::sim::SimModel;
 
 /// What a demo's recorded frames name, split by whether this scene has it.

@@ -27,7 +27,7 @@ use crate::state::{self, snapshot};
 
 /// How a replay drives the world: in a leaf of its own, which the foreign-demo filter
 /// (`super::foreign`) names too.
-pub use super::replay_mode::ReplayMode;
+pub use super::ReplayMode;
 
 /// An ongoing recording.
 #[derive(Resource, Default)]

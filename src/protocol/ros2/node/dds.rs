@@ -25,7 +25,7 @@ use super::super::qos;
 use super::super::sim_interfaces::{Service, ServiceRequest, ServiceResponse};
 use super::endpoints::*;
 use super::images::{self, ImageFeed, ImageThread};
-use super::shared::{Counters, Link, NODE_NAME, NodeConfig, NodeError, Wire};
+use super::{Counters, Link, NODE_NAME, NodeConfig, NodeError, Wire};
 
 const WAKE: Token = Token(0);
 const STATUS: Token = Token(1);

@@ -27,7 +27,7 @@ use super::super::sim_interfaces::{
     StepSimulationRequest, StepSimulationResponse,
 };
 use super::super::{RosMessage, TypeInfo};
-use super::shared::{Counters, NodeError, Wire};
+use super::{Counters, NodeError, Wire};
 use crate::sim::SimWaker;
 
 /// The topics, relative ones under the node's namespace.
@@ -350,7 +350,7 @@ pub(super) fn service_index(service: Service) -> usize {
 
 #[cfg(test)]
 mod tests {
-    use super::super::shared::NODE_NAME;
+    use super::super::NODE_NAME;
     use super::*;
     use ros2_client::NodeName;
 

@@ -20,7 +20,7 @@ use super::super::cameras::messages;
 use super::super::msgs::{CameraInfo, Image, TFMessage};
 use super::super::qos;
 use super::endpoints::{Maker, Outlet, TF_TOPIC};
-use super::shared::{Counters, NodeError};
+use super::{Counters, NodeError};
 use crate::state::CameraFrame;
 
 /// What the image thread publishes: these cameras' images, as the bridge hands them over.

@@ -18,29 +18,104 @@
 //!
 //! No ros2-client `Spinner` runs: it would create a second `rt/clock` topic of
 //! another type in this participant. Node info (`ros_discovery_info`) goes out without it.
+//!
+//! This file is the handle and what the thread's files (`dds`, `endpoints`, `images`) share:
+//! the node's configuration, errors, counters, the `Wire` wrapper and the thread's ends of the
+//! bridge's channels.
 
 mod dds;
 mod endpoints;
 mod images;
-mod shared;
 
-use std::sync::atomic::Ordering;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::thread::JoinHandle;
 
 use bevy::log::{error, warn};
-use crossbeam_channel::Sender;
+use crossbeam_channel::{Receiver, Sender};
+use ros2_client::Message;
 use rustdds::mio1::Waker;
+use serde::de::DeserializeOwned;
+use serde::{Deserialize, Serialize};
 
-use super::link::{Frame, Inbound, Outbound, PeerPrefix, Ticket};
+use super::link::{Frame, Inbound, Latched, Outbound, PeerPrefix, Ticket};
+use super::options::Ros2Options;
 use super::sim_interfaces::ServiceResponse;
+use crate::sim::SimWaker;
 use dds::Dds;
 use endpoints::FrameOutlets;
 
 pub use endpoints::{dds_topic_name, full_name};
 pub use images::ImageFeed;
-use shared::{Counters, Link};
-pub use shared::{NODE_NAME, NodeConfig, NodeError, NodeStats, Wire};
+
+/// The node's name; its namespace is `--ros2-namespace`.
+pub const NODE_NAME: &str = "armsim";
+
+/// What the DDS thread needs to start.
+#[derive(Clone, Debug)]
+pub struct NodeConfig {
+    pub options: Ros2Options,
+    /// Published once at start, transient local.
+    pub latched: Latched,
+    /// Rung after every message to the bridge, so a paused headless run wakes for it.
+    pub waker: SimWaker,
+}
+
+/// Why the DDS side could not start; the text is RustDDS's or ros2-client's.
+#[derive(Debug, thiserror::Error)]
+pub enum NodeError {
+    #[error("cannot create the DDS participant on domain {domain}: {text}")]
+    Participant { domain: u16, text: String },
+    #[error("cannot create the ROS 2 node {name}: {text}")]
+    Node { name: String, text: String },
+    #[error("{name:?} is not a ROS 2 name: {text}")]
+    Name { name: String, text: String },
+    #[error("cannot create the {what} of {name}: {text}")]
+    Endpoint {
+        what: &'static str,
+        name: String,
+        text: String,
+    },
+    #[error("cannot start the DDS thread: {0}")]
+    Thread(String),
+}
+
+/// What the node has published and refused, since the start.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct NodeStats {
+    /// Frames published (`/clock`, `joint_states` and `/tf` each written once).
+    pub frames_published: u64,
+    /// Samples and replies DDS refused (a reliable reader's window was full, mostly): a frame
+    /// whose writes fail is lost for that reader, and the next frame carries the newer state.
+    pub write_errors: u64,
+    /// Command samples and service requests that did not decode (each logged, none passed on).
+    pub undecodable: u64,
+    /// Camera images published (`--ros2-cameras`).
+    pub images_published: u64,
+}
+
+#[derive(Debug, Default)]
+struct Counters {
+    published: AtomicU64,
+    write_errors: AtomicU64,
+    undecodable: AtomicU64,
+    images: AtomicU64,
+}
+
+/// A ROS 2 message as ros2-client wants it: `Message` is ros2-client's trait and the types
+/// are armsim-core's, so the app implements it on this local wrapper. `transparent` keeps the
+/// bytes those of the inner type.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
+#[serde(transparent)]
+pub struct Wire<T>(pub T);
+
+impl<T: Serialize + DeserializeOwned> Message for Wire<T> {}
+
+/// The thread's end of the channel from the bridge.
+struct Link {
+    control: Receiver<Outbound>,
+    counters: Arc<Counters>,
+}
 
 /// The bridge's side of the DDS thread. Dropping it stops the thread and waits for it.
 #[derive(Debug)]

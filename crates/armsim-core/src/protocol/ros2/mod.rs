@@ -7,8 +7,7 @@
 //!
 //! The table below names every type we define three ways: the ROS name, the DDS type name
 //! (what goes into discovery, so a subscriber matches us) and the RIHS01 type hash that Jazzy
-//! and later put in the endpoint's USER_DATA. It is plain data, so that `msgs` can point at it
-//! without an import circle.
+//! and later put in the endpoint's USER_DATA; `msgs` points at it.
 
 pub mod cdr;
 pub mod command;

@@ -1,7 +1,5 @@
 //! The MJCF parser's state ([`Parser`]) and one element read with its class defaults ([`El`]):
 //! what every part of the loader (`mod.rs`, `body.rs`, `actuators.rs`) works on.
-//!
-//! A leaf of the loader so that its parts build on it rather than on each other.
 
 use std::collections::{BTreeSet, HashMap};
 use std::path::PathBuf;

@@ -5,7 +5,7 @@ use std::collections::HashMap;
 
 use serde_json::{Map, Value};
 
-use super::errors::SceneError;
+use super::SceneError;
 use super::types::PoseConfig;
 
 /// A quaternion whose norm is this close to 1 is normalised silently; farther off it is an error, since it more

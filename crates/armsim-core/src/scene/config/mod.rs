@@ -9,7 +9,7 @@
 //! outside an `extensions` object are closed: an unknown one is an error. Any JSON object may carry `extensions`;
 //! the top level's and each object's are kept verbatim, the others are accepted and dropped.
 //!
-//! Files, each building only on those listed before it: `errors.rs` (the error types),
+//! The error types are here; the files, each building only on those listed before it:
 //! `types.rs` (the typed config and its JSON writer), `gripper.rs` (the gripper's joints),
 //! `checker.rs` (the path-aware walking helpers), `sources.rs` (the `git clone` that brings a
 //! missing robot file), `checks.rs` (loading the robot file and the cross-field checks),
@@ -20,14 +20,12 @@
 mod cameras;
 mod checker;
 mod checks;
-mod errors;
 mod gripper;
 mod parse;
 mod randomize;
 mod sources;
 mod types;
 
-pub use errors::{SceneError, SceneErrors};
 pub use gripper::gripper_open_position;
 pub use parse::{DEFAULT_D_CUTOFF, SCHEMA_VERSION};
 pub use types::*;
@@ -204,6 +202,42 @@ pub fn parse_scene_with(
             "scene could not be built (internal: no specific error was recorded)",
         )),
         _ => Err(SceneErrors(c.errors)),
+    }
+}
+
+/// One problem in a scene file, located by a JSON path such as `$.objects[2].pose.pos_m`.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{path}: {message}")]
+pub struct SceneError {
+    pub path: String,
+    pub message: String,
+}
+
+/// Every problem found in a scene file, section by section, cross-field checks (robot, table) last.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{}", one_per_line(.0))]
+pub struct SceneErrors(pub Vec<SceneError>);
+
+fn one_per_line(errors: &[SceneError]) -> String {
+    errors
+        .iter()
+        .map(ToString::to_string)
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+impl SceneErrors {
+    /// One error at `path`.
+    pub fn single(path: &str, message: impl Into<String>) -> Self {
+        SceneErrors(vec![SceneError {
+            path: path.to_owned(),
+            message: message.into(),
+        }])
+    }
+
+    /// The first error at exactly `path`, if any.
+    pub fn at(&self, path: &str) -> Option<&SceneError> {
+        self.0.iter().find(|e| e.path == path)
     }
 }
 

@@ -5,13 +5,13 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
+use super::SceneError;
 use super::cameras::{check_camera_frames, parse_cameras};
 use super::checker::{Checker, Obj, idx, key};
 use super::checks::{
     RobotParts, TABLE_TOL_M, check_above_table, check_goal_zone, check_gripper_positions,
     check_randomize, check_robot, expand_home, load_robot_file,
 };
-use super::errors::SceneError;
 use super::randomize::parse_randomize;
 use super::types::*;
 use crate::robot::LoadOptions;

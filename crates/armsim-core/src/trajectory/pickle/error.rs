@@ -1,6 +1,5 @@
 //! The pickle reader's error: which opcode at which byte, so that a numpy/torch pickle or a
-//! damaged file says why it does not load. Its own leaf so that the reader and the module's
-//! facade both build on it.
+//! damaged file says why it does not load.
 
 use thiserror::Error;
 

@@ -1,5 +1,5 @@
-//! Pickle opcodes (CPython's `Lib/pickle.py` names) and their names for error messages: the
-//! leaf both the reader and the writer build on.
+//! Pickle opcodes (CPython's `Lib/pickle.py` names), as the reader and the writer use them, and
+//! their names for error messages.
 
 // Opcodes, as named in CPython's Lib/pickle.py.
 pub(super) const MARK: u8 = b'(';
