@@ -11,7 +11,7 @@ use bevy::ecs::schedule::SingleThreadedExecutor;
 use bevy::prelude::*;
 use bevy::tasks::tick_global_task_pools_on_main_thread;
 
-use crate::protocol::registry::{Connections, FramePacing};
+use crate::protocol::registry::Connections;
 use crate::sim::{ClockMode, SIM_DT, SimClock, SimWaker, StepGate};
 use crate::trajectory::plugin::Replay;
 
@@ -297,7 +297,7 @@ fn wait_for_next_frame(world: &World) {
     let paced = if unwatched {
         None
     } else {
-        frame_paced_lag(world, clock)
+        frame_paced_lag(clock)
     };
     let lag = match (unwatched, paced) {
         (true, _) => UNWATCHED_LAG,
@@ -321,30 +321,18 @@ fn wait_for_next_frame(world: &World) {
     }
 }
 
-/// How long the next step may wait while only frame-paced peers are connected
-/// ([`FramePacing`]): until the step that ends the batch is due, in wall time at the clock's
-/// speed (the next frame's while one of them controls the arm, a later frame's while they only
-/// watch). `None` while anyone else is connected (their messages are per step), or without
-/// frame pacing.
-fn frame_paced_lag(world: &World, clock: &SimClock) -> Option<Duration> {
-    let pacing = world.get_resource::<FramePacing>()?;
-    let others = world
-        .get_resource::<Connections>()
-        .is_some_and(|c| c.iter().any(|(key, _)| key.protocol != pacing.protocol));
+/// How long the next step may wait while only frame-paced clients are connected (the clock's
+/// [`FramePacing`]): until the step that ends the batch is due, in wall time at the clock's
+/// speed. `None` without frame pacing, or while anyone else is connected (their messages are
+/// per step).
+fn frame_paced_lag(clock: &SimClock) -> Option<Duration> {
+    let wake_step = clock.frame_pacing?.wake_step()?;
     let ClockMode::RealTime { speed } = clock.mode else {
         return None;
     };
-    if others || !(speed.is_finite() && speed > 0.0) {
+    if !(speed.is_finite() && speed > 0.0) {
         return None;
     }
-    let controlled = world
-        .get_resource::<Connections>()
-        .is_some_and(|c| c.owner_key().is_some());
-    let wake_step = if controlled {
-        pacing.next_frame_step
-    } else {
-        pacing.watched_wake_step.max(pacing.next_frame_step)
-    };
     let ahead = wake_step.saturating_sub(clock.steps + 1);
     if ahead == 0 {
         return Some(Duration::ZERO);
@@ -437,49 +425,45 @@ pub fn run(app: &mut App, stop: StopAfter) -> RunReport {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::protocol::registry::{ConnKey, Counters, Protocol, Role};
-    use std::sync::Arc;
+    use crate::sim::FramePacing;
 
     #[test]
     fn frame_paced_runs_wake_per_frame_while_controlled_and_per_batch_while_watched() {
-        let mut world = World::new();
-        let mut conns = Connections::default();
-        let peer = ConnKey::new(Protocol::Ros2, 1);
-        let addr = "127.0.0.1:7400".parse().unwrap();
-        conns.open(
-            peer,
-            addr,
-            Role::Observer,
-            Arc::new(Counters::default()),
-            false,
-        );
-        world.insert_resource(conns);
         // 100 Hz: frames at steps 0, 3, 5, 8; after step 0, the next is at 3 and the batch of
         // two (frames 1 and 2) ends at 5.
-        world.insert_resource(FramePacing {
-            protocol: Protocol::Ros2,
+        let mut clock = SimClock::default();
+        assert_eq!(
+            frame_paced_lag(&clock),
+            None,
+            "no pacing without a paced protocol"
+        );
+        let watched = FramePacing {
             next_frame_step: 3,
             watched_wake_step: 5,
-        });
-        let clock = SimClock::default();
+            sole_clients: true,
+            controlled: false,
+        };
+        clock.frame_pacing = Some(watched);
         let steps = |d: Duration| ((d - PACING_MARGIN).as_secs_f64() / SIM_DT).round() as u64;
         // Watched: the loop sleeps until step 5 is due (the 5th step from step 0 on).
-        let lag = frame_paced_lag(&world, &clock).expect("paced");
+        let lag = frame_paced_lag(&clock).expect("paced");
         assert_eq!(steps(lag), 4);
         // Controlled: until the next frame's step.
-        world
-            .resource_mut::<Connections>()
-            .claim(peer, "a ROS 2 controller");
-        assert_eq!(steps(frame_paced_lag(&world, &clock).expect("paced")), 2);
+        clock.frame_pacing = Some(FramePacing {
+            controlled: true,
+            ..watched
+        });
+        assert_eq!(steps(frame_paced_lag(&clock).expect("paced")), 2);
         // Anyone else connected: no pacing by frames at all.
-        world.resource_mut::<Connections>().open(
-            ConnKey::new(Protocol::Agent, 1),
-            addr,
-            Role::Observer,
-            Arc::new(Counters::default()),
-            false,
-        );
-        assert_eq!(frame_paced_lag(&world, &clock), None);
+        clock.frame_pacing = Some(FramePacing {
+            sole_clients: false,
+            ..watched
+        });
+        assert_eq!(frame_paced_lag(&clock), None);
+        // Fast mode never sleeps for frames.
+        clock.frame_pacing = Some(watched);
+        clock.mode = ClockMode::Fast;
+        assert_eq!(frame_paced_lag(&clock), None);
     }
 
     #[test]

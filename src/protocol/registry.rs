@@ -51,35 +51,6 @@ impl Protocol {
     }
 }
 
-/// For a protocol whose peers see the world only as periodic frames (ROS 2's topics at
-/// `--ros2-rate`): the steps after which its frames go out. While every connection is of that
-/// protocol, a real-time headless run steps in batches instead of waking for each step
-/// (`headless::wait_for_next_frame`; fewer wake-ups, less of a core for ROS 2):
-/// - while one of them controls the arm, each batch ends on the step of the next frame, so
-///   every frame leaves when it is due (100 wake-ups a second at 100 Hz instead of 240);
-/// - while they only watch, a batch ends on `watched_wake_step`, a frame a few frames ahead:
-///   the frames in between are still made at their own steps and leave together, at most
-///   1/60 s late (50 wake-ups a second at 100 Hz), as an unwatched run lags its steps.
-///
-/// Messages from the peers still ring the `SimWaker`, so a command or a service call waits for
-/// no batch, and the first command makes its sender the controller.
-#[derive(Resource, Clone, Copy, Debug, PartialEq, Eq)]
-pub struct FramePacing {
-    pub protocol: Protocol,
-    pub next_frame_step: u64,
-    pub watched_wake_step: u64,
-}
-
-impl FramePacing {
-    /// The most frames a batch holds while the peers only watch: as many as fit in 1/60 s.
-    pub fn frames_per_watched_batch(rate_hz: u32) -> u64 {
-        u64::from(rate_hz.div_ceil(WATCHED_WAKE_HZ).max(1))
-    }
-}
-
-/// How often a run watched only through periodic frames wakes, at most.
-const WATCHED_WAKE_HZ: u32 = 60;
-
 /// One connection: its protocol and the protocol's own connection number.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct ConnKey {

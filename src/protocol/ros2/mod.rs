@@ -5,8 +5,9 @@
 //! - `published`: the published Frame and latched topics, built from the simulation;
 //! - `link`: what the ECS bridge and the DDS thread send each other;
 //! - `node`: the DDS thread (participant, node, endpoints, poll loop), with `qos` and `peers`;
-//! - `plugin`: the ECS bridge (`add`): peers in the registry, commands, services, frames;
-//! - `services`: the `simulation_interfaces` services as a pure machine over the session.
+//! - `plugin`: the ECS bridge (`add`): peers in the registry, commands, services, frames.
+//!
+//! The `simulation_interfaces` services' machine (`services`) is the core's, beside its types.
 
 pub use armsim_core::protocol::ros2::*;
 
@@ -18,4 +19,3 @@ pub mod peers;
 pub mod plugin;
 pub mod published;
 pub mod qos;
-pub mod services;

@@ -39,10 +39,12 @@ use super::sim_interfaces::{
 use super::stamp::STEPS_PER_SECOND;
 use super::trajectory::Trajectory;
 use crate::protocol::net::{RateLimited, suppressed_note};
-use crate::protocol::registry::{self, BridgeIo, FramePacing, Protocol};
+use crate::protocol::registry::{self, BridgeIo, Connections, Protocol};
 use crate::scene::Scene;
-use crate::session::{SessionState, SessionSystems};
-use crate::sim::{ClockSystems, Sim, SimScene, SimStep, SimSystems, SimWaker};
+use crate::session::{Session, SessionState, SessionSystems};
+use crate::sim::{
+    ClockSystems, FramePacing, Sim, SimClock, SimScene, SimStep, SimSystems, SimWaker,
+};
 
 pub use self::control::Target;
 
@@ -165,11 +167,6 @@ pub fn add(app: &mut App, options: Ros2Options) -> Result<(), Ros2Error> {
             options.rate_hz
         ),
     );
-    app.insert_resource(FramePacing {
-        protocol: Protocol::Ros2,
-        next_frame_step: 0,
-        watched_wake_step: 0,
-    });
     app.insert_resource(Ros2Bridge {
         node,
         inbound,
@@ -192,7 +189,9 @@ pub fn add(app: &mut App, options: Ros2Options) -> Result<(), Ros2Error> {
     .add_systems(SimStep, adapt.in_set(SimSystems::Adapt))
     .add_systems(SimStep, publish.in_set(SimSystems::Publish))
     // Once a frame, after every step of it: the frames and replies it made go out together.
-    .add_systems(Update, flush.after(ClockSystems));
+    .add_systems(Update, flush.after(ClockSystems))
+    // Once a frame, at its end: what a real-time headless run may batch before it wakes.
+    .add_systems(Last, pace_frames);
     Ok(())
 }
 
@@ -263,7 +262,7 @@ fn handle_inbound(mut bridge: ResMut<Ros2Bridge>, mut io: BridgeIo) {
         .kick(&panel.kicks, &mut io.conns, &mut io.log, t);
     // The session as this batch meets it; the services machine updates it with the effect of
     // each session command it asks for, so "pause, then step" in one batch steps.
-    let mut view = SessionView::of(&io.session, &io.clock);
+    let mut view = session_view(&io.session, &io.clock);
     for _ in 0..MAX_INBOUND_PER_FRAME {
         let Ok(report) = bridge.inbound.try_recv() else {
             break;
@@ -341,10 +340,21 @@ fn handle_inbound(mut bridge: ResMut<Ros2Bridge>, mut io: BridgeIo) {
     }
 }
 
+/// The services machine's view of the live session and clock.
+fn session_view(session: &Session, clock: &SimClock) -> SessionView {
+    SessionView {
+        state: session.state(),
+        error: session.error.clone(),
+        steps: clock.steps,
+        episode: clock.episode,
+        pending_steps: clock.pending_steps(),
+    }
+}
+
 /// Once a frame, after the session's commands: the step replies whose steps have run (or never
 /// will), and the frame of step 0 of an episode.
-fn frame_tick(mut bridge: ResMut<Ros2Bridge>, mut io: BridgeIo, pacing: ResMut<FramePacing>) {
-    bridge.tick(&mut io, pacing);
+fn frame_tick(mut bridge: ResMut<Ros2Bridge>, mut io: BridgeIo) {
+    bridge.tick(&mut io);
 }
 
 /// The owner's goal becomes the joints' targets while the session runs.
@@ -383,8 +393,18 @@ fn flush(mut bridge: ResMut<Ros2Bridge>) {
 }
 
 /// After each step: step replies and the frame, when due.
-fn publish(mut bridge: ResMut<Ros2Bridge>, mut io: BridgeIo, pacing: ResMut<FramePacing>) {
-    bridge.tick(&mut io, pacing);
+fn publish(mut bridge: ResMut<Ros2Bridge>, mut io: BridgeIo) {
+    bridge.tick(&mut io);
+}
+
+/// The clock's frame pacing, from the frame schedule and who is connected: only ROS 2 peers
+/// (anyone else's messages are per step), and whether one of them controls the arm.
+fn pace_frames(bridge: Res<Ros2Bridge>, conns: Res<Connections>, mut clock: ResMut<SimClock>) {
+    let next = Some(bridge.pacing(&conns));
+    // Written only when it changes, so that nothing sees a change every frame.
+    if clock.frame_pacing != next {
+        clock.frame_pacing = next;
+    }
 }
 
 impl Ros2Bridge {
@@ -436,22 +456,24 @@ impl Ros2Bridge {
     }
 
     /// Step replies due and the frame of this step count, if due.
-    fn tick(&mut self, io: &mut BridgeIo, mut pacing: ResMut<FramePacing>) {
-        let view = SessionView::of(&io.session, &io.clock);
+    fn tick(&mut self, io: &mut BridgeIo) {
+        let view = session_view(&io.session, &io.clock);
         self.services.tick(&view);
         self.apply_actions(io);
         if self.schedule.due(io.clock.steps, io.clock.episode) {
             self.frames
                 .push(published::frame(&io.sim.view(), io.clock.steps));
         }
-        let next = FramePacing {
+    }
+
+    /// What a real-time headless run may batch: the next frame's step, the end of a watched
+    /// batch, and whether the ROS 2 peers are alone and one of them controls the arm.
+    fn pacing(&self, conns: &Connections) -> FramePacing {
+        FramePacing {
             next_frame_step: self.schedule.next_step(),
             watched_wake_step: self.schedule.batch_end_step(self.watched_batch),
-            ..*pacing
-        };
-        // Written only when it changes, so that nothing sees a change every step.
-        if *pacing != next {
-            *pacing = next;
+            sole_clients: conns.iter().all(|(key, _)| key.protocol == Protocol::Ros2),
+            controlled: conns.owner_key().is_some(),
         }
     }
 

@@ -59,6 +59,9 @@ pub struct SimClock {
     /// and the steps past it stay due for the next frame, so what is rendered at the end of a
     /// frame shows such a step (the LeRobot recorder's rows, for its cameras). 0 or 1: off.
     pub align_frames_to: u64,
+    /// Set by a protocol whose clients take periodic frames (ROS 2 at `--ros2-rate`): the steps
+    /// a real-time headless run may batch before it wakes. None: it wakes for every step.
+    pub frame_pacing: Option<FramePacing>,
     /// Simulation time is frozen: frames run only the queued single steps. The clock does not
     /// decide this; whoever owns the run state (the session) sets it, as avian's
     /// `Time<Physics>::pause` does, so the sim needs no knowledge of who paused it.
@@ -71,6 +74,52 @@ pub struct SimClock {
     last_frame: Option<Instant>,
     pub stats: ClockStats,
 }
+
+/// Frame pacing: while a protocol's periodic frames are all that its clients get (ROS 2's
+/// `/clock`, `joint_states` and `/tf` at `--ros2-rate`) and no other protocol has a client, a
+/// real-time headless run steps in batches instead of waking for each step (fewer wake-ups,
+/// less of a core):
+/// - while one of them controls the arm, each batch ends on the step of the next frame, so
+///   every frame leaves when it is due (100 wake-ups a second at 100 Hz instead of 240);
+/// - while they only watch, a batch ends on `watched_wake_step`, a frame a few frames ahead:
+///   the frames in between are still made at their own steps and leave together, at most
+///   1/60 s late (50 wake-ups a second at 100 Hz), as an unwatched run lags its steps.
+///
+/// Messages from the clients still ring the `SimWaker`, so a command or a service call waits
+/// for no batch. The protocol that sets it keeps it true once a frame.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub struct FramePacing {
+    /// The step after which the next frame goes out.
+    pub next_frame_step: u64,
+    /// Where a batch ends while the clients only watch.
+    pub watched_wake_step: u64,
+    /// Only this protocol has clients: anyone else's messages are per step, and then nothing
+    /// is batched.
+    pub sole_clients: bool,
+    /// One of its clients controls the arm.
+    pub controlled: bool,
+}
+
+impl FramePacing {
+    /// The most frames a batch holds while the clients only watch: as many as fit in 1/60 s.
+    pub fn frames_per_watched_batch(rate_hz: u32) -> u64 {
+        u64::from(rate_hz.div_ceil(WATCHED_WAKE_HZ).max(1))
+    }
+
+    /// The step a batch ends on now, or None when nothing may be batched.
+    pub fn wake_step(&self) -> Option<u64> {
+        if !self.sole_clients {
+            return None;
+        }
+        Some(match self.controlled {
+            true => self.next_frame_step,
+            false => self.watched_wake_step.max(self.next_frame_step),
+        })
+    }
+}
+
+/// How often a run watched only through periodic frames wakes, at most.
+const WATCHED_WAKE_HZ: u32 = 60;
 
 /// Measured figures, refreshed about twice a second.
 #[derive(Debug, Clone, Default)]
@@ -105,6 +154,7 @@ impl Default for SimClock {
             waiting_for_external: false,
             max_steps_this_frame: u32::MAX,
             align_frames_to: 0,
+            frame_pacing: None,
             paused: false,
             error_stop: false,
             accumulator: 0.0,

@@ -23,7 +23,7 @@ pub use access::{
 };
 /// The Bevy-free world and commands (`armsim_core::sim`), re-exported.
 pub use armsim_core::sim::*;
-pub use clock::{ClockMode, ClockSystems, SimClock, StepGate};
+pub use clock::{ClockMode, ClockSystems, FramePacing, SimClock, StepGate};
 pub use physics::{
     RapierStep, RapierSync, RapierWriteback, RobotJoint, RobotLink, SceneObject, SimBody, Table,
     WithContext, sync_entities,

@@ -13,13 +13,11 @@ use armsim_core::protocol::ros2::sim_interfaces::{
 use armsim_core::protocol::ros2::trajectory::Trajectory;
 
 use super::control::{Control, Goal, Target, Verdict, joint_command, key, label};
-use super::{refused, robot_description};
+use super::{SessionView, refused, robot_description, session_view};
 use crate::protocol::registry::{ConnKey, Connections, Counters, Protocol, Role};
 use crate::scene::bundled::relative as bundled_rel;
-use crate::session::AlertLog;
-use crate::sim::JointCommand;
-
-use crate::session::SessionCommand;
+use crate::session::{AlertLog, Session, SessionCommand, SessionState};
+use crate::sim::{JointCommand, SimClock};
 use armsim_core::session::Claimed;
 
 /// A command that took the arm: START on claim.
@@ -372,4 +370,24 @@ fn a_kicked_peer_may_read_the_state_but_not_change_it() {
             Some(SimResult::RESULT_OPERATION_FAILED)
         );
     }
+}
+
+#[test]
+fn the_view_reads_the_session_and_the_clock() {
+    let session = Session::new(crate::scene::PauseBehavior::Hold, Vec::new());
+    let mut clock = SimClock::default();
+    clock.steps = 42;
+    clock.episode = 2;
+    clock.request_steps(7);
+    let v = session_view(&session, &clock);
+    assert_eq!(
+        v,
+        SessionView {
+            state: SessionState::Idle,
+            error: None,
+            steps: 42,
+            episode: 2,
+            pending_steps: 7,
+        }
+    );
 }

@@ -1,7 +1,8 @@
 //! ROS 2 over DDS, sans-IO: the message types as serde structs (`msgs`), plain CDR
 //! with its encapsulation header (`cdr`), sim-time stamps (`stamp`), the `simulation_interfaces`
-//! types (`sim_interfaces`), and the validation of what ROS nodes send: commands (`command`)
-//! and trajectories sampled in sim time (`trajectory`). No DDS and no Bevy
+//! types (`sim_interfaces`) and the services' state machine over the session (`services`), and
+//! the validation of what ROS nodes send: commands (`command`) and trajectories sampled in sim
+//! time (`trajectory`). No DDS and no Bevy
 //! here: the DDS thread and the ECS bridge live in the app, and this half is tested with byte
 //! vectors from rosbags.
 //!
@@ -12,6 +13,7 @@
 pub mod cdr;
 pub mod command;
 pub mod msgs;
+pub mod services;
 pub mod sim_interfaces;
 pub mod stamp;
 pub mod trajectory;

@@ -24,14 +24,13 @@
 
 use std::collections::VecDeque;
 
-use armsim_core::protocol::ros2::sim_interfaces::{
+use super::sim_interfaces::{
     GetSimulationStateResponse, GetSimulatorFeaturesResponse, ResetSimulationRequest,
     ResetSimulationResponse, ServiceRequest, ServiceResponse, SetSimulationStateResponse as Set,
     SimResult as R, SimulationState as S, SimulatorFeatures as F, StepSimulationResponse,
 };
 
-use crate::session::{Session, SessionCommand, SessionState, transition};
-use crate::sim::SimClock;
+use crate::session::{SessionCommand, SessionState, transition};
 
 /// The most steps one `StepSimulation` may ask for, and the most that may wait at once: the
 /// clock's `MAX_PENDING_STEPS` (armsim-sim's `sim::clock`, not exported). Steps past the
@@ -39,7 +38,7 @@ use crate::sim::SimClock;
 pub const MAX_STEPS: u64 = 100_000;
 
 /// What the machine needs to know of the session and the clock. The bridge builds one per
-/// batch of requests, after the session's commands of earlier frames have been applied; the
+/// batch of requests (`session_view` in the app's ROS 2 bridge), after the session's commands of earlier frames have been applied; the
 /// machine updates it with the predicted effect of each command it hands out.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct SessionView {
@@ -56,19 +55,8 @@ pub struct SessionView {
 }
 
 impl SessionView {
-    /// The view of the live session and clock, as the bridge sees them.
-    pub fn of(session: &Session, clock: &SimClock) -> Self {
-        Self {
-            state: session.state(),
-            error: session.error.clone(),
-            steps: clock.steps,
-            episode: clock.episode,
-            pending_steps: clock.pending_steps(),
-        }
-    }
-
     /// What `SessionSystems` will make of the session once it applies `command`, as the
-    /// authority says (`armsim_core::session::transition`).
+    /// authority says ([`transition`]).
     pub fn apply(&mut self, command: SessionCommand) {
         let t = transition(self.state, command);
         self.state = t.to;

@@ -3,7 +3,7 @@
 //! and a hand-made view of the session.
 
 use super::*;
-use armsim_core::protocol::ros2::sim_interfaces::{
+use crate::protocol::ros2::sim_interfaces::{
     GetSimulationStateRequest, GetSimulatorFeaturesRequest, SetSimulationStateRequest,
     StepSimulationRequest,
 };
@@ -581,24 +581,4 @@ fn a_step_ends_stopped() {
     call(&mut m, 1, set(S::STATE_STOPPED), &mut v);
     call(&mut m, 2, step(1), &mut v);
     assert_eq!(get_state(&mut m, &mut v).state.state, S::STATE_PAUSED);
-}
-
-#[test]
-fn the_view_reads_the_session_and_the_clock() {
-    let session = Session::new(crate::scene::PauseBehavior::Hold, Vec::new());
-    let mut clock = SimClock::default();
-    clock.steps = 42;
-    clock.episode = 2;
-    clock.request_steps(7);
-    let v = SessionView::of(&session, &clock);
-    assert_eq!(
-        v,
-        SessionView {
-            state: SessionState::Idle,
-            error: None,
-            steps: 42,
-            episode: 2,
-            pending_steps: 7,
-        }
-    );
 }
