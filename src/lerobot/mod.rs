@@ -49,7 +49,7 @@ use bevy::prelude::*;
 use crate::referee::plugin::Referee;
 use crate::referee::{PlayMode, RefereeEvent};
 use crate::scene::variation::{self, EpisodeStart};
-use crate::session::{Session, SessionEvent, SessionRequest, SessionState};
+use crate::session::{Session, SessionEvent, SessionNotice, SessionRequest, SessionState};
 use crate::sim::{EpisodeStartNow, SIM_HZ, SimClock, SimRef, SimScene, SimStep, SimSystems};
 use crate::state::CameraFrame;
 use crate::ui::camera_frames::CameraFrameReady;
@@ -675,12 +675,12 @@ fn take_images(mut ready: MessageReader<CameraFrameReady>, mut rec: ResMut<LeRob
 
 /// A scene reset ends the episode.
 fn end_episode_on_reset(
-    mut events: MessageReader<SessionEvent>,
+    mut events: MessageReader<SessionNotice>,
     mut rec: ResMut<LeRobotRecording>,
 ) {
     let resets = events
         .read()
-        .filter(|e| matches!(e, SessionEvent::ResetDone))
+        .filter(|e| e.0 == SessionEvent::ResetDone)
         .count();
     if resets == 0 {
         return;

@@ -21,7 +21,9 @@ use bevy::prelude::*;
 
 use super::schema::{schema_for, steps_per_frame};
 use crate::scene::Scene;
-use crate::session::{Session, SessionCommand, SessionEvent, SessionRequest, SessionState};
+use crate::session::{
+    Session, SessionCommand, SessionEvent, SessionNotice, SessionRequest, SessionState,
+};
 use crate::sim::{
     EpisodeStartNow, JointCommand, JointTargets, SimClock, SimRef, SimScene, SimStep, SimSystems,
     install, with_sim_mut, world_from_seed,
@@ -364,14 +366,14 @@ fn compare(
 
 /// A scene reset puts the arm elsewhere: the replay stops there.
 fn stop_on_reset(
-    mut events: MessageReader<SessionEvent>,
+    mut events: MessageReader<SessionNotice>,
     replay: Option<ResMut<LeRobotReplay>>,
     mut commands: MessageWriter<SessionRequest>,
     mut exit: MessageWriter<AppExit>,
 ) {
     let resets = events
         .read()
-        .filter(|e| matches!(e, SessionEvent::ResetDone))
+        .filter(|e| e.0 == SessionEvent::ResetDone)
         .count();
     let Some(mut replay) = replay else { return };
     if resets > 0 && !replay.finished {

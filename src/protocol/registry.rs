@@ -18,9 +18,10 @@ use std::time::{Duration, Instant};
 use bevy::ecs::system::SystemParam;
 use bevy::prelude::*;
 
+pub use armsim_core::session::{Arm, Ctx};
 use armsim_core::session::{ArmOwner, Claimed, Released};
 
-use crate::session::{AlertLog, Session, SessionCommand, SessionRequest, SessionState};
+use crate::session::{AlertLog, Session, SessionCommand, SessionRequest};
 use crate::sim::{JointTargets, SimClock, SimRef};
 
 /// The protocols a connection can speak, in the order the panel lists them.
@@ -413,29 +414,6 @@ impl Connections {
     }
 }
 
-/// The arm as one protocol's connection state machine sees it: a claim is answered at once
-/// (the answer decides the client's role), so machines take it as a call, not an action.
-/// [`ArmOf`] is the registry's; unit tests use a plain [`Connections`] through it too.
-pub trait Arm {
-    /// Takes the arm for connection `id`; None if anyone has it.
-    fn claim(&mut self, id: u64, label: &str) -> Option<Claimed>;
-    /// Gives the arm back if connection `id` has it.
-    fn release(&mut self, id: u64) -> Option<Released>;
-    /// Nobody has the arm.
-    fn is_free(&self) -> bool;
-    /// Who has it, for messages ("agent 127.0.0.1:5 (teamA 1)", "nobody").
-    fn describe(&self) -> String;
-}
-
-/// What one call into a protocol's connection state machine needs from outside: the time, the
-/// global session state as this batch's messages meet it (the machine updates it as it asks for
-/// session commands, so one connection's messages act in the order sent), and the arm.
-pub struct Ctx<'a> {
-    pub now: Instant,
-    pub state: SessionState,
-    pub arm: &'a mut dyn Arm,
-}
-
 /// The registry's arm, seen by one protocol.
 pub struct ArmOf<'a> {
     pub conns: &'a mut Connections,
@@ -496,7 +474,5 @@ pub fn add_listener(app: &mut App, protocol: Protocol, label: String) {
         .listen(protocol, label);
 }
 
-#[cfg(test)]
-pub(crate) mod rig;
 #[cfg(test)]
 mod tests;

@@ -58,6 +58,15 @@ pub enum SessionCommand {
     Reset,
 }
 
+/// Announced after the session changed, so every protocol can tell its clients.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SessionEvent {
+    Started,
+    Paused,
+    ResetDone,
+    Errored,
+}
+
 /// What one command does to the session, for the simulation to carry out (or a protocol to
 /// predict).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -243,5 +252,32 @@ impl<K: Copy + PartialEq> ArmOwner<K> {
     }
 }
 
+/// The arm as one protocol's connection state machine sees it: a claim is answered at once
+/// (the answer decides the client's role), so machines take it as a call, not an action. The
+/// app's registry is one (`ArmOf`, over every protocol's connections); the machines' unit tests
+/// use one over a plain [`ArmOwner`] (`rig`).
+pub trait Arm {
+    /// Takes the arm for connection `id`; None if anyone has it.
+    fn claim(&mut self, id: u64, label: &str) -> Option<Claimed>;
+    /// Gives the arm back if connection `id` has it.
+    fn release(&mut self, id: u64) -> Option<Released>;
+    /// Nobody has the arm.
+    fn is_free(&self) -> bool;
+    /// Who has it, for messages ("agent 127.0.0.1:5 (teamA 1)", "nobody").
+    fn describe(&self) -> String;
+}
+
+/// What one call into a protocol's connection state machine needs from outside: the time, the
+/// global session state as this batch's messages meet it (the machine updates it as it asks for
+/// session commands, through [`transition`], so one connection's messages act in the order
+/// sent), and the arm.
+pub struct Ctx<'a> {
+    pub now: std::time::Instant,
+    pub state: SessionState,
+    pub arm: &'a mut dyn Arm,
+}
+
+#[cfg(test)]
+pub(crate) mod rig;
 #[cfg(test)]
 mod tests;

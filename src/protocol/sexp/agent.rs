@@ -15,12 +15,12 @@ use bevy::ecs::system::SystemParam;
 use bevy::prelude::*;
 use crossbeam_channel::Receiver;
 
+use super::ConnEvent;
 use super::Sexp;
 pub use super::agents::AgentRole;
 use super::agents::{AgentAction, AgentCtx, AgentInput, Agents, AgentsConfig};
 use super::messages::{Effectors, JointEffector, parse_effectors, perception};
 use super::options::{Game, Port, SexpOptions, game_info};
-use super::payload::ConnEvent;
 use super::reader::{ReadSide, Sides};
 use super::server::{NetEvent, Outbox, error_payload, payload};
 use crate::protocol::registry::{ArmOf, BridgeIo, ConnKey, Connections, Counters, Protocol, Role};
@@ -30,7 +30,7 @@ use crate::protocol::tick::{
 use crate::referee::LoggedEvent;
 use crate::referee::plugin::Referee;
 use crate::robot::RobotModel;
-use crate::session::{SessionEvent, SessionState, SessionSystems};
+use crate::session::{SessionEvent, SessionNotice, SessionState, SessionSystems};
 use crate::sim::{
     GatePoll, JointCommand, JointTargets, SIM_DT, Sim, SimClock, SimRef, SimStep, SimSystems,
     SimView, StepGate, gripper_commands,
@@ -533,12 +533,12 @@ fn agent_events(mut port: ResMut<AgentPort>, mut fx: AgentFx) {
 /// A pause, reset or error reaches the agent at once, as a perception carrying the new
 /// `(state …)`: while paused no cycle runs, so no perception would tell it otherwise.
 fn agent_session_events(
-    mut events: MessageReader<SessionEvent>,
+    mut events: MessageReader<SessionNotice>,
     mut port: ResMut<AgentPort>,
     game: Game,
 ) {
     let (mut started, mut stopped) = (false, false);
-    for e in events.read() {
+    for e in events.read().map(|n| &n.0) {
         match e {
             SessionEvent::Started => started = true,
             _ => stopped = true,

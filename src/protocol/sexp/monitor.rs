@@ -28,7 +28,7 @@ use crate::referee::LoggedEvent;
 use crate::referee::plugin::Referee;
 use crate::robot::Pose;
 use crate::session::{
-    AlertLog, SessionCommand, SessionEvent, SessionRequest, SessionState, SessionSystems,
+    AlertLog, SessionCommand, SessionNotice, SessionRequest, SessionState, SessionSystems,
 };
 use crate::sim::{SimClock, SimMut, SimScene, SimStep, SimSystems, SimView, SimViewMut};
 use crate::state::{CameraEntry, CameraImages, camera_states};
@@ -516,7 +516,7 @@ fn monitor_cycle(mut port: ResMut<MonitorPort>, game: Game) {
 /// while no steps run) get the world now.
 fn monitor_flush(
     mut port: ResMut<MonitorPort>,
-    mut events: MessageReader<SessionEvent>,
+    mut events: MessageReader<SessionNotice>,
     game: Game,
 ) {
     let changed = events.read().count() > 0;

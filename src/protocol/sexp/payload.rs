@@ -4,33 +4,8 @@
 //! threads, the simulation reading a sync agent itself, the ports' ECS bridges and the agents'
 //! machine.
 
-use std::net::SocketAddr;
-
 use super::writer::Outbox;
 use super::{ParseErrorKind, Sexp, parse_all};
-
-/// What a port's connection did, as its threads report it ([`super::reader::NetEvent`]) and as
-/// the agents' machine takes it in: one type for both, so a message or a close passes from one
-/// to the other as it is. `O` is what an opening brings besides the peer: the connection's two
-/// sides for an ECS bridge, nothing for the machine.
-#[derive(Clone, Debug)]
-pub enum ConnEvent<O> {
-    Opened {
-        conn: u64,
-        peer: SocketAddr,
-        with: O,
-    },
-    /// One frame's well-formed expressions, in order (possibly none: the frame still counts as
-    /// the client's message for sync mode).
-    Message {
-        conn: u64,
-        exprs: Vec<Sexp>,
-    },
-    Closed {
-        conn: u64,
-        reason: String,
-    },
-}
 
 /// Builds the payload of one message from top-level expressions.
 pub fn payload(exprs: &[Sexp]) -> Vec<u8> {

@@ -21,8 +21,9 @@ use std::time::{Duration, Instant};
 
 use crossbeam_channel::Sender;
 
+use super::ConnEvent;
 use super::framing::{FrameDecoder, FramingError};
-use super::payload::{ConnEvent, error_payload, parse_frame};
+use super::payload::{error_payload, parse_frame};
 use super::writer::Outbox;
 use crate::sim::SimWaker;
 

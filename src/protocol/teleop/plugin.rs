@@ -30,7 +30,7 @@ use crate::protocol::dataset::DatasetControl;
 use crate::protocol::registry::{self, ArmOf, BridgeIo, ConnKey, Connections, Protocol};
 use crate::protocol::tick::{LatestCommand, ProtocolTick, SampleOutcome, Transport};
 use crate::referee::plugin::Referee;
-use crate::session::{SessionEvent, SessionState, SessionSystems};
+use crate::session::{SessionNotice, SessionState, SessionSystems};
 use crate::sim::{SIM_DT, Sim, SimScene, SimStep, SimSystems, Stamp, sim_view};
 
 /// The protocol name in logs, ownership and the panel.
@@ -417,7 +417,7 @@ fn handle_events(mut server: ResMut<TeleopServer>, mut fx: BridgeIo) {
 
 /// Tells every session about session changes, whoever caused them.
 fn session_events(
-    mut events: MessageReader<SessionEvent>,
+    mut events: MessageReader<SessionNotice>,
     mut server: ResMut<TeleopServer>,
     mut fx: BridgeIo,
 ) {
@@ -425,7 +425,7 @@ fn session_events(
     server.stamp = fx.clock.stamp();
     let state = fx.session.state();
     server.shared.set(state.as_str());
-    for event in events.read() {
+    for event in events.read().map(|n| &n.0) {
         server.feed(&mut fx.conns, &mut state.clone(), Input::Session(*event));
     }
     apply(server, &mut fx);

@@ -10,7 +10,7 @@ use super::{
 };
 pub use super::{config_of, default_rule_book};
 use crate::scene::Scene;
-use crate::session::SessionEvent;
+use crate::session::{SessionEvent, SessionNotice};
 use crate::sim::{SimClock, SimMut, SimStep, SimSystems};
 
 /// Events kept for late readers; a reader further behind than this skips the oldest.
@@ -144,11 +144,11 @@ fn to_alert_log(
 }
 
 fn on_session_events(
-    mut events: MessageReader<SessionEvent>,
+    mut events: MessageReader<SessionNotice>,
     mut referee: ResMut<Referee>,
     clock: Res<SimClock>,
 ) {
-    for event in events.read() {
+    for event in events.read().map(|n| &n.0) {
         if matches!(event, SessionEvent::ResetDone) {
             // A scene reset is a new start: back to BeforeStart, no score, no play time.
             referee.book.reset();

@@ -11,7 +11,9 @@ use crate::sim::{
     SimSystems, SimView, log_start, world_for,
 };
 
-pub use armsim_core::session::{SessionCommand, SessionState, Transition, transition};
+pub use armsim_core::session::{
+    SessionCommand, SessionEvent, SessionState, Transition, transition,
+};
 
 /// A [`SessionCommand`] on its way to `SessionSystems`, from any source (panel, keys,
 /// protocols). The command and its rules are the core's; this is its ECS message.
@@ -24,14 +26,10 @@ impl From<SessionCommand> for SessionRequest {
     }
 }
 
-/// Announced after the session changed, so every protocol can tell its clients.
+/// A [`SessionEvent`] announced after the session changed, so every protocol can tell its
+/// clients: the core's event as an ECS message.
 #[derive(Message, Clone, Copy, Debug, PartialEq, Eq)]
-pub enum SessionEvent {
-    Started,
-    Paused,
-    ResetDone,
-    Errored,
-}
+pub struct SessionNotice(pub SessionEvent);
 
 /// The global session: state and the posture the arm holds while nobody controls it.
 #[derive(Resource, Debug, Clone)]
@@ -162,7 +160,7 @@ pub(crate) fn plugin(app: &mut App) {
     app.insert_resource(Session::new(pause_behavior, hold))
         .init_resource::<AlertLog>()
         .add_message::<SessionRequest>()
-        .add_message::<SessionEvent>()
+        .add_message::<SessionNotice>()
         .add_systems(First, handle_session_commands.in_set(SessionSystems))
         .add_systems(
             SimStep,
@@ -220,7 +218,7 @@ fn check_state(sim: SimRef, mut clock: ResMut<SimClock>, mut session: ResMut<Ses
 #[allow(clippy::too_many_arguments)] // a Bevy system: one argument per resource it touches
 fn handle_session_commands(
     mut commands: MessageReader<SessionRequest>,
-    mut events: MessageWriter<SessionEvent>,
+    mut events: MessageWriter<SessionNotice>,
     mut session: ResMut<Session>,
     mut sim: SimMut,
     mut clock: ResMut<SimClock>,
@@ -236,7 +234,7 @@ fn handle_session_commands(
             session.error_announced = true;
             let why = session.error.clone().unwrap_or_default();
             log.push(clock.sim_time, "session", "ERROR", why);
-            events.write(SessionEvent::Errored);
+            events.write(SessionNotice(SessionEvent::Errored));
         }
     } else {
         session.error_announced = false;
@@ -263,19 +261,19 @@ fn handle_session_commands(
             session.error = None;
             info!("session reset: scene restored, state IDLE");
             log.push(0.0, "session", "RESET_DONE", "scene restored, state IDLE");
-            events.write(SessionEvent::ResetDone);
+            events.write(SessionNotice(SessionEvent::ResetDone));
             continue;
         }
         if t.changed() {
             let (from, to) = (t.from.as_str(), t.to.as_str());
             info!("session {from} -> {to}");
             log.push(clock.sim_time, "session", to, format!("{from} -> {to}"));
-            events.write(match t.to {
+            events.write(SessionNotice(match t.to {
                 SessionState::Running => SessionEvent::Started,
                 SessionState::Paused => SessionEvent::Paused,
                 SessionState::Error => SessionEvent::Errored,
                 SessionState::Idle => SessionEvent::ResetDone,
-            });
+            }));
         }
     }
     sync_clock(&session, &mut clock);

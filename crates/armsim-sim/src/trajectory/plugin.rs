@@ -18,7 +18,9 @@ use armsim_core::trajectory::{
 };
 
 use crate::scene::Scene;
-use crate::session::{Session, SessionCommand, SessionEvent, SessionRequest, SessionState};
+use crate::session::{
+    Session, SessionCommand, SessionEvent, SessionNotice, SessionRequest, SessionState,
+};
 use crate::sim::{
     JointTargets, Sim, SimClock, SimMut, SimRef, SimScene, SimStep, SimSystems, SimWorld, install,
     sim_view, with_sim_mut,
@@ -198,14 +200,14 @@ fn record_step(mut rec: ResMut<Recording>, sim: SimRef) {
 
 /// A scene reset starts a new demo at the reloaded scene, so each demo replays on its own.
 fn new_demo_on_reset(
-    mut events: MessageReader<SessionEvent>,
+    mut events: MessageReader<SessionNotice>,
     mut rec: ResMut<Recording>,
     sim: SimRef,
     scene: Res<SimScene>,
 ) {
     let resets = events
         .read()
-        .filter(|e| matches!(e, SessionEvent::ResetDone))
+        .filter(|e| e.0 == SessionEvent::ResetDone)
         .count();
     if resets == 0 {
         return;

@@ -3,12 +3,12 @@
 //! roles clients ask for and what a session that has not started is told are in `roles.rs`.
 
 use super::*;
-use crate::protocol::registry::{ConnKey, Protocol, rig};
+use crate::session::rig::{self, Side};
 
 const HB: Duration = Duration::from_millis(500);
 const GRACE: Duration = Duration::from_secs(2);
 
-/// The sessions machine in the shared rig (see [`rig`]): the registry it claims the arm in,
+/// The sessions machine in the shared rig (see [`rig`]): the arm it claims,
 /// and a clock.
 type Rig = rig::Rig<Sessions>;
 
@@ -21,7 +21,7 @@ impl Rig {
             controller_grace: GRACE,
             connected_ext: ext,
         });
-        Self::of(m, Protocol::Teleop)
+        Self::of(m, Side::Teleop)
     }
 
     /// Handles `input` and returns the actions it asked for.
@@ -125,7 +125,7 @@ fn first_session_controls_and_the_next_observes() {
     assert_eq!(connected.session_id, "s1");
     r.connect(2);
     assert_eq!(r.role(2), SessionRole::Observer);
-    assert_eq!(r.conns.owner_key(), Some(ConnKey::new(Protocol::Teleop, 1)));
+    assert_eq!(r.owner_key(), Some((Side::Teleop, 1)));
 }
 
 #[test]
@@ -270,7 +270,7 @@ fn a_leaving_controller_hands_the_arm_to_the_longest_connected_observer() {
     );
     assert_eq!(r.m.controller(), Some(3));
     assert_eq!(sent(&a, 3), [("ALERT", "IDLE", Some("PROMOTED".into()))]);
-    assert_eq!(r.conns.owner_key(), Some(ConnKey::new(Protocol::Teleop, 3)));
+    assert_eq!(r.owner_key(), Some((Side::Teleop, 3)));
     assert!(r.m.conn(1).is_none());
 }
 
@@ -286,11 +286,7 @@ fn no_promotion_when_another_protocol_took_the_arm_or_after_a_revoke() {
         role: None,
     };
     r.call(|m, ctx| m.handle(disconnect, ctx));
-    assert!(
-        r.conns
-            .claim(ConnKey::new(Protocol::Agent, 9), "agent")
-            .is_some()
-    );
+    assert!(r.arm.claim((Side::Agent, 9), "agent").is_some());
     r.handle(Input::Tick);
     assert_eq!(r.m.controller(), None);
     assert_eq!(r.role(2), SessionRole::Observer);
@@ -299,8 +295,7 @@ fn no_promotion_when_another_protocol_took_the_arm_or_after_a_revoke() {
     let mut r = Rig::new();
     r.connect(1);
     r.connect(2);
-    r.conns.revoke();
-    assert!(r.conns.panel_requests(Protocol::Teleop).revoked.is_some());
+    assert!(r.revoke_noticed());
     let a = r.handle(Input::Revoked);
     assert_eq!(sent(&a, 1), [("ALERT", "IDLE", Some("REVOKED".into()))]);
     r.handle(Input::Tick);
@@ -408,7 +403,7 @@ fn inputs_for_unknown_connections_do_nothing() {
         let a = r.handle(input);
         assert!(a.is_empty(), "{a:?}");
     }
-    assert_eq!(r.conns.owner(), None);
+    assert_eq!(r.owner_key(), None);
 }
 
 #[test]

@@ -1,4 +1,4 @@
-//! The teleop sessions as a pure state machine (quinn-proto style): the ECS bridge feeds it what
+//! The teleop sessions as a pure state machine (quinn-proto style): the app's ECS bridge feeds it what
 //! the connection threads and the session report ([`Input`], through [`Sessions::handle`]) and
 //! applies what it asks for ([`Action`], from [`Sessions::poll`]). It owns who controls and who
 //! observes, each session's START, the heartbeat watchdog and the hand-over of the controller
@@ -156,8 +156,8 @@ pub enum Action {
     Dataset { conn: u64, control: DatasetControl },
 }
 
-/// What one call needs from outside (the registry's context of every connection machine).
-pub use crate::protocol::registry::Ctx;
+/// What one call needs from outside (the authority's context of every connection machine).
+pub use crate::session::Ctx;
 
 /// Settings of the machine.
 #[derive(Clone, Debug)]

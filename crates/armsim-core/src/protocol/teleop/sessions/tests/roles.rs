@@ -43,7 +43,7 @@ fn a_session_that_only_watches_never_holds_the_arm() {
     let a = r.connect_as(1, Some(RoleRequest::Observer));
     assert_eq!(r.role(1), SessionRole::Observer);
     assert!(r.m.conn(1).unwrap().watch_only);
-    assert_eq!(r.conns.owner(), None, "a watcher took the arm");
+    assert_eq!(r.owner_key(), None, "a watcher took the arm");
     assert!(!a.iter().any(|a| matches!(a, Action::NewController)));
     // A native client after it still gets the free arm, as the first session would.
     r.connect(2);
@@ -55,7 +55,7 @@ fn a_session_that_only_watches_never_holds_the_arm() {
     });
     assert!(sent(&a, 1).is_empty(), "{a:?}");
     assert_eq!(r.m.controller(), None);
-    assert_eq!(r.conns.owner(), None);
+    assert_eq!(r.owner_key(), None);
     r.handle(Input::Tick);
     assert_eq!(r.role(1), SessionRole::Observer);
 }
@@ -72,7 +72,7 @@ fn asking_for_control_takes_a_free_arm_and_a_busy_one_is_named() {
     );
     assert!(a.iter().any(|a| matches!(a, Action::NewController)));
     assert_eq!(r.m.controller(), Some(1));
-    assert_eq!(r.conns.owner_key(), Some(ConnKey::new(Protocol::Teleop, 1)));
+    assert_eq!(r.owner_key(), Some((Side::Teleop, 1)));
     assert!(
         !r.m.conn(1).unwrap().started,
         "it moves the arm after its START"
@@ -105,7 +105,7 @@ fn asking_for_control_takes_a_free_arm_and_a_busy_one_is_named() {
     assert!(a.iter().any(|a| matches!(a, Action::Hold)));
     assert!(sent(&a, 2).is_empty(), "{a:?}");
     assert_eq!(r.m.controller(), None);
-    assert_eq!(r.conns.owner(), None);
+    assert_eq!(r.owner_key(), None);
     assert_eq!(r.role(1), SessionRole::Observer);
     assert!(r.m.conn(1).unwrap().watch_only);
     let a = r.command(2, UiCommand::RequestControl);
@@ -134,16 +134,12 @@ fn connect_may_ask_for_control_and_is_told_when_the_arm_is_busy() {
     assert!(!r.m.conn(2).unwrap().watch_only, "it wants the arm");
     // An agent holds the arm: a teleop request is refused and names it.
     let mut r = Rig::new();
-    assert!(
-        r.conns
-            .claim(ConnKey::new(Protocol::Agent, 9), "teamA 1")
-            .is_some()
-    );
+    assert!(r.arm.claim((Side::Agent, 9), "teamA 1").is_some());
     r.connect(1);
     assert_eq!(r.role(1), SessionRole::Observer);
     let a = r.command(1, UiCommand::RequestControl);
     assert!(alert_message(&a, 1, "CONTROL_BUSY").contains("agent teamA 1"));
-    assert_eq!(r.conns.owner_key(), Some(ConnKey::new(Protocol::Agent, 9)));
+    assert_eq!(r.owner_key(), Some((Side::Agent, 9)));
 }
 
 #[test]
@@ -179,13 +175,12 @@ fn start_asking_for_control_takes_the_arm_then_starts() {
 fn a_revoked_session_cannot_take_the_arm_back_by_asking() {
     let mut r = Rig::new();
     r.connect(1);
-    r.conns.revoke();
-    assert!(r.conns.panel_requests(Protocol::Teleop).revoked.is_some());
+    assert!(r.revoke_noticed());
     let a = r.handle(Input::Revoked);
     assert_eq!(alert_role(&a, 1, "REVOKED").as_deref(), Some("observer"));
     let a = r.command(1, UiCommand::RequestControl);
     assert_eq!(alert_role(&a, 1, "REVOKED").as_deref(), Some("observer"));
-    assert_eq!(r.conns.owner(), None);
+    assert_eq!(r.owner_key(), None);
 }
 
 /// As reported with revA clients: a controller STARTs while an observer is

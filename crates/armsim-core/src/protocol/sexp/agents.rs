@@ -1,5 +1,5 @@
-//! The RCSSServerMJ agent connections as a pure state machine (quinn-proto style): the ECS bridge
-//! (`agent.rs`) feeds it what the connection threads report ([`AgentInput`], through
+//! The RCSSServerMJ agent connections as a pure state machine (quinn-proto style): the app's ECS
+//! bridge (`protocol::sexp::agent`) feeds it what the connection threads report ([`AgentInput`], through
 //! [`Agents::handle`]) and applies what it asks for ([`AgentAction`], from [`Agents::poll`]).
 //! It owns who is pending and who controls, the `(init …)` check and claim (with the
 //! [`AgentsConfig::claim_grace`] wait for an owner whose close is still on its way), the init
@@ -10,8 +10,7 @@ use std::collections::{BTreeMap, VecDeque};
 use std::net::SocketAddr;
 use std::time::{Duration, Instant};
 
-use super::Sexp;
-use super::payload::ConnEvent;
+use super::{ConnEvent, Sexp};
 use crate::session::{SessionCommand, SessionState, transition};
 
 /// Settings of the machine.
@@ -110,9 +109,8 @@ pub enum AgentAction {
     Note(String),
 }
 
-/// What one call needs from outside (the registry's context of every connection machine; a
-/// claim starts an IDLE session).
-pub use crate::protocol::registry::Ctx as AgentCtx;
+/// What one call needs from outside (the authority's context of every connection machine).
+pub use crate::session::Ctx as AgentCtx;
 
 /// Every agent connection, and the one in control.
 #[derive(Debug)]

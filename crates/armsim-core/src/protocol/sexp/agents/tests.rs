@@ -3,8 +3,8 @@
 //! clock.
 
 use super::*;
-use crate::protocol::registry::{ConnKey, Protocol, rig};
 use crate::protocol::sexp::parse_all;
+use crate::session::rig::{self, Side};
 
 /// The S-expressions of one message.
 fn exprs(text: &str) -> Vec<Sexp> {
@@ -30,7 +30,7 @@ impl Rig {
             claim_grace: GRACE,
             max_inbox: 4,
         });
-        Self::of(m, Protocol::Agent)
+        Self::of(m, Side::Agent)
     }
 
     /// Handles a batch of inputs (then the end of the batch) and returns the actions.
@@ -106,7 +106,7 @@ fn an_init_claims_the_arm_and_starts_an_idle_session() {
     assert_eq!(claimed(&a), Some(1));
     assert_eq!(r.m.active(), Some(1));
     assert_eq!(r.state, SessionState::Running);
-    assert_eq!(r.conns.owner_key(), Some(ConnKey::new(Protocol::Agent, 1)));
+    assert_eq!(r.owner_key(), Some((Side::Agent, 1)));
     assert_eq!(
         r.m.conn(1).unwrap().role,
         AgentRole::Controller {
@@ -136,7 +136,7 @@ fn a_bad_init_is_refused_and_logged() {
         }
     )));
     assert_eq!(r.m.active(), None);
-    assert!(r.conns.owner().is_none());
+    assert!(r.arm.is_free());
 }
 
 #[test]
@@ -274,7 +274,7 @@ fn sync_mode_drops_an_agent_silent_past_the_timeout_and_frees_the_arm() {
             .any(|a| matches!(a, AgentAction::Dropped { conn: 1 }))
     );
     assert_eq!(r.m.active(), None);
-    assert!(r.conns.owner().is_none());
+    assert!(r.arm.is_free());
     assert_eq!(r.m.conn(1).unwrap().role, AgentRole::Pending);
 }
 
@@ -294,8 +294,7 @@ fn a_revoke_drops_the_active_agent_once() {
     let mut r = Rig::new(false);
     r.open(1);
     r.send(1, "(init arm6 a 1)");
-    r.conns.revoke();
-    assert!(r.conns.panel_requests(Protocol::Agent).revoked.is_some());
+    assert!(r.revoke_noticed());
     let a = r.batch(vec![AgentInput::Revoked]);
     assert!(refused(&a, 1).unwrap().contains("revoked"));
     assert!(a.iter().any(|a| matches!(
