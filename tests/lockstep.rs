@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 use armsim::headless::finish_setup;
 use armsim::protocol::lockstep::codec::{decode_state, encode_velocities};
 use armsim::protocol::lockstep::plugin::{self, LockstepServer};
-use armsim::sim::{ClockMode, SimClock};
+use armsim::sim::{ClockMode, SimClock, StepGate};
 use bevy::prelude::App;
 use common::*;
 
@@ -158,7 +158,8 @@ fn the_clock_waits_for_the_first_client_and_counts_steps_since_the_start() {
     }
     let clock = app.world().resource::<SimClock>();
     assert_eq!(clock.steps, 0, "stepped before any client connected");
-    assert!(clock.waiting_for_external, "the panel shows the wait");
+    let gate = app.world().resource::<StepGate>();
+    assert!(gate.is_waiting(), "the panel shows the wait");
     // Frame 0 is the scene exactly as loaded.
     let first = drive(&mut app, play(addr, 10, sine));
     assert_eq!(first[0].0, 0);

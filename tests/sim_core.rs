@@ -237,7 +237,7 @@ fn a_gated_step_waits_for_its_source_while_frames_go_on() {
     }
     assert_eq!(app.world().resource::<FrameCount>().0, frames_before + 10);
     assert_eq!(app.world().resource::<SimClock>().steps, 0);
-    assert!(app.world().resource::<SimClock>().waiting_for_external);
+    assert!(app.world().resource::<StepGate>().is_waiting());
 
     app.world_mut().resource_mut::<StepGate>().mark_ready(id);
     app.update();

@@ -280,7 +280,7 @@ fn session_section(ui: &mut egui::Ui, sv: &mut SessionView) {
     if let Some(why) = &sv.session.error {
         ui.colored_label(state_colour(SessionState::Error), why);
     }
-    if sv.clock.waiting_for_external {
+    if sv.gate.is_waiting() {
         let names: Vec<&str> = sv.gate.waiting_on().collect();
         let who = if names.iter().any(|n| n.starts_with("lockstep")) {
             "lockstep client"

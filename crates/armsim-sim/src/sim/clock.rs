@@ -51,8 +51,6 @@ pub struct SimClock {
     pub max_catch_up_steps: u32,
     /// Wall time one frame may spend stepping in fast/lockstep mode, so rendering stays live.
     pub frame_wall_budget: Duration,
-    /// True while a step is waiting for an external (lockstep/sync) client.
-    pub waiting_for_external: bool,
     /// Upper bound on the steps of any one frame (a headless run's remaining steps).
     pub max_steps_this_frame: u32,
     /// Real time: a frame's steps end on a multiple of this many steps whenever they reach one,
@@ -151,7 +149,6 @@ impl Default for SimClock {
             // rendering) still runs in real time; only longer stalls drop time.
             max_catch_up_steps: 120,
             frame_wall_budget: Duration::from_millis(12),
-            waiting_for_external: false,
             max_steps_this_frame: u32::MAX,
             align_frames_to: 0,
             frame_pacing: None,
@@ -220,7 +217,6 @@ impl SimClock {
         self.steps = 0;
         self.accumulator = 0.0;
         self.pending_single_steps = 0;
-        self.waiting_for_external = false;
         self.stats = ClockStats::default();
     }
 
@@ -365,6 +361,8 @@ impl SimClock {
 pub struct StepGate {
     next_id: u64,
     sources: BTreeMap<u64, GateSource>,
+    /// The frame driver's last step waited for a source past its budget (the panel shows who).
+    waiting: bool,
 }
 
 #[derive(Debug)]
@@ -425,6 +423,16 @@ impl StepGate {
     }
 
     /// Names of the sources the next step is waiting for (for the panel).
+    /// The frame driver's last step is still waiting for a source (past the frame's budget).
+    pub fn is_waiting(&self) -> bool {
+        self.waiting
+    }
+
+    /// Set by the frame driver: it gave up a frame waiting for a source, or a step ran.
+    pub fn set_waiting(&mut self, waiting: bool) {
+        self.waiting = waiting;
+    }
+
     pub fn waiting_on(&self) -> impl Iterator<Item = &str> {
         self.sources
             .values()

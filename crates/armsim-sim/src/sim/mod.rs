@@ -247,10 +247,10 @@ fn drive_clock(world: &mut World) {
             .wall_budget
             .min(world.resource::<SimClock>().frame_wall_budget);
         if gated && !wait_for_gate(world, started, wait_budget) {
-            world.resource_mut::<SimClock>().waiting_for_external = true;
+            set_gate_waiting(world, true);
             break;
         }
-        world.resource_mut::<SimClock>().waiting_for_external = false;
+        set_gate_waiting(world, false);
         if ran == 0 {
             begin_batch(world);
         }
@@ -300,6 +300,13 @@ impl GateLatency {
     /// Folds one wait the source was not ready at once for into the average (weight 1/8).
     pub fn record(&mut self, waited: std::time::Duration) {
         self.typical = (self.typical * 7 + waited) / 8;
+    }
+}
+
+/// Tells the panel whether the driver is waiting at the gate, written only when it changes.
+fn set_gate_waiting(world: &mut World, waiting: bool) {
+    if world.resource::<StepGate>().is_waiting() != waiting {
+        world.resource_mut::<StepGate>().set_waiting(waiting);
     }
 }
 
