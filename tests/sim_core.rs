@@ -327,3 +327,60 @@ fn the_session_paces_the_clock_only_through_its_pause_and_error_stop_flags() {
     let (_, paused, stopped) = clock(&app);
     assert!(!paused && !stopped, "a reset clears both");
 }
+
+/// The app's parts as a plugin group: a part that cannot start (its port is taken) stops the
+/// start with its error, and the parts after it (here the session's start) are not added; a
+/// part can be left out of the group.
+#[test]
+fn the_app_setup_is_a_plugin_group_that_stops_at_the_first_failure() {
+    use armsim::app::{AppSetup, ArmsimPlugins, StartPart, take_failure};
+    use armsim::headless::finish_setup;
+    use bevy::app::PluginGroup;
+    use std::time::Duration;
+    let taken = std::net::TcpListener::bind("127.0.0.1:0").expect("binds");
+    let addr = taken.local_addr().unwrap();
+    let setup = AppSetup {
+        lockstep: Some((addr, Duration::from_secs(5))),
+        start: true,
+        ..AppSetup::default()
+    };
+    let scene = default_scene();
+    let mut app = headless(scene.clone(), ClockMode::Manual);
+    let error = setup
+        .add_to(&mut app, &scene)
+        .expect_err("the port is taken");
+    let text = format!("{error:#}");
+    assert!(
+        text.contains(&format!("cannot listen for lockstep clients on {addr}")),
+        "{text}"
+    );
+    finish_setup(&mut app);
+    app.update();
+    assert_eq!(
+        state(&app),
+        SessionState::Idle,
+        "the start after the failure was not added"
+    );
+
+    // The same group with the start left out, and nothing that fails: the session stays IDLE.
+    let setup = AppSetup {
+        start: true,
+        ..AppSetup::default()
+    };
+    let mut app = headless(scene.clone(), ClockMode::Manual);
+    app.add_plugins(
+        ArmsimPlugins::new(setup.clone(), scene.clone())
+            .build()
+            .disable::<StartPart>(),
+    );
+    take_failure(&mut app).expect("nothing fails");
+    finish_setup(&mut app);
+    app.update();
+    assert_eq!(state(&app), SessionState::Idle, "the start was left out");
+    // And with it in, the session starts.
+    let mut app = headless(scene.clone(), ClockMode::Manual);
+    setup.add_to(&mut app, &scene).expect("starts");
+    finish_setup(&mut app);
+    app.update();
+    assert_eq!(state(&app), SessionState::Running);
+}
