@@ -84,7 +84,8 @@ pub struct Transition {
 }
 
 impl Transition {
-    /// The state changed (a reset always counts, even from IDLE: the scene was restored).
+    /// The state changed. A reset from IDLE does not change it; see `reset` for what a reset
+    /// does besides.
     pub fn changed(&self) -> bool {
         self.from != self.to
     }

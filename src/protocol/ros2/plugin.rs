@@ -400,10 +400,22 @@ fn publish(mut bridge: ResMut<Ros2Bridge>, mut io: BridgeIo) {
 /// The clock's frame pacing, from the frame schedule and who is connected: only ROS 2 peers
 /// (anyone else's messages are per step), and whether one of them controls the arm.
 fn pace_frames(bridge: Res<Ros2Bridge>, conns: Res<Connections>, mut clock: ResMut<SimClock>) {
-    let next = Some(bridge.pacing(&conns));
+    let next = Some(frame_pacing(&bridge.schedule, bridge.watched_batch, &conns));
     // Written only when it changes, so that nothing sees a change every frame.
     if clock.frame_pacing != next {
         clock.frame_pacing = next;
+    }
+}
+
+/// What a real-time headless run may batch: the next frame's step, the end of a watched batch
+/// of `watched_batch` frames, and whether the ROS 2 peers are alone and one of them controls the
+/// arm.
+fn frame_pacing(schedule: &Schedule, watched_batch: u64, conns: &Connections) -> FramePacing {
+    FramePacing {
+        next_frame_step: schedule.next_step(),
+        watched_wake_step: schedule.batch_end_step(watched_batch),
+        sole_clients: conns.iter().all(|(key, _)| key.protocol == Protocol::Ros2),
+        controlled: conns.owner_key().is_some(),
     }
 }
 
@@ -463,17 +475,6 @@ impl Ros2Bridge {
         if self.schedule.due(io.clock.steps, io.clock.episode) {
             self.frames
                 .push(published::frame(&io.sim.view(), io.clock.steps));
-        }
-    }
-
-    /// What a real-time headless run may batch: the next frame's step, the end of a watched
-    /// batch, and whether the ROS 2 peers are alone and one of them controls the arm.
-    fn pacing(&self, conns: &Connections) -> FramePacing {
-        FramePacing {
-            next_frame_step: self.schedule.next_step(),
-            watched_wake_step: self.schedule.batch_end_step(self.watched_batch),
-            sole_clients: conns.iter().all(|(key, _)| key.protocol == Protocol::Ros2),
-            controlled: conns.owner_key().is_some(),
         }
     }
 

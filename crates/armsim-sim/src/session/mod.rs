@@ -20,12 +20,6 @@ pub use armsim_core::session::{
 #[derive(Message, Clone, Copy, Debug, PartialEq, Eq)]
 pub struct SessionRequest(pub SessionCommand);
 
-impl From<SessionCommand> for SessionRequest {
-    fn from(command: SessionCommand) -> Self {
-        Self(command)
-    }
-}
-
 /// A [`SessionEvent`] announced after the session changed, so every protocol can tell its
 /// clients: the core's event as an ECS message.
 #[derive(Message, Clone, Copy, Debug, PartialEq, Eq)]

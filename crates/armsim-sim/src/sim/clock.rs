@@ -84,7 +84,7 @@ pub struct SimClock {
 ///   1/60 s late (50 wake-ups a second at 100 Hz), as an unwatched run lags its steps.
 ///
 /// Messages from the clients still ring the `SimWaker`, so a command or a service call waits
-/// for no batch. The protocol that sets it keeps it true once a frame.
+/// for no batch. The protocol that sets it brings it up to date once a frame.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
 pub struct FramePacing {
     /// The step after which the next frame goes out.

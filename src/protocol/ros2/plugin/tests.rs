@@ -13,7 +13,8 @@ use armsim_core::protocol::ros2::sim_interfaces::{
 use armsim_core::protocol::ros2::trajectory::Trajectory;
 
 use super::control::{Control, Goal, Target, Verdict, joint_command, key, label};
-use super::{SessionView, refused, robot_description, session_view};
+use super::schedule::Schedule;
+use super::{SessionView, frame_pacing, refused, robot_description, session_view};
 use crate::protocol::registry::{ConnKey, Connections, Counters, Protocol, Role};
 use crate::scene::bundled::relative as bundled_rel;
 use crate::session::{AlertLog, Session, SessionCommand, SessionState};
@@ -390,4 +391,35 @@ fn the_view_reads_the_session_and_the_clock() {
             pending_steps: 7,
         }
     );
+}
+
+/// Frame pacing is offered while every connection is a ROS 2 peer, and says whether one of them
+/// controls the arm: at 100 Hz, after step 0's frame the next (frame 1) is at step 3, and the
+/// watched batch of three frames that holds it (frames 0 to 2) ends at step 5.
+#[test]
+fn frame_pacing_follows_the_schedule_and_who_is_connected() {
+    let mut schedule = Schedule::new(100);
+    assert!(schedule.due(0, 0));
+    let mut conns = Connections::default();
+    let peer = ConnKey::new(Protocol::Ros2, 1);
+    conns.open(
+        peer,
+        addr(7400),
+        Role::Observer,
+        std::sync::Arc::new(Counters::default()),
+        false,
+    );
+    let watched = frame_pacing(&schedule, 3, &conns);
+    assert_eq!((watched.next_frame_step, watched.watched_wake_step), (3, 5));
+    assert!(watched.sole_clients && !watched.controlled);
+    assert!(conns.claim(peer, "a ROS 2 controller").is_some());
+    assert!(frame_pacing(&schedule, 3, &conns).controlled);
+    conns.open(
+        ConnKey::new(Protocol::Agent, 1),
+        addr(7401),
+        Role::Observer,
+        std::sync::Arc::new(Counters::default()),
+        false,
+    );
+    assert!(!frame_pacing(&schedule, 3, &conns).sole_clients);
 }

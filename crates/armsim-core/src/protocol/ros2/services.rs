@@ -38,8 +38,9 @@ use crate::session::{SessionCommand, SessionState, transition};
 pub const MAX_STEPS: u64 = 100_000;
 
 /// What the machine needs to know of the session and the clock. The bridge builds one per
-/// batch of requests (`session_view` in the app's ROS 2 bridge), after the session's commands of earlier frames have been applied; the
-/// machine updates it with the predicted effect of each command it hands out.
+/// batch of requests (`session_view` in the app's ROS 2 bridge), after the session's commands of
+/// earlier frames have been applied; the machine updates it with the predicted effect of each
+/// command it hands out.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct SessionView {
     pub state: SessionState,

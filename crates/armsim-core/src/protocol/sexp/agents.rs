@@ -1,6 +1,7 @@
 //! The RCSSServerMJ agent connections as a pure state machine (quinn-proto style): the app's ECS
-//! bridge (`protocol::sexp::agent`) feeds it what the connection threads report ([`AgentInput`], through
-//! [`Agents::handle`]) and applies what it asks for ([`AgentAction`], from [`Agents::poll`]).
+//! bridge (`protocol::sexp::agent`) feeds it what the connection threads report
+//! ([`AgentInput`], through [`Agents::handle`]) and applies what it asks for ([`AgentAction`],
+//! from [`Agents::poll`]).
 //! It owns who is pending and who controls, the `(init …)` check and claim (with the
 //! [`AgentsConfig::claim_grace`] wait for an owner whose close is still on its way), the init
 //! timeout, each agent's queued messages and, in sync mode, how many answers the cycle is owed.
@@ -360,11 +361,8 @@ impl Agents {
             }
         };
         let label = format!("{peer} ({team} {number})");
-        let claimed = match self.active {
-            None => ctx.arm.claim(conn, &label),
-            Some(_) => None,
-        };
-        let Some(claimed) = claimed else {
+        let claimed = self.active.is_none().then(|| ctx.arm.claim(conn, &label));
+        let Some(claimed) = claimed.flatten() else {
             if ctx.now.saturating_duration_since(since) < self.config.claim_grace {
                 agent.parked_init = Some((exprs, since));
                 return;

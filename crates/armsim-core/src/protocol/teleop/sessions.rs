@@ -1,9 +1,9 @@
-//! The teleop sessions as a pure state machine (quinn-proto style): the app's ECS bridge feeds it what
-//! the connection threads and the session report ([`Input`], through [`Sessions::handle`]) and
-//! applies what it asks for ([`Action`], from [`Sessions::poll`]). It owns who controls and who
-//! observes, each session's START, the heartbeat watchdog and the hand-over of the controller
-//! role; it has no sockets, no Bevy and no clock of its own (`now` comes in with each call), so
-//! it is unit-tested on its own.
+//! The teleop sessions as a pure state machine (quinn-proto style): the app's ECS bridge feeds
+//! it what the connection threads and the session report ([`Input`], through
+//! [`Sessions::handle`]) and applies what it asks for ([`Action`], from [`Sessions::poll`]). It
+//! owns who controls and who observes, each session's START, the heartbeat watchdog and the
+//! hand-over of the controller role; it has no sockets, no Bevy and no clock of its own (`now`
+//! comes in with each call), so it is unit-tested on its own.
 //!
 //! Each session has its own started / not-started state on top of the global session: a
 //! controller's frames apply only once it has sent START (since its CONNECT, its promotion or the
