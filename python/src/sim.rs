@@ -256,6 +256,15 @@ impl Sim {
             .collect()
     }
 
+    /// Whether the arm sleeps: it rested (commands unchanged, joints still) for half a second
+    /// and the physics skips it, with its joint velocities at zero, until a new command, a
+    /// contact, a teleport or a placement wakes it. Off for a scene with
+    /// `extensions.armsim.physics.arm_sleeps: false`.
+    #[getter]
+    fn arm_asleep(&self) -> bool {
+        self.app.sim().arm_asleep()
+    }
+
     /// The end-effector (tool centre) point in the world, metres, float64 (3,).
     #[getter]
     fn ee_pos<'py>(&self, py: Python<'py>) -> Bound<'py, PyArray1<f64>> {

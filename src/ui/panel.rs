@@ -416,6 +416,11 @@ fn robot_section(
     let q = world.joint_positions();
     let qd = world.joint_velocities();
     let applied = world.commands().to_vec();
+    if world.arm_asleep() {
+        ui.label("arm asleep: at rest, skipped by the physics until a command or a contact");
+    } else {
+        ui.label("arm awake");
+    }
     egui::Grid::new("joints")
         .num_columns(5)
         .striped(true)

@@ -13,6 +13,18 @@ pub enum JointCommand {
     Effort { torque: f32 },
 }
 
+impl JointCommand {
+    /// Whether the command asks the joint to move: a velocity, alone or with a position target.
+    /// Such a command keeps the arm from resting (and sleeping), however slowly it moves.
+    pub fn asks_for_motion(&self) -> bool {
+        match *self {
+            JointCommand::Position { velocity, .. } => velocity != 0.0,
+            JointCommand::Velocity { target } => target != 0.0,
+            JointCommand::Effort { .. } => false,
+        }
+    }
+}
+
 #[derive(Debug, thiserror::Error, PartialEq)]
 pub enum CommandError {
     #[error("joint {joint} does not exist")]

@@ -1,12 +1,14 @@
 //! The physics of one scene without Bevy: `world` holds the Rapier world (table, objects, the
 //! robot as a multibody or as impulse joints, with joint motors, in `arm`), `command` what each
 //! joint is told to do, `transmission` the forces that join joints (tendons, joint
-//! equalities), and `contact_force` the contact forces on an object (a grasp's measure).
+//! equalities), `contact_force` the contact forces on an object (a grasp's measure), and `rest`
+//! when the arm may sleep.
 
 mod arm;
 mod colliders;
 mod command;
 mod contact_force;
+mod rest;
 mod sets;
 #[cfg(test)]
 mod tests;
@@ -17,6 +19,7 @@ pub use arm::JointHandle;
 pub use colliders::BoundedHull;
 pub use command::{CommandError, JointCommand, gripper_commands, gripper_range, set_checked};
 pub use contact_force::{ObjectContacts, object_contacts};
+pub use rest::{REST_SPEED, REST_STEPS};
 pub use sets::{Sets, SetsMut};
 pub use world::{
     ActuatedJoint, BodyRole, MAX_PLACE_ANG_VEL, MAX_PLACE_LIN_VEL, ObjectBody, PlaceError, SIM_DT,

@@ -19,6 +19,7 @@ use crate::scene::{ObjectConfig, Scene};
 use super::arm::{Arm, JointHandle};
 use super::colliders::collider_for;
 use super::command::{CommandError, JointCommand, set_checked};
+use super::rest::ArmRest;
 use super::sets::{Sets, SetsMut};
 use super::to_rapier;
 use super::transmission;
@@ -98,6 +99,8 @@ pub struct SimModel {
     /// Whether the last `apply_commands` put effort forces on the links, which the next must
     /// clear (Rapier keeps user forces until reset).
     efforts_applied: bool,
+    /// Whether the arm rests and may sleep, and what wakes it (`rest`).
+    rest: ArmRest,
 }
 
 /// A world to read: its model and its sets, wherever they are kept.
@@ -235,6 +238,7 @@ impl SimWorld {
             commands,
             aims,
             efforts_applied: false,
+            rest: ArmRest::new(ext.physics.arm_sleeps),
         };
         let mut world = Self { physics, model };
         world.view_mut().apply_commands();
@@ -263,7 +267,7 @@ impl SimWorld {
     pub fn step(&mut self) {
         self.view_mut().prepare_step();
         self.physics.step();
-        self.model.finish_step();
+        self.view_mut().finish_step();
     }
 }
 
@@ -274,10 +278,10 @@ impl SimModel {
         &self.arm
     }
 
-    /// After a step: what the robot's joints keep between steps is brought up to date (the
-    /// model's own bookkeeping; the sets are not touched).
-    pub fn finish_step(&mut self) {
-        self.arm.stepped();
+    /// Whether the arm sleeps (see `rest`): it rested, and Rapier put it to sleep with
+    /// whatever it touches. Its joint velocities read zero until something wakes it.
+    pub fn arm_asleep(&self) -> bool {
+        self.rest.asleep()
     }
 
     pub fn joint_count(&self) -> usize {
@@ -302,7 +306,11 @@ impl SimModel {
         cmd: JointCommand,
         aim: Option<f32>,
     ) -> Result<(), CommandError> {
+        let before = self.commands.get(index).copied();
         set_checked(&mut self.commands, index, cmd)?;
+        if before != Some(cmd) {
+            self.rest.disturb();
+        }
         if let Some(slot) = self.aims.get_mut(index) {
             *slot = aim.filter(|a| a.is_finite());
         }
@@ -385,10 +393,32 @@ impl SimViewMut<'_> {
         }
     }
 
-    /// Before a step: pushes the commands into the joint motors and, for effort commands, the
-    /// link torques.
+    /// Before a step: wakes a disturbed arm, and pushes the commands into the joint motors
+    /// and, for effort commands, the link torques (not while the arm sleeps on: its motors
+    /// hold what they had).
     pub fn prepare_step(&mut self) {
-        self.apply_commands();
+        let m = &mut *self.model;
+        if !m.rest.before_step(&mut self.physics, &m.link_bodies) {
+            self.apply_commands();
+        }
+    }
+
+    /// After a step: what the robot's joints keep between steps is brought up to date, and a
+    /// resting arm is let sleep (see `rest`).
+    pub fn finish_step(&mut self) {
+        let m = &mut *self.model;
+        m.arm.stepped();
+        let (arm, robot, commands) = (&m.arm, &m.robot, &m.commands);
+        m.rest
+            .after_step(&mut self.physics, &m.link_bodies, |physics| {
+                // A command that asks for motion keeps the arm from resting, however slow.
+                if commands.iter().any(|c| c.asks_for_motion()) {
+                    return f32::INFINITY;
+                }
+                arm.velocities(physics, robot, &m.link_bodies)
+                    .into_iter()
+                    .fold(0.0, |top, v| top.max(v.abs()))
+            });
     }
 
     /// Pushes the commands into the joint motors and, for effort commands, the link torques.
@@ -464,6 +494,7 @@ impl SimViewMut<'_> {
     /// Teleports the robot to joint positions `q` with velocities `qd` (robot joint order).
     pub fn set_joint_state(&mut self, q: &[f32], qd: &[f32]) {
         let m = &mut *self.model;
+        m.rest.disturb();
         m.arm.set_state(
             &mut self.physics,
             &m.robot,
@@ -478,6 +509,7 @@ impl SimViewMut<'_> {
     /// quality benchmark's free swing measures energy without it.
     pub fn set_passive_damping(&mut self, on: bool) {
         let m = &mut *self.model;
+        m.rest.disturb();
         m.arm.set_damping(&mut self.physics, &m.robot, on);
     }
 
@@ -507,6 +539,8 @@ impl SimViewMut<'_> {
             return Err(PlaceError::TooFast);
         }
         let rot = unit_quat(pose.rotation).ok_or(PlaceError::BadRotation)?;
+        // The object may land on the arm, or leave a hand it rested in.
+        self.model.rest.disturb();
         let rb = &mut self.physics.bodies[body];
         rb.set_position(to_rapier(&Pose::new(pose.translation, rot)), true);
         rb.set_linvel(lin_vel, true);

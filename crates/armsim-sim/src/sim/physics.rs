@@ -207,9 +207,10 @@ fn push_commands(mut sim: SimMut) {
     sim.view_mut().prepare_step();
 }
 
-/// After bevy_rapier's step: what the robot's joints keep between steps is brought up to date.
-fn joints_stepped(mut sim: ResMut<Sim>) {
-    sim.0.finish_step();
+/// After bevy_rapier's step: what the robot's joints keep between steps is brought up to date,
+/// and a resting arm is let sleep.
+fn joints_stepped(mut sim: SimMut) {
+    sim.view_mut().finish_step();
 }
 
 /// Makes the scene's entities stand for the current world: nothing to do while it is the one

@@ -566,6 +566,7 @@ pub fn state_payload(
             role: "observer",
             arm_holder: None,
             global_sim_state: sim_state,
+            arm_asleep: world.arm_asleep(),
         },
     }
 }

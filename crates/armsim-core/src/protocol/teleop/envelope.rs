@@ -460,6 +460,9 @@ pub struct StateExtensions {
     /// The simulation's own state, shared by every client; `sim_state` is this session's view
     /// of it (IDLE until the session's own START).
     pub global_sim_state: &'static str,
+    /// The arm rests and sleeps: Rapier skips it, its joint velocities are zero, and a new
+    /// command, a contact, a teleport or a placement wakes it.
+    pub arm_asleep: bool,
 }
 
 #[derive(Clone, Debug, Serialize)]
@@ -564,6 +567,7 @@ mod tests {
                 role: "observer",
                 arm_holder: Some("teleop \"quoted\" client".into()),
                 global_sim_state: "RUNNING",
+                arm_asleep: false,
             },
         }
     }

@@ -665,6 +665,7 @@ pub(super) fn parse_armsim(c: &mut Checker, v: &Value, p: &str) -> Option<Armsim
             |x| (1.0..=240.0).contains(&x),
             "must be in 1..=240 Hz",
         );
+        let arm_sleeps = c.opt(m, p, "arm_sleeps", Checker::boolean);
         Some(PhysicsExt {
             friction: friction.unwrap_or(d.friction),
             restitution: restitution.unwrap_or(d.restitution),
@@ -673,6 +674,7 @@ pub(super) fn parse_armsim(c: &mut Checker, v: &Value, p: &str) -> Option<Armsim
             arm_joints: arm_joints.unwrap_or(d.arm_joints),
             pgs_iterations: pgs.unwrap_or(d.pgs_iterations),
             contact_hz,
+            arm_sleeps: arm_sleeps.unwrap_or(d.arm_sleeps),
         })
     });
 

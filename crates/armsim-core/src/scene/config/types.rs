@@ -459,6 +459,16 @@ pub struct PhysicsExt {
     /// set): stiffer contacts keep thin fingertip pads from sinking into what they squeeze.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub contact_hz: Option<f32>,
+    /// Whether the arm may sleep once it rests (`arm_sleeps`, on unless set): its commands
+    /// unchanged and its joints still for half a second. A sleeping arm costs nothing a step
+    /// and wakes on a new command, a contact, a teleport or a placement. Written back only
+    /// when off.
+    #[serde(skip_serializing_if = "is_true")]
+    pub arm_sleeps: bool,
+}
+
+fn is_true(b: &bool) -> bool {
+    *b
 }
 
 /// The arm's representation in Rapier (`extensions.armsim.physics.arm_joints`).
@@ -521,6 +531,7 @@ impl Default for PhysicsExt {
             arm_joints: ArmJoints::Multibody,
             pgs_iterations: 12,
             contact_hz: None,
+            arm_sleeps: true,
         }
     }
 }
