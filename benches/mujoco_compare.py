@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """armsim against MuJoCo on the same scenes, in one run.
 
-By default it runs three robots, each at 3, 10 and 50 cubes, the 10- and 50-cube rows also with
-MuJoCo's sleep flag on (armsim's cubes sleep, MuJoCo's do not unless asked):
+By default it runs three robots, each at 3, 10 and 50 cubes, each row with MuJoCo's sleep flag
+off and on (armsim's resting cubes and resting arm sleep; MuJoCo's cubes sleep only with the
+flag, and its driven arm never does):
 - arm6: assets/scenes/default_scene.json with armsim's own robot file (assets/robots/arm6.xml),
   driven in MuJoCo by position actuators kp 400 / kv 40 holding home_q;
 - the Menagerie Panda: assets/scenes/panda.json with the franka_emika_panda/panda.xml that
@@ -273,10 +274,10 @@ def compare_steps(binary, tmp, name, scene, robot, cubes, steps, motions=("rest"
             path = os.path.join(tmp, f"scene_{name}_{n}.json")
             json.dump(sc, open(path, "w"), indent=1)
             ecs, bare = run_armsim(binary, path, steps, motion)
-            # At rest, with a handful of cubes nothing sleeps for long: the sleep rows are the
-            # crowded ones. Moving, both at every count: MuJoCo's sleep flag sleeps its resting
-            # cubes and keeps the driven arm awake, as armsim does, like for like.
-            sleeps = [False, True] if n >= 10 or motion != "rest" else [False]
+            # MuJoCo with and without its sleep flag at every count: the flag sleeps its resting
+            # cubes and keeps its driven arm awake. armsim's resting arm sleeps too (its
+            # `physics.arm_sleeps`, on), the moving one does not.
+            sleeps = [False, True]
             for sleep in sleeps:
                 mj, nv = run_mujoco(sc, steps, own_actuators=robot is not None, sleep=sleep,
                                     motion=motion)

@@ -752,3 +752,40 @@ fn a_watching_session_never_holds_the_arm_until_it_asks() {
         watcher.alert("MALFORMED_MESSAGE");
     });
 }
+
+/// The state frames say when the arm sleeps (`extensions.arm_asleep`), with its joints still,
+/// and a control frame that moves the tool wakes it.
+#[test]
+fn the_state_frames_say_when_the_arm_sleeps_and_a_command_wakes_it() {
+    serve(default_scene(), move |addr| {
+        let mut c = Client::started(addr);
+        // It holds home: it rests, then sleeps. Bounded in sim time (10 s), not wall time.
+        let first = step_of(&c.state());
+        let asleep = loop {
+            c.keep_alive();
+            let s = c.state();
+            if s["payload"]["extensions"]["arm_asleep"] == true {
+                break s;
+            }
+            assert!(
+                step_of(&s) < first + 2400,
+                "the resting arm did not sleep within 10 s of sim time"
+            );
+        };
+        let qd = asleep["payload"]["qd_rad_s"].as_array().unwrap();
+        assert!(
+            qd.iter().all(|v| v == 0.0),
+            "asleep, its joints read still: {qd:?}"
+        );
+        let s = c.stream([0.5, 0.0, 1.2], 0, true, 0.25, true);
+        assert_eq!(
+            s["payload"]["extensions"]["arm_asleep"], false,
+            "moving, it is awake"
+        );
+        let qd = s["payload"]["qd_rad_s"].as_array().unwrap();
+        assert!(
+            qd.iter().any(|v| v.as_f64().unwrap().abs() > 1e-3),
+            "and it moves: {qd:?}"
+        );
+    });
+}

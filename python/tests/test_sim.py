@@ -45,6 +45,25 @@ def test_joint_state_and_targets():
     assert sim.q[0] > 0.7, "a velocity target turns the joint"
 
 
+def test_a_resting_arm_sleeps_and_a_new_target_wakes_it():
+    sim = armsim.Sim()
+    assert not sim.arm_asleep, "a fresh world is awake"
+    for _ in range(480):
+        sim.step()
+        if sim.arm_asleep:
+            break
+    assert sim.arm_asleep, "holding home, the arm rests and sleeps within 2 s"
+    assert np.all(sim.qd == 0.0), sim.qd
+    q = sim.q.copy()
+    sim.step(240)
+    assert sim.arm_asleep and np.array_equal(sim.q, q), "asleep, it stays put"
+    sim.set_targets({"elbow": q[2] + 0.2})
+    sim.step()
+    assert not sim.arm_asleep, "a new target wakes it at the next step"
+    sim.step(720)
+    assert abs(sim.q[2] - (q[2] + 0.2)) < 0.01, "and it goes there"
+
+
 def test_bad_targets_are_refused_with_a_reason():
     sim = armsim.Sim()
     before = sim.targets

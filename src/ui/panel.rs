@@ -386,6 +386,14 @@ fn monitoring_section(ui: &mut egui::Ui, sv: &SessionView, wv: &WorldView) {
         ui.label("dropped steps");
         ui.label(s.dropped_steps.to_string());
         ui.end_row();
+        // A resting arm sleeps until a new command, a contact or a placement wakes it.
+        ui.label("arm");
+        ui.label(if wv.sim.view().arm_asleep() {
+            "asleep (at rest)"
+        } else {
+            "awake"
+        });
+        ui.end_row();
     });
     let points: Vec<[f64; 2]> = wv
         .history
@@ -416,11 +424,6 @@ fn robot_section(
     let q = world.joint_positions();
     let qd = world.joint_velocities();
     let applied = world.commands().to_vec();
-    if world.arm_asleep() {
-        ui.label("arm asleep: at rest, skipped by the physics until a command or a contact");
-    } else {
-        ui.label("arm awake");
-    }
     egui::Grid::new("joints")
         .num_columns(5)
         .striped(true)

@@ -18,6 +18,17 @@ pub struct Sets<'a> {
 }
 
 impl<'a> Sets<'a> {
+    /// Whether every body that can move sleeps (fixed and disabled ones aside): a Rapier step
+    /// then changes nothing, and is skipped. A body woken, moved with a wake-up, inserted or
+    /// pushed by a force is awake, so the step after it runs. A change that wakes nothing
+    /// (a sleeping body moved without a wake-up, a collider changed) waits for the next step
+    /// that runs: wake what you change, as Rapier asks anyway.
+    pub fn all_asleep(&self) -> bool {
+        self.bodies
+            .iter()
+            .all(|(_, rb)| rb.is_fixed() || !rb.is_enabled() || rb.is_sleeping())
+    }
+
     /// The sets of a `PhysicsWorld`.
     pub fn of(physics: &'a PhysicsWorld) -> Self {
         Self {

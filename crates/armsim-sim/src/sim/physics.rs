@@ -41,7 +41,8 @@ use bevy_rapier3d::prelude::*;
 use bevy_rapier3d::rapier::prelude::{PhysicsWorld, RigidBodyHandle, SharedShape};
 
 use super::access::{
-    PhysicsContext, Sim, SimMut, context_components, put_sets, sim_view, take_sets, with_sim_mut,
+    PhysicsContext, Sim, SimMut, SimRef, context_components, put_sets, sim_view, take_sets,
+    with_sim_mut,
 };
 use super::clock::{ClockSystems, SimClock};
 use armsim_core::sim::{BodyRole, BoundedHull, JointHandle, SIM_DT, SimView};
@@ -132,7 +133,8 @@ pub(super) fn plugin(app: &mut App, physics: PhysicsWorld) {
     // bevy_rapier propagates its entities' transforms itself; Bevy's propagation reads this
     // (the window's TransformPlugin adds it too).
     .init_resource::<bevy::transform::StaticTransformOptimizations>()
-    .init_resource::<SpawnedFor>();
+    .init_resource::<SpawnedFor>()
+    .init_resource::<SyncedChanges>();
     let single = |label: fn() -> Schedule, systems: ScheduleConfigs<ScheduleSystem>| {
         let mut s = label();
         s.set_executor(SingleThreadedExecutor::new());
@@ -151,7 +153,12 @@ pub(super) fn plugin(app: &mut App, physics: PhysicsWorld) {
         || Schedule::new(RapierStep),
         RapierPhysicsPlugin::<NoUserData>::get_systems(PhysicsSet::StepSimulation),
     );
-    step.configure_sets(WithContext.after(PhysicsSet::StepSimulation));
+    step.configure_sets((
+        WithContext.after(PhysicsSet::StepSimulation),
+        // A world asleep steps for nothing: skip Rapier's step (its cost with nothing awake is
+        // most of a resting scene's). After a sync of the user's changes it runs once anyway.
+        PhysicsSet::StepSimulation.run_if(rapier_has_work),
+    ));
     step.add_systems((
         push_commands.before(PhysicsSet::StepSimulation),
         joints_stepped.after(WithContext),
@@ -194,6 +201,20 @@ pub(super) fn physics_step(world: &mut World) {
 pub(super) fn sync_backend(world: &mut World) {
     sync_entities(world);
     world.run_schedule(RapierSync);
+    world.resource_mut::<SyncedChanges>().0 = true;
+}
+
+/// The user's changes were synced into the sets since Rapier last stepped: the next step runs
+/// whether anything is awake or not, so Rapier takes them in (a collider spawned into a sleeping
+/// cube wakes it there).
+#[derive(Resource, Default)]
+struct SyncedChanges(bool);
+
+/// Whether Rapier's step would do anything: some body that can move is awake (see
+/// [`armsim_core::sim::Sets::all_asleep`]), or changes were just synced. `SimWorld::step`
+/// skips alike, so the two stay bit for bit the same.
+fn rapier_has_work(sim: SimRef, synced: Res<SyncedChanges>) -> bool {
+    synced.0 || !sim.view().physics.all_asleep()
 }
 
 /// After a batch of steps: the bodies' poses and velocities go into their entities.
@@ -208,9 +229,10 @@ fn push_commands(mut sim: SimMut) {
 }
 
 /// After bevy_rapier's step: what the robot's joints keep between steps is brought up to date,
-/// and a resting arm is let sleep.
-fn joints_stepped(mut sim: SimMut) {
+/// and a resting arm is let sleep; synced changes have been stepped.
+fn joints_stepped(mut sim: SimMut, mut synced: ResMut<SyncedChanges>) {
     sim.view_mut().finish_step();
+    synced.0 = false;
 }
 
 /// Makes the scene's entities stand for the current world: nothing to do while it is the one
