@@ -9,7 +9,7 @@ builds both worlds: the same scene, table and cubes, dt 1/240, MuJoCo's implicit
   target vector every step (`set_targets`, then `step`), timed together;
 - MuJoCo 4.0.0 with the same targets as `ctrl`, copied in every step, then `mj_step`, at its
   defaults and with its sleep flag on (its resting cubes sleep; the driven arm stays awake,
-  as armsim's does): like for like is the sleep-on row.
+  as a moving armsim arm does; a resting armsim arm sleeps): like for like is the sleep-on row.
 The targets are those of `armsim bench --motion sines` (src/bin/armsim/bench/mod.rs, `sine_targets`): arm
 joint i about home at 0.2 rad (2 cm for a slide), 0.23 + 0.06·i Hz; the gripper holds home.
 With `--rest` it also times both with the arm holding home (armsim's arm and cubes then rest).
