@@ -457,11 +457,9 @@ pub struct StateExtensions {
     /// Who holds the arm, whatever the protocol ("teleop 127.0.0.1:50000 (session …)"), or
     /// null when nobody does: with `role`, whether the arm is this client's, another's or free.
     pub arm_holder: Option<String>,
-    /// The simulation's own state, shared by every client; `sim_state` is this session's view
-    /// of it (IDLE until the session's own START).
+    /// The simulation's own state; `sim_state` is this session's view (IDLE until its START).
     pub global_sim_state: &'static str,
-    /// The arm rests and sleeps: Rapier skips it, its joint velocities are zero, and a new
-    /// command, a contact, a teleport or a placement wakes it.
+    /// The arm rests and sleeps (joint velocities zero) until a command or contact wakes it.
     pub arm_asleep: bool,
 }
 
