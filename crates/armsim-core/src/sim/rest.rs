@@ -88,9 +88,9 @@ impl ArmRest {
         self.asleep
     }
 
-    /// After a step, with the joints' largest speed (`None` when the caller did not read it:
-    /// the arm sleeps). Clears the joints' velocities of an arm that just fell asleep, and lets
-    /// a rested arm sleep.
+    /// After a step, with a reader of the joints' largest speed (read only while the arm is
+    /// awake). Clears the joints' velocities of an arm that just fell asleep, and lets a rested
+    /// arm sleep.
     pub(super) fn after_step(
         &mut self,
         physics: &mut SetsMut<'_>,

@@ -8,7 +8,13 @@ use crate::scene::Scene;
 use crate::scene::load_scene;
 
 fn default_world() -> SimWorld {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../assets/scenes/default_scene.json");
+    world_of("default_scene")
+}
+
+/// A shipped scene's world, as loaded.
+fn world_of(name: &str) -> SimWorld {
+    let path =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("../../assets/scenes/{name}.json"));
     SimWorld::new(&load_scene(&path).unwrap_or_else(|e| panic!("{e}")))
 }
 
@@ -81,6 +87,7 @@ fn the_default_scene_steps_the_same_twice() {
     assert_eq!(run(), run());
 }
 
+/// A shipped scene with `edit` applied to its JSON, loaded from a copy.
 fn scene(name: &str, edit: impl FnOnce(&mut serde_json::Value)) -> Scene {
     let path =
         Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("../../assets/scenes/{name}.json"));
@@ -120,7 +127,7 @@ fn hold_at(world: &mut SimWorld, j: usize, target: f32) {
 #[test]
 fn a_resting_arm_sleeps_still_and_stays_where_it_was() {
     for name in ["default_scene", "gripper4"] {
-        let mut world = default_world_of(name);
+        let mut world = world_of(name);
         let k = step_until_asleep(&mut world, 2 * REST_STEPS as usize);
         assert!(
             k >= REST_STEPS as usize,
@@ -145,10 +152,6 @@ fn a_resting_arm_sleeps_still_and_stays_where_it_was() {
         assert_eq!(world.view().joint_positions(), q, "{name}");
         assert_eq!(links(&world), poses, "{name}: a sleeping arm does not move");
     }
-}
-
-fn default_world_of(name: &str) -> SimWorld {
-    SimWorld::new(&scene(name, |_| {}))
 }
 
 #[test]
