@@ -62,6 +62,18 @@ fn concat_rb_mass_matrix(
     result
 }
 
+/// armsim's patch: a 6-element dot product summed as nalgebra's `dot` sums one of that length
+/// (from zero, element by element), so a hand-written product gives its bits.
+#[cfg(feature = "dim3")]
+#[inline(always)]
+fn dot_in_order(a: &[Real], b: &[Real; SPATIAL_DIM]) -> Real {
+    let mut sum: Real = 0.0;
+    for k in 0..SPATIAL_DIM {
+        sum += a[k] * b[k];
+    }
+    sum
+}
+
 /// A holonomic coupling between two generalized coordinates of a single
 /// [`Multibody`], `q2 = coeff · q1 + offset`, enforced as a velocity-level
 /// equality constraint. This is how MuJoCo's `<equality><joint>` (a polynomial
@@ -655,14 +667,13 @@ impl Multibody {
         }
     }
 
-    /// armsim's patch (see `ARMSIM-PATCH.md` at the crate root): the same matrices as the
-    /// upstream build ([`Self::update_mass_matrix_dense`]) for a fraction of the arithmetic.
-    /// - A link's Jacobian is zero beyond its own DoFs' columns (its ancestors come before it,
-    ///   and the assembly ids are contiguous), so its products touch only that leading block.
-    /// - The rigid-body mass matrix is block diagonal (`diag(m)`, `I`): `Jᵀ·M·J` is
-    ///   `Jvᵀ·diag(m)·Jv + Jwᵀ·I·Jw`, symmetric, built once as its upper triangle and mirrored.
-    /// - The matrix with the gyroscopic term is that one plus `Jwᵀ·(G·dt)·Jw` and the
-    ///   Coriolis term, so the two share the symmetric part.
+    /// armsim's patch (see `ARMSIM-PATCH.md` at the crate root): upstream's build
+    /// ([`Self::update_mass_matrix_dense`]), bit for bit, for a fraction of the arithmetic.
+    /// - A link's Jacobian is zero beyond the columns of its own and its ancestors' DoFs (its
+    ///   ancestors come before it and the assembly ids are contiguous, as upstream asserts), so
+    ///   its products are built over that leading block only.
+    /// - The rigid body's 6×6 mass matrix is block diagonal (`diag(m)`, `I`): `M·J_c` is built
+    ///   from its non-zero entries, in the order nalgebra sums the dense product.
     #[cfg(feature = "dim3")]
     pub(crate) fn update_mass_matrix(&mut self, dt: Real, bodies: &RigidBodySet) {
         if self.ndofs == 0 {
@@ -670,6 +681,7 @@ impl Multibody {
         }
 
         if self.augmented_mass.ncols() != self.ndofs {
+            // TODO: do a resize instead of a full reallocation.
             self.augmented_mass = DMatrix::zeros(self.ndofs, self.ndofs);
             self.acc_augmented_mass = DMatrix::zeros(self.ndofs, self.ndofs);
         } else {
@@ -679,6 +691,7 @@ impl Multibody {
 
         self.augmented_mass_indices.clear();
 
+        // Resize coriolis workspaces if the link count or number of DOFs change.
         let coriolis_ndofs = self.coriolis_v.first().map(|m| m.ncols());
         if self.coriolis_v.len() != self.links.len() || coriolis_ndofs != Some(self.ndofs) {
             self.coriolis_v = vec![OMatrix::<Real, Dim, Dyn>::zeros(self.ndofs); self.links.len()];
@@ -694,7 +707,11 @@ impl Multibody {
             let rb = &bodies[link.rigid_body];
             let rb_mass = rb.mprops.effective_mass();
             let rb_inertia = rb.mprops.effective_angular_inertia().into_matrix();
+            let body_jacobian = &self.body_jacobians[i];
 
+            // NOTE: the mass matrix index reordering operates on the assumption that the assembly
+            //       ids are traversed in order. This assert is here to ensure the assumption always
+            //       hold.
             assert_eq!(
                 curr_assembly_id, link.assembly_id,
                 "Internal error: contiguity assumption on assembly_id does not hold."
@@ -711,149 +728,210 @@ impl Multibody {
                 }
             }
 
-            // Derivative of gyroscopic forces, times dt.
-            let gyroscopic_dt: na::Matrix3<Real> = mat_to_na(
-                (rb.vels.angvel.gcross_matrix() * rb_inertia
-                    - (rb_inertia * rb.vels.angvel).gcross_matrix())
-                    * dt,
-            );
-            let inertia: na::Matrix3<Real> = mat_to_na(rb_inertia);
+            #[allow(unused_mut)] // mut is needed for 3D but not for 2D.
+            let mut augmented_inertia = rb_inertia;
 
-            // The columns this link's Jacobian can fill: its ancestors' DoFs and its own.
+            #[cfg(feature = "dim3")]
+            {
+                // Derivative of gyroscopic forces.
+                let gyroscopic_matrix = rb.vels.angvel.gcross_matrix() * rb_inertia
+                    - (rb_inertia * rb.vels.angvel).gcross_matrix();
+
+                augmented_inertia += gyroscopic_matrix * dt;
+            }
+
+            // armsim's patch: upstream's two `quadform`s (`Jᵀ·M·J` with the dense 6×6
+            // `concat_rb_mass_matrix`), entry by entry over the leading `cols`×`cols` block
+            // only, and with the rigid body's mass matrix as the block diagonal it is. Each
+            // entry is summed in nalgebra's order (`gemv` for `M·J_c`, then the dot of `gemv_tr`),
+            // so the result is upstream's bit for bit: beyond the block, and in the zero blocks of
+            // `M`, upstream only adds zeros.
+            #[allow(clippy::useless_conversion)] // Needed in 3D, no-op in 2D
+            let inertia: na::Matrix3<Real> = rb_inertia.into();
+            #[allow(clippy::useless_conversion)] // Needed in 3D, no-op in 2D
+            let inertia_aug: na::Matrix3<Real> = augmented_inertia.into();
             let cols = link.assembly_id + link.joint.ndofs();
+            let n = self.ndofs;
+            let jac = body_jacobian.as_slice();
+            let mass = self.augmented_mass.as_mut_slice();
+            let acc = self.acc_augmented_mass.as_mut_slice();
+            // `M·x` as nalgebra's `gemv` sums it (column by column; the zeros drop out).
+            let times = |i3: &na::Matrix3<Real>, x: &[Real]| -> [Real; SPATIAL_DIM] {
+                [
+                    rb_mass.x * x[0],
+                    rb_mass.y * x[1],
+                    rb_mass.z * x[2],
+                    i3[(0, 0)] * x[3] + i3[(0, 1)] * x[4] + i3[(0, 2)] * x[5],
+                    i3[(1, 0)] * x[3] + i3[(1, 1)] * x[4] + i3[(1, 2)] * x[5],
+                    i3[(2, 0)] * x[3] + i3[(2, 1)] * x[4] + i3[(2, 2)] * x[5],
+                ]
+            };
+            for c in 0..cols {
+                let jc = &jac[SPATIAL_DIM * c..SPATIAL_DIM * (c + 1)];
+                let work = times(&inertia, jc);
+                let work_aug = times(&inertia_aug, jc);
+                for r in 0..cols {
+                    let jr = &jac[SPATIAL_DIM * r..SPATIAL_DIM * (r + 1)];
+                    mass[c * n + r] += dot_in_order(jr, &work);
+                    acc[c * n + r] += dot_in_order(jr, &work_aug);
+                }
+            }
+
             /*
-             * Coriolis matrix: upstream's products, column by column over the same leading
-             * block (a link's Coriolis terms come from its parent's and from its own joint's
-             * Jacobian, both zero beyond it), with fixed-size 3-vectors.
+             *
+             * Coriolis matrix.
+             *
              */
-            let ndofs = link.joint.ndofs();
             let rb_j = &self.body_jacobians[i];
-            let rb_jw = rb_j.fixed_rows::<ANG_DIM>(DIM);
-            let (coriolis_v, coriolis_w) = if i != 0 {
+            let rb_j_w = rb_j.fixed_rows::<ANG_DIM>(DIM);
+
+            let ndofs = link.joint.ndofs();
+
+            if i != 0 {
                 let parent_id = link.parent_internal_id;
                 let parent_link = &self.links[parent_id];
                 let parent_rb = &bodies[parent_link.rigid_body];
-                let parent_jw = self.body_jacobians[parent_id].fixed_rows::<ANG_DIM>(DIM);
-                let parent_cols = parent_link.assembly_id + parent_link.joint.ndofs();
+                let parent_j = &self.body_jacobians[parent_id];
+                let parent_j_w = parent_j.fixed_rows::<ANG_DIM>(DIM);
                 let parent_w = SimdAngVector::<Real>::from(parent_rb.vels.angvel).gcross_matrix();
-
-                // [c1 - c0].gcross() * (JDot + JDot/u * qdot)
-                let shift_cross_tr = vect_to_na(link.shift02).gcross_matrix_tr();
-                // JDot (the 2.0 from two identical terms of JDot and JDot/u * qdot), JDot/u *
-                // qdot, and the parent's rotation of the shift: all on the parent's Jw.
-                let on_parent_jw = vect_to_na(
-                    rb.vels.angvel.gcross(link.shift02) + 2.0 * link.joint_velocity.linvel,
-                )
-                .gcross_matrix_tr()
-                    + vect_to_na(link.joint_velocity.linvel).gcross_matrix_tr()
-                    + parent_w * shift_cross_tr;
-                let vel_wrt_joint_w = vect_to_na(link.joint_velocity.angvel).gcross_matrix();
-
-                let mut joint_j = SMatrix::<Real, SPATIAL_DIM, SPATIAL_DIM>::zeros();
-                if !link.joint.kinematic {
-                    link.joint.jacobian(
-                        &(parent_link.local_to_world.rotation
-                            * link.joint.data.local_frame1.rotation),
-                        &mut joint_j.columns_mut(0, ndofs),
-                    );
-                }
 
                 let (coriolis_v, parent_coriolis_v) = self.coriolis_v.index_mut2(i, parent_id);
                 let (coriolis_w, parent_coriolis_w) = self.coriolis_w.index_mut2(i, parent_id);
-                for c in 0..cols {
-                    let (mut v, mut w) = if c < parent_cols {
-                        let parent_jw_c = parent_jw.column(c).into_owned();
-                        let parent_cw_c = parent_coriolis_w.column(c).into_owned();
-                        (
-                            parent_coriolis_v.column(c)
-                                + shift_cross_tr * parent_cw_c
-                                + on_parent_jw * parent_jw_c,
-                            parent_cw_c - vel_wrt_joint_w * parent_jw_c,
-                        )
-                    } else {
-                        (na::Vector3::zeros(), na::Vector3::zeros())
-                    };
-                    if !link.joint.kinematic && c >= link.assembly_id {
-                        let jj = joint_j.column(c - link.assembly_id);
-                        v += parent_w * jj.fixed_rows::<DIM>(0) * 2.0;
-                        w += parent_w * jj.fixed_rows::<ANG_DIM>(DIM);
-                    }
-                    coriolis_v.set_column(c, &v);
-                    coriolis_w.set_column(c, &w);
+
+                // armsim's patch: the leading block only, zero beyond (as upstream has it
+                // there: its parent's columns are zero, and so are the products with them).
+                coriolis_v
+                    .columns_mut(0, cols)
+                    .copy_from(&parent_coriolis_v.columns(0, cols));
+                coriolis_w
+                    .columns_mut(0, cols)
+                    .copy_from(&parent_coriolis_w.columns(0, cols));
+                coriolis_v.columns_mut(cols, n - cols).fill(0.0);
+                coriolis_w.columns_mut(cols, n - cols).fill(0.0);
+                let parent_coriolis_w = parent_coriolis_w.columns(0, cols);
+                let parent_j_w = parent_j_w.columns(0, cols);
+                let mut coriolis_v = coriolis_v.columns_mut(0, cols);
+                let mut coriolis_w = coriolis_w.columns_mut(0, cols);
+
+                // [c1 - c0].gcross() * (JDot + JDot/u * qdot)"
+                let shift_cross_tr = vect_to_na(link.shift02).gcross_matrix_tr();
+                coriolis_v.gemm(1.0, &shift_cross_tr, &parent_coriolis_w, 1.0);
+
+                // JDot (but the 2.0 originates from the sum of two identical terms in JDot and JDot/u * gdot)
+                let dvel_cross = vect_to_na(
+                    rb.vels.angvel.gcross(link.shift02) + 2.0 * link.joint_velocity.linvel,
+                )
+                .gcross_matrix_tr();
+                coriolis_v.gemm(1.0, &dvel_cross, &parent_j_w, 1.0);
+
+                // JDot/u * qdot
+                coriolis_v.gemm(
+                    1.0,
+                    &vect_to_na(link.joint_velocity.linvel).gcross_matrix_tr(),
+                    &parent_j_w,
+                    1.0,
+                );
+                coriolis_v.gemm(1.0, &(parent_w * shift_cross_tr), &parent_j_w, 1.0);
+
+                #[cfg(feature = "dim3")]
+                {
+                    let vel_wrt_joint_w = vect_to_na(link.joint_velocity.angvel).gcross_matrix();
+                    coriolis_w.gemm(-1.0, &vel_wrt_joint_w, &parent_j_w, 1.0);
                 }
-                (coriolis_v, coriolis_w)
+
+                // JDot (but the 2.0 originates from the sum of two identical terms in JDot and JDot/u * gdot)
+                if !link.joint.kinematic {
+                    let mut coriolis_v_part = coriolis_v.columns_mut(link.assembly_id, ndofs);
+
+                    let mut tmp1 = SMatrix::<Real, SPATIAL_DIM, SPATIAL_DIM>::zeros();
+                    let mut rb_joint_j = tmp1.columns_mut(0, ndofs);
+                    link.joint.jacobian(
+                        &(parent_link.local_to_world.rotation
+                            * link.joint.data.local_frame1.rotation),
+                        &mut rb_joint_j,
+                    );
+
+                    let rb_joint_j_v = rb_joint_j.fixed_rows::<DIM>(0);
+                    coriolis_v_part.gemm(2.0, &parent_w, &rb_joint_j_v, 1.0);
+
+                    #[cfg(feature = "dim3")]
+                    {
+                        let rb_joint_j_w = rb_joint_j.fixed_rows::<ANG_DIM>(DIM);
+                        let mut coriolis_w_part = coriolis_w.columns_mut(link.assembly_id, ndofs);
+                        coriolis_w_part.gemm(1.0, &parent_w, &rb_joint_j_w, 1.0);
+                    }
+                }
             } else {
                 self.coriolis_v[i].fill(0.0);
                 self.coriolis_w[i].fill(0.0);
-                (&mut self.coriolis_v[i], &mut self.coriolis_w[i])
-            };
-            if cols < self.ndofs {
-                coriolis_v.columns_mut(cols, self.ndofs - cols).fill(0.0);
-                coriolis_w.columns_mut(cols, self.ndofs - cols).fill(0.0);
             }
 
-            // [c3 - c2].gcross() * (JDot + JDot/u * qdot), JDot and JDot/u * qdot on the
-            // link's own Jw; then melded with the mass (`i_coriolis_dt`) and into the matrix.
-            let shift_cross_tr = vect_to_na(link.shift23).gcross_matrix_tr();
-            let on_jw = vect_to_na(rb.vels.angvel.gcross(link.shift23)).gcross_matrix_tr()
-                + SimdAngVector::<Real>::from(rb.vels.angvel).gcross_matrix() * shift_cross_tr;
-            let rb_mass_dt = vect_to_na(rb_mass * dt);
-            let inertia_dt = inertia * dt;
-            for c in 0..cols {
-                let w = coriolis_w.column(c).into_owned();
-                let v = coriolis_v.column(c) + shift_cross_tr * w + on_jw * rb_jw.column(c);
-                coriolis_v.set_column(c, &v);
-                self.i_coriolis_dt
-                    .fixed_view_mut::<DIM, 1>(0, c)
-                    .copy_from(&v.component_mul(&rb_mass_dt));
-                self.i_coriolis_dt
-                    .fixed_view_mut::<ANG_DIM, 1>(DIM, c)
-                    .copy_from(&(inertia_dt * w));
+            let mut coriolis_v = self.coriolis_v[i].columns_mut(0, cols);
+            let coriolis_w = self.coriolis_w[i].columns(0, cols);
+            let rb_j_w = rb_j_w.columns(0, cols);
+
+            {
+                // [c3 - c2].gcross() * (JDot + JDot/u * qdot)
+                let shift_cross_tr = vect_to_na(link.shift23).gcross_matrix_tr();
+                coriolis_v.gemm(1.0, &shift_cross_tr, &coriolis_w, 1.0);
+
+                // JDot
+                let dvel_cross = vect_to_na(rb.vels.angvel.gcross(link.shift23)).gcross_matrix_tr();
+                coriolis_v.gemm(1.0, &dvel_cross, &rb_j_w, 1.0);
+
+                // JDot/u * qdot
+                coriolis_v.gemm(
+                    1.0,
+                    &(SimdAngVector::<Real>::from(rb.vels.angvel).gcross_matrix() * shift_cross_tr),
+                    &rb_j_w,
+                    1.0,
+                );
             }
 
-            // Into the matrices, column by column of the leading block: the symmetric
-            // `Jᵀ·diag(m, I)·J` (upper triangle), and `Jᵀ·((0, G·dt·Jw) + i_coriolis_dt)` for
-            // the one with the gyroscopic and Coriolis terms.
-            let n = self.ndofs;
-            let jac = rb_j.as_slice();
-            let coriolis = self.i_coriolis_dt.as_slice();
-            let mass = self.augmented_mass.as_mut_slice();
-            let acc = self.acc_augmented_mass.as_mut_slice();
-            for c in 0..cols {
-                let jc = &jac[6 * c..6 * c + 6];
-                let jw_c = na::Vector3::new(jc[3], jc[4], jc[5]);
-                let i_jw = inertia * jw_c;
-                let g_jw = gyroscopic_dt * jw_c;
-                let m_jc = [
-                    rb_mass.x * jc[0],
-                    rb_mass.y * jc[1],
-                    rb_mass.z * jc[2],
-                    i_jw.x,
-                    i_jw.y,
-                    i_jw.z,
-                ];
-                let ic = &coriolis[6 * c..6 * c + 6];
-                let e_c = [ic[0], ic[1], ic[2], ic[3] + g_jw.x, ic[4] + g_jw.y, ic[5] + g_jw.z];
-                let dot6 = |r: usize, x: &[Real; 6]| {
-                    let jr = &jac[6 * r..6 * r + 6];
-                    jr[0] * x[0] + jr[1] * x[1] + jr[2] * x[2] + jr[3] * x[3] + jr[4] * x[4] + jr[5] * x[5]
-                };
-                for r in 0..=c {
-                    mass[c * n + r] += dot6(r, &m_jc);
-                }
-                for r in 0..cols {
-                    acc[c * n + r] += dot6(r, &e_c);
-                }
+            let coriolis_v = self.coriolis_v[i].columns(0, cols);
+
+            /*
+             * Meld with the mass matrix.
+             */
+            {
+                let mut i_coriolis_dt_v = self.i_coriolis_dt.fixed_rows_mut::<DIM>(0);
+                let mut i_coriolis_dt_v = i_coriolis_dt_v.columns_mut(0, cols);
+                i_coriolis_dt_v.copy_from(&coriolis_v);
+                let rb_mass_dt = vect_to_na(rb_mass * dt);
+                i_coriolis_dt_v
+                    .column_iter_mut()
+                    .for_each(|mut c| c.component_mul_assign(&rb_mass_dt));
             }
+
+            #[cfg(feature = "dim2")]
+            {
+                let mut i_coriolis_dt_w = self.i_coriolis_dt.fixed_rows_mut::<ANG_DIM>(DIM);
+                // NOTE: this is just an axpy, but on row columns.
+                i_coriolis_dt_w.zip_apply(coriolis_w, |o, x| *o = x * dt * rb_inertia);
+            }
+            #[cfg(feature = "dim3")]
+            {
+                let mut i_coriolis_dt_w = self.i_coriolis_dt.fixed_rows_mut::<ANG_DIM>(DIM);
+                i_coriolis_dt_w.columns_mut(0, cols).gemm(
+                    dt,
+                    &mat_to_na(rb_inertia),
+                    &coriolis_w,
+                    0.0,
+                );
+            }
+
+            // armsim's patch: over the leading block only. Beyond it `rb_j` and the Coriolis
+            // columns are zero (a link's come from its parent's and its own joint's), so upstream
+            // adds zeros there.
+            self.acc_augmented_mass
+                .view_mut((0, 0), (cols, cols))
+                .gemm_tr(
+                    1.0,
+                    &rb_j.columns(0, cols),
+                    &self.i_coriolis_dt.columns(0, cols),
+                    1.0,
+                );
         }
-
-        // The symmetric part, mirrored, then shared by the matrix with the gyroscopic term.
-        for c in 0..self.ndofs {
-            for r in c + 1..self.ndofs {
-                self.augmented_mass[(r, c)] = self.augmented_mass[(c, r)];
-            }
-        }
-        self.acc_augmented_mass += &self.augmented_mass;
 
         self.finish_mass_matrices(dt);
     }
