@@ -6,26 +6,8 @@
 
 mod fixtures;
 
-use std::path::Path;
-
-use armsim_core::scene::{Scene, parse_scene};
+use armsim_core::scene::Scene;
 use armsim_core::sim::{JointCommand, SIM_DT, SimWorld};
-
-/// `assets/scenes/<scene>.json`, its robot file replaced by `robot` (if given) and edited.
-fn scene_with(
-    scene: &str,
-    robot: Option<&Path>,
-    edit: impl FnOnce(&mut serde_json::Value),
-) -> Scene {
-    let assets = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../assets/scenes");
-    let text = std::fs::read_to_string(assets.join(format!("{scene}.json"))).unwrap();
-    let mut json: serde_json::Value = serde_json::from_str(&text).unwrap();
-    if let Some(robot) = robot {
-        json["robot"]["mjcf_path"] = robot.display().to_string().into();
-    }
-    edit(&mut json);
-    parse_scene(&json.to_string(), &assets).unwrap_or_else(|e| panic!("{scene}: {e}"))
-}
 
 /// Swings every arm joint about home for half a second, then compares the two builds on the
 /// arm's multibody: they must give the same matrices, bit for bit.
@@ -90,19 +72,22 @@ fn builds_agree(name: &str, scene: Scene) {
 
 #[test]
 fn arm6() {
-    builds_agree("arm6", scene_with("default_scene", None, |_| {}));
+    builds_agree("arm6", fixtures::scene_with("default_scene", None, |_| {}));
 }
 
 #[test]
 fn menagerie_panda() {
     let mjcf = fixtures::menagerie_panda_dir().join("panda.xml");
-    builds_agree("Menagerie Panda", scene_with("panda", Some(&mjcf), |_| {}));
+    builds_agree(
+        "Menagerie Panda",
+        fixtures::scene_with("panda", Some(&mjcf), |_| {}),
+    );
 }
 
 #[test]
 fn urdf_panda() {
     let urdf = fixtures::example_robot_data().join("panda_description/urdf/panda.urdf");
-    let scene = scene_with("panda", Some(&urdf), |json| {
+    let scene = fixtures::scene_with("panda", Some(&urdf), |json| {
         json["robot"]["gripper"]["actuator_name"] = "panda_finger_joint1".into();
         json["extensions"]["armsim"]["robot"]["tool"] =
             serde_json::json!({"frame": "panda_hand_tcp"});
@@ -118,21 +103,11 @@ fn so101_mjcf() {
 #[test]
 fn so101_urdf() {
     let urdf = fixtures::so101_dir().join("so101_new_calib.urdf");
-    let scene = scene_with("so101", Some(&urdf), fixtures::so101_scene_for_urdf);
+    let scene = fixtures::scene_with("so101", Some(&urdf), fixtures::so101_scene_for_urdf);
     builds_agree("SO-101 URDF", scene);
 }
 
 #[test]
 fn so100_urdf() {
-    let urdf = fixtures::example_robot_data().join("so_arm_description/urdf/so100.urdf");
-    let scene = scene_with("so101", Some(&urdf), |json| {
-        json["robot"]["gripper"]["actuator_name"] = "motor6".into();
-        let ext = json["extensions"]["armsim"]["robot"]
-            .as_object_mut()
-            .unwrap();
-        for key in ["tool", "gripper_positions", "collide_geoms"] {
-            ext.remove(key);
-        }
-    });
-    builds_agree("SO-100 URDF", scene);
+    builds_agree("SO-100 URDF", fixtures::so100_urdf_scene());
 }

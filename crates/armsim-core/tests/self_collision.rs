@@ -9,27 +9,12 @@
 #[path = "fixtures/mod.rs"]
 mod fixtures;
 
-use std::path::Path;
-
-use armsim_core::scene::{Scene, parse_scene};
+use armsim_core::scene::Scene;
 use armsim_core::sim::{JointCommand, SimWorld};
-use serde_json::Value;
-
-/// `assets/scenes/<scene>.json` with its robot file replaced by `robot` (if any), edited, loaded.
-fn scene_with(scene: &str, robot: Option<&Path>, edit: impl FnOnce(&mut Value)) -> Scene {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../assets/scenes");
-    let text = std::fs::read_to_string(dir.join(format!("{scene}.json"))).unwrap();
-    let mut json: Value = serde_json::from_str(&text).unwrap();
-    if let Some(robot) = robot {
-        json["robot"]["mjcf_path"] = robot.display().to_string().into();
-    }
-    edit(&mut json);
-    parse_scene(&json.to_string(), &dir).unwrap_or_else(|e| panic!("{scene}: {e}"))
-}
 
 fn panda(self_collision: Option<bool>) -> Scene {
     let xml = fixtures::menagerie_panda_dir().join("panda.xml");
-    scene_with("panda", Some(&xml), |json| {
+    fixtures::scene_with("panda", Some(&xml), |json| {
         if let Some(on) = self_collision {
             json["extensions"]["armsim"]["robot"]["self_collision"] = on.into();
         }
@@ -171,20 +156,6 @@ fn self_contacts(w: &SimWorld) -> Vec<(String, String)> {
 /// Two links by name.
 type LinkPair = (&'static str, &'static str);
 
-/// The SO-100 URDF of `example-robot-data` (on the SO-101's scene).
-fn so100_urdf() -> Scene {
-    let urdf = fixtures::example_robot_data().join("so_arm_description/urdf/so100.urdf");
-    scene_with("so101", Some(&urdf), |json| {
-        json["robot"]["gripper"]["actuator_name"] = "motor6".into();
-        let ext = json["extensions"]["armsim"]["robot"]
-            .as_object_mut()
-            .unwrap();
-        for key in ["tool", "gripper_positions", "collide_geoms"] {
-            ext.remove(key);
-        }
-    })
-}
-
 /// Every fixture robot at its home pose, after 1 s: the link pairs in contact with some
 /// penetration are the ones MuJoCo 4.0.0 finds in the same file at the same pose. Only the SO-100
 /// URDF has one: at q = 0 its `upper_arm` dips 0.3 mm into its `base` (MuJoCo: world–upper_arm,
@@ -198,13 +169,25 @@ fn every_fixture_robot_starts_at_home_in_the_contacts_mujoco_finds() {
     let so101_urdf = fixtures::so101_dir().join("so101_new_calib.urdf");
     let urdf_panda = fixtures::example_robot_data().join("panda_description/urdf/panda.urdf");
     let scenes: [(&str, Scene, &[LinkPair]); 7] = [
-        ("arm6", scene_with("default_scene", None, |_| {}), &[]),
-        ("gripper4", scene_with("gripper4", None, |_| {}), &[]),
+        (
+            "arm6",
+            fixtures::scene_with("default_scene", None, |_| {}),
+            &[],
+        ),
+        (
+            "gripper4",
+            fixtures::scene_with("gripper4", None, |_| {}),
+            &[],
+        ),
         ("menagerie panda", panda(None), &[]),
-        ("so101", scene_with("so101", Some(&so101), |_| {}), &[]),
+        (
+            "so101",
+            fixtures::scene_with("so101", Some(&so101), |_| {}),
+            &[],
+        ),
         (
             "so101 urdf",
-            scene_with("so101", Some(&so101_urdf), |json| {
+            fixtures::scene_with("so101", Some(&so101_urdf), |json| {
                 json["robot"]["gripper"]["actuator_name"] = "motor6".into();
                 json["extensions"]["armsim"]["robot"]["tool"] =
                     serde_json::json!({"frame": "gripper_frame_link"});
@@ -215,10 +198,14 @@ fn every_fixture_robot_starts_at_home_in_the_contacts_mujoco_finds() {
             }),
             &[],
         ),
-        ("so100 urdf", so100_urdf(), &[("base", "upper_arm")]),
+        (
+            "so100 urdf",
+            fixtures::so100_urdf_scene(),
+            &[("base", "upper_arm")],
+        ),
         (
             "panda urdf",
-            scene_with("panda", Some(&urdf_panda), |json| {
+            fixtures::scene_with("panda", Some(&urdf_panda), |json| {
                 json["robot"]["gripper"]["actuator_name"] = "panda_finger_joint1".into();
                 json["extensions"]["armsim"]["robot"]["tool"] =
                     serde_json::json!({"frame": "panda_hand_tcp"});
