@@ -11,11 +11,14 @@ fn default_world() -> SimWorld {
     world_of("default_scene")
 }
 
+/// A shipped scene's file.
+fn scene_path(name: &str) -> std::path::PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("../../assets/scenes/{name}.json"))
+}
+
 /// A shipped scene's world, as loaded.
 fn world_of(name: &str) -> SimWorld {
-    let path =
-        Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("../../assets/scenes/{name}.json"));
-    SimWorld::new(&load_scene(&path).unwrap_or_else(|e| panic!("{e}")))
+    SimWorld::new(&load_scene(&scene_path(name)).unwrap_or_else(|e| panic!("{e}")))
 }
 
 /// Whether Rapier has bodies marked modified (its `modified_bodies` list is private; its
@@ -89,8 +92,7 @@ fn the_default_scene_steps_the_same_twice() {
 
 /// A shipped scene with `edit` applied to its JSON, loaded from a copy.
 fn scene(name: &str, edit: impl FnOnce(&mut serde_json::Value)) -> Scene {
-    let path =
-        Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("../../assets/scenes/{name}.json"));
+    let path = scene_path(name);
     let mut v: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
     edit(&mut v);
